@@ -1,0 +1,239 @@
+// halfspace: a command-line client for the halfspace service.
+//
+//   halfspace [--server=HOST:PORT] COMMAND [ARGS]
+//
+//   create NAME --algorithm=perceptron|logistic --dimension=D
+//               [--learning_rate=ETA] [--l2=LAMBDA]
+//   get NAME | list | delete NAME | weights NAME
+//   predict NAME X1,X2,...  [more vectors]
+//   train NAME FILE         one pass over FILE (CSV: label,x1,...,xd; "-" is
+//                           stdin), printing one line per example
+//   fit NAME FILE           passes over FILE until one makes no updates
+//                           (--max_passes)
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "client/halfspace_client.h"
+
+ABSL_FLAG(std::string, server, "localhost:50051", "the server's host:port");
+ABSL_FLAG(std::string, algorithm, "perceptron", "create: perceptron or logistic");
+ABSL_FLAG(int64_t, dimension, 0, "create: the feature dimension");
+ABSL_FLAG(double, learning_rate, 0.0, "create: η (0 means the default, 1)");
+ABSL_FLAG(double, l2, 0.0, "create: L2 strength λ (logistic only)");
+ABSL_FLAG(int, max_passes, 100, "fit: the most passes over the data");
+ABSL_FLAG(int, batch_size, 256, "train, fit: examples per request");
+
+namespace halfspace {
+namespace {
+
+absl::Status ParseVector(absl::string_view text, std::vector<double>& out) {
+  out.clear();
+  for (absl::string_view field : absl::StrSplit(text, ',')) {
+    double value = 0;
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(field), &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", field, "' is not a number"));
+    }
+    out.push_back(value);
+  }
+  return absl::OkStatus();
+}
+
+// Reads "label,x1,...,xd" lines; blank lines and lines starting with '#' are
+// skipped.
+absl::StatusOr<std::vector<LabeledExample>> ReadExamples(
+    const std::string& path) {
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  std::vector<LabeledExample> examples;
+  std::string line;
+  std::vector<double> values;
+  for (int line_number = 1; std::getline(in, line); ++line_number) {
+    absl::string_view text = absl::StripAsciiWhitespace(line);
+    if (text.empty() || text[0] == '#') continue;
+    if (absl::Status s = ParseVector(text, values); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_number, ": ", s.message()));
+    }
+    if (values.size() < 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ":", line_number, ": expected label,x1,...,xd"));
+    }
+    examples.push_back({std::vector<double>(values.begin() + 1, values.end()),
+                        static_cast<int>(values[0])});
+  }
+  return examples;
+}
+
+void PrintModel(const v1::Model& m) {
+  const v1::ModelStats& s = m.stats();
+  std::cout << m.name() << "  " << v1::Algorithm_Name(m.algorithm())
+            << "  dimension=" << m.dimension()
+            << "  learning_rate=" << m.hyperparameters().learning_rate()
+            << "  l2=" << m.hyperparameters().l2() << "\n  examples_seen="
+            << s.examples_seen() << "  updates=" << s.updates()
+            << "  mistakes=" << s.mistakes()
+            << "  average_loss=" << s.average_loss()
+            << "  |w|=" << s.weight_norm() << "  b=" << s.bias()
+            << "  R=" << s.max_example_norm() << "\n";
+}
+
+absl::Status Create(Client& client, const std::string& name) {
+  const std::string algorithm = absl::GetFlag(FLAGS_algorithm);
+  v1::Algorithm a = v1::ALGORITHM_UNSPECIFIED;
+  if (algorithm == "perceptron") a = v1::PERCEPTRON;
+  if (algorithm == "logistic") a = v1::LOGISTIC_REGRESSION;
+  if (a == v1::ALGORITHM_UNSPECIFIED) {
+    return absl::InvalidArgumentError(
+        "--algorithm must be perceptron or logistic");
+  }
+  absl::StatusOr<v1::Model> model = client.CreateModel(
+      name, a, absl::GetFlag(FLAGS_dimension), absl::GetFlag(FLAGS_learning_rate),
+      absl::GetFlag(FLAGS_l2));
+  if (!model.ok()) return model.status();
+  PrintModel(*model);
+  return absl::OkStatus();
+}
+
+absl::Status Predict(Client& client, const std::string& name,
+                     const std::vector<char*>& args) {
+  std::vector<std::vector<double>> instances(args.size() - 3);
+  for (size_t i = 3; i < args.size(); ++i) {
+    if (absl::Status s = ParseVector(args[i], instances[i - 3]); !s.ok()) {
+      return s;
+    }
+  }
+  absl::StatusOr<std::vector<v1::Prediction>> predictions =
+      client.Predict(name, instances);
+  if (!predictions.ok()) return predictions.status();
+  for (const v1::Prediction& p : *predictions) {
+    std::cout << "label=" << p.label() << "  score=" << p.score();
+    if (p.has_signed_distance()) std::cout << "  distance=" << p.signed_distance();
+    if (p.has_probability()) std::cout << "  probability=" << p.probability();
+    std::cout << "\n";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Train(Client& client, const std::string& name,
+                   const std::string& path) {
+  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamples(path);
+  if (!examples.ok()) return examples.status();
+  std::unique_ptr<TrainingStream> stream = client.Train(name);
+  const size_t batch = std::max(1, absl::GetFlag(FLAGS_batch_size));
+  absl::Span<const LabeledExample> all(*examples);
+  for (size_t first = 0; first < all.size(); first += batch) {
+    if (!stream->Send(all.subspan(first, batch)).ok()) break;
+    absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+    if (!response.ok()) break;
+    for (int j = 0; j < response->results_size(); ++j) {
+      const v1::ExampleResult& r = response->results(j);
+      std::cout << first + j << ": ";
+      if (r.has_error()) {
+        std::cout << "error: " << r.error().message() << "\n";
+        continue;
+      }
+      std::cout << "score=" << r.score() << "  margin=" << r.margin()
+                << "  updated=" << (r.updated() ? "yes" : "no")
+                << "  loss=" << r.loss();
+      if (r.has_probability()) std::cout << "  probability=" << r.probability();
+      std::cout << "\n";
+    }
+  }
+  return stream->Finish();
+}
+
+absl::Status Fit(Client& client, const std::string& name,
+                 const std::string& path) {
+  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamples(path);
+  if (!examples.ok()) return examples.status();
+  FitOptions options;
+  options.max_passes = absl::GetFlag(FLAGS_max_passes);
+  options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  absl::StatusOr<FitReport> report = client.Fit(name, *examples, options);
+  if (!report.ok()) return report.status();
+  std::cout << "passes=" << report->passes << "  updates=" << report->updates
+            << "  converged=" << (report->converged ? "yes" : "no")
+            << "\nupdates per pass: "
+            << absl::StrJoin(report->updates_per_pass, " ") << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status Run(const std::vector<char*>& args) {
+  if (args.size() < 2) {
+    return absl::InvalidArgumentError("no command; see --help");
+  }
+  Client client = Client::Connect(absl::GetFlag(FLAGS_server));
+  const std::string command = args[1];
+  if (command == "list") {
+    absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();
+    if (!models.ok()) return models.status();
+    for (const v1::Model& m : *models) PrintModel(m);
+    return absl::OkStatus();
+  }
+  if (args.size() < 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", command, "' needs a model name"));
+  }
+  const std::string name = args[2];
+  if (command == "create") return Create(client, name);
+  if (command == "get") {
+    absl::StatusOr<v1::Model> model = client.GetModel(name);
+    if (model.ok()) PrintModel(*model);
+    return model.status();
+  }
+  if (command == "delete") return client.DeleteModel(name);
+  if (command == "weights") {
+    absl::StatusOr<v1::GetWeightsResponse> w = client.GetWeights(name);
+    if (!w.ok()) return w.status();
+    std::cout << "w=" << absl::StrJoin(w->weights(), ",") << "\nb=" << w->bias()
+              << "\n";
+    return absl::OkStatus();
+  }
+  if (command == "predict" && args.size() > 3) {
+    return Predict(client, name, args);
+  }
+  if ((command == "train" || command == "fit") && args.size() == 4) {
+    return command == "train" ? Train(client, name, args[3])
+                              : Fit(client, name, args[3]);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown command or wrong arguments: '", command,
+                   "'; see --help"));
+}
+
+}  // namespace
+}  // namespace halfspace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "halfspace [--server=HOST:PORT] COMMAND [ARGS]\n"
+      "  create NAME --algorithm=perceptron|logistic --dimension=D\n"
+      "  get NAME | list | delete NAME | weights NAME\n"
+      "  predict NAME X1,X2,... [X1,X2,... ...]\n"
+      "  train NAME FILE   (CSV lines label,x1,...,xd; - for stdin)\n"
+      "  fit NAME FILE     (passes until no updates; --max_passes)");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  absl::Status status = halfspace::Run(args);
+  if (!status.ok()) {
+    std::cerr << "halfspace: " << status << "\n";
+    return 1;
+  }
+  return 0;
+}

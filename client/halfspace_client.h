@@ -1,0 +1,128 @@
+// A small C++ client for the halfspace service: model management,
+// predictions, a training stream, and Fit, which replays a data set until a
+// pass makes no updates.
+//
+// Errors come back as absl::Status with the server's canonical code and
+// message. A Client is thread-safe and cheap to share; a TrainingStream is
+// used by one writer thread and one reader thread at most.
+
+#ifndef HALFSPACE_CLIENT_HALFSPACE_CLIENT_H_
+#define HALFSPACE_CLIENT_HALFSPACE_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/support/sync_stream.h"
+#include "halfspace/v1/halfspace.grpc.pb.h"
+
+namespace halfspace {
+
+// The client side of the one gRPC → absl status conversion.
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// A labeled example as a client holds it.
+struct LabeledExample {
+  std::vector<double> features;
+  int label = 0;  // -1 or +1
+};
+
+// One open Train stream. Send and Receive may run on two threads at once;
+// each response answers one Send, in order.
+class TrainingStream {
+ public:
+  TrainingStream(const TrainingStream&) = delete;
+  TrainingStream& operator=(const TrainingStream&) = delete;
+
+  // Sends one request holding `examples` (possibly none).
+  absl::Status Send(absl::Span<const LabeledExample> examples);
+
+  // The response to the oldest unanswered Send. Once the server has ended
+  // the stream, returns OUT_OF_RANGE; Finish then tells why.
+  absl::StatusOr<v1::TrainResponse> Receive();
+
+  // Half-closes, discards unread responses and returns the stream's status.
+  absl::Status Finish();
+
+ private:
+  friend class Client;
+  explicit TrainingStream(std::string model) : model_(std::move(model)) {}
+
+  // Cancels the call: blocked Sends and Receives return at once.
+  void Cancel();
+
+  const std::string model_;
+  bool named_ = false;  // whether a request has named the model yet
+  bool finished_ = false;
+  absl::Status status_;  // the final status, once finished_
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::TrainRequest, v1::TrainResponse>>
+      stream_;
+};
+
+struct FitOptions {
+  int max_passes = 100;  // stop after this many passes over the data
+  int batch_size = 256;  // examples per request
+};
+
+struct FitReport {
+  int passes = 0;              // passes made
+  uint64_t updates = 0;        // updates over all passes
+  bool converged = false;      // whether the last pass made no updates
+  std::vector<uint64_t> updates_per_pass;
+  std::vector<uint64_t> mistakes_per_pass;  // progressive, per pass
+};
+
+class Client {
+ public:
+  explicit Client(std::shared_ptr<grpc::Channel> channel,
+                  absl::Duration timeout = absl::Seconds(30));
+
+  // A client over an insecure channel to `target` ("host:port").
+  static Client Connect(const std::string& target);
+
+  absl::StatusOr<v1::Model> CreateModel(const v1::CreateModelRequest& request);
+  absl::StatusOr<v1::Model> CreateModel(const std::string& name,
+                                        v1::Algorithm algorithm,
+                                        int64_t dimension,
+                                        double learning_rate = 0.0,
+                                        double l2 = 0.0);
+  absl::StatusOr<v1::Model> GetModel(const std::string& name);
+  absl::StatusOr<std::vector<v1::Model>> ListModels();
+  absl::Status DeleteModel(const std::string& name);
+
+  absl::StatusOr<std::vector<v1::Prediction>> Predict(
+      const std::string& model,
+      const std::vector<std::vector<double>>& instances);
+
+  absl::StatusOr<v1::GetWeightsResponse> GetWeights(const std::string& name);
+  absl::StatusOr<v1::Model> SetWeights(const std::string& name,
+                                       const std::vector<double>& weights,
+                                       double bias);
+
+  // Opens a training stream on `model`. The model is named in the first Send.
+  std::unique_ptr<TrainingStream> Train(const std::string& model);
+
+  // Trains `model` on `examples` in passes, in order, until a pass makes no
+  // updates or max_passes is reached. Fails on the first rejected example.
+  absl::StatusOr<FitReport> Fit(const std::string& model,
+                                absl::Span<const LabeledExample> examples,
+                                const FitOptions& options = {});
+
+ private:
+  void SetDeadline(grpc::ClientContext& context) const;
+
+  std::unique_ptr<v1::Halfspace::Stub> stub_;
+  absl::Duration timeout_;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CLIENT_HALFSPACE_CLIENT_H_

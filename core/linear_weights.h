@@ -1,0 +1,37 @@
+// The parameters of a halfspace {x : w·x + b >= 0}: a dense weight vector w
+// and a bias b, in double precision.
+//
+// A plain value type: copyable, not thread-safe. The Model that owns one
+// guards it with its lock.
+
+#ifndef HALFSPACE_CORE_LINEAR_WEIGHTS_H_
+#define HALFSPACE_CORE_LINEAR_WEIGHTS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/features.h"
+
+namespace halfspace {
+
+struct LinearWeights {
+  LinearWeights() = default;
+  // w = 0, b = 0 in R^dimension.
+  explicit LinearWeights(int64_t dimension) : w(dimension, 0.0) {}
+
+  // f(x) = w·x + b.  REQUIRES: x.size() == w.size().
+  double Score(Features x) const;
+
+  // w ← w + c·x and b ← b + c.  REQUIRES: x.size() == w.size().
+  void AddScaled(double c, Features x);
+
+  // ‖w‖ (the bias excluded).
+  double Norm() const;
+
+  std::vector<double> w;
+  double b = 0.0;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_LINEAR_WEIGHTS_H_

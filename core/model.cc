@@ -1,0 +1,195 @@
+#include "core/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "core/logistic_regression.h"
+#include "core/perceptron.h"
+
+namespace halfspace {
+namespace {
+
+bool IsNameChar(char c) {
+  return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-';
+}
+
+std::unique_ptr<OnlineClassifier> MakeClassifier(const ModelSpec& spec) {
+  switch (spec.algorithm) {
+    case Algorithm::kPerceptron:
+      return std::make_unique<Perceptron>(spec.dimension, spec.learning_rate);
+    case Algorithm::kLogisticRegression:
+      return std::make_unique<LogisticRegression>(
+          spec.dimension, spec.learning_rate, spec.l2);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::Status ValidateModelName(absl::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("model name is empty");
+  if (name.size() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model name has ", name.size(), " characters; the limit is 64"));
+  }
+  if (!absl::ascii_isalnum(name[0]) ||
+      !std::all_of(name.begin(), name.end(), IsNameChar)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model name '", name,
+        "' is invalid: use letters, digits, '_', '.', '-', starting with a "
+        "letter or digit"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateModelSpec(const ModelSpec& spec) {
+  if (spec.algorithm != Algorithm::kPerceptron &&
+      spec.algorithm != Algorithm::kLogisticRegression) {
+    return absl::InvalidArgumentError(
+        "algorithm must be PERCEPTRON or LOGISTIC_REGRESSION");
+  }
+  if (spec.dimension < 1 || spec.dimension > kMaxDimension) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dimension is ", spec.dimension, "; it must be from 1 to ",
+                     kMaxDimension));
+  }
+  if (!(std::isfinite(spec.learning_rate) && spec.learning_rate > 0.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learning_rate is ", spec.learning_rate, "; it must be positive"));
+  }
+  if (!(std::isfinite(spec.l2) && spec.l2 >= 0.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("l2 is ", spec.l2, "; it must be zero or positive"));
+  }
+  if (spec.l2 > 0.0 && spec.algorithm != Algorithm::kLogisticRegression) {
+    return absl::InvalidArgumentError(
+        "l2 applies to LOGISTIC_REGRESSION only; leave it 0 for PERCEPTRON");
+  }
+  if (spec.learning_rate * spec.l2 >= 1.0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learning_rate * l2 is ", spec.learning_rate * spec.l2,
+        "; it must be below 1, or each step would flip or zero the weights"));
+  }
+  return absl::OkStatus();
+}
+
+Model::Model(std::string name, const ModelSpec& spec,
+             std::unique_ptr<OnlineClassifier> classifier)
+    : name_(std::move(name)), spec_(spec), classifier_(std::move(classifier)) {}
+
+absl::StatusOr<std::unique_ptr<Model>> Model::Create(std::string name,
+                                                     const ModelSpec& spec) {
+  if (absl::Status s = ValidateModelName(name); !s.ok()) return s;
+  if (absl::Status s = ValidateModelSpec(spec); !s.ok()) return s;
+  return std::unique_ptr<Model>(
+      new Model(std::move(name), spec, MakeClassifier(spec)));
+}
+
+absl::StatusOr<std::unique_ptr<Model>> Model::Restore(ModelSnapshot snapshot) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Create(std::move(snapshot.name), snapshot.spec);
+  if (!model.ok()) return model.status();
+  absl::Status s = (*model)->SetWeights(std::move(snapshot.weights.w),
+                                        snapshot.weights.b);
+  if (!s.ok()) return s;
+  absl::MutexLock lock(&(*model)->mu_);
+  (*model)->counters_ = snapshot.counters;
+  return model;
+}
+
+absl::Status Model::Learn(absl::Span<const Example> examples,
+                          absl::Span<ExampleOutcome> outcomes) {
+  absl::MutexLock lock(&mu_);
+  if (deleted_.load(std::memory_order_acquire)) {
+    return absl::NotFoundError(
+        absl::StrCat("model '", name_, "' was deleted"));
+  }
+  for (size_t i = 0; i < examples.size(); ++i) {
+    LearnOne(examples[i], outcomes[i]);
+  }
+  if (!examples.empty()) generation_.fetch_add(1, std::memory_order_acq_rel);
+  return absl::OkStatus();
+}
+
+void Model::LearnOne(const Example& example, ExampleOutcome& outcome) {
+  outcome.error = ValidateFeatures(example.features, spec_.dimension);
+  if (outcome.error.ok()) outcome.error = ValidateLabel(example.label);
+  if (!outcome.error.ok()) {
+    outcome.update = Update();
+    outcome.examples_seen = outcome.updates = 0;
+    return;
+  }
+  outcome.update = classifier_->Learn(example.features, example.label);
+  ModelCounters& c = counters_;
+  c.examples_seen += 1;
+  c.updates += outcome.update.updated ? 1 : 0;
+  c.mistakes += outcome.update.predicted_label != example.label ? 1 : 0;
+  c.loss_sum += outcome.update.loss;
+  c.max_squared_norm =
+      std::max(c.max_squared_norm, SquaredNorm(example.features) + 1.0);
+  outcome.examples_seen = c.examples_seen;
+  outcome.updates = c.updates;
+}
+
+absl::Status Model::Predict(absl::Span<const Features> instances,
+                            absl::Span<Prediction> out) const {
+  for (size_t i = 0; i < instances.size(); ++i) {
+    absl::Status s = ValidateFeatures(instances[i], spec_.dimension);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("instance ", i, ": ", s.message()));
+    }
+  }
+  absl::ReaderMutexLock lock(&mu_);
+  const LinearWeights& weights = classifier_->weights();
+  const double norm = weights.Norm();
+  for (size_t i = 0; i < instances.size(); ++i) {
+    Prediction& p = out[i];
+    p.score = weights.Score(instances[i]);
+    p.label = PredictedLabel(p.score);
+    p.signed_distance = norm > 0.0 ? std::optional<double>(p.score / norm)
+                                   : std::nullopt;
+    p.probability = classifier_->Probability(p.score);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Model::SetWeights(std::vector<double> w, double b) {
+  if (absl::Status s = ValidateFeatures(w, spec_.dimension, "weights");
+      !s.ok()) {
+    return s;
+  }
+  if (!std::isfinite(b)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bias is ", b, "; it must be finite"));
+  }
+  LinearWeights weights;
+  weights.w = std::move(w);
+  weights.b = b;
+  absl::MutexLock lock(&mu_);
+  classifier_->set_weights(std::move(weights));
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  return absl::OkStatus();
+}
+
+ModelStats Model::Stats() const {
+  ModelStats stats;
+  absl::ReaderMutexLock lock(&mu_);
+  stats.counters = counters_;
+  stats.weight_norm = classifier_->weights().Norm();
+  stats.bias = classifier_->weights().b;
+  return stats;
+}
+
+ModelSnapshot Model::Snapshot() const {
+  ModelSnapshot snapshot{name_, spec_, {}, {}};
+  absl::ReaderMutexLock lock(&mu_);
+  snapshot.weights = classifier_->weights();
+  snapshot.counters = counters_;
+  return snapshot;
+}
+
+}  // namespace halfspace

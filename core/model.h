@@ -1,0 +1,158 @@
+// A named online classifier: its specification, its learner, its counters, and
+// the lock that makes it safe to share between training streams and
+// predictions.
+//
+// Thread safety: every method may be called concurrently. Learning takes the
+// model's writer lock for a whole batch, so updates apply one at a time in
+// arrival order and a prediction (reader lock) never sees a half-applied
+// update. The lock is never held across I/O or RPC callbacks.
+//
+// Models are not copyable; share them through std::shared_ptr.
+
+#ifndef HALFSPACE_CORE_MODEL_H_
+#define HALFSPACE_CORE_MODEL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "core/features.h"
+#include "core/linear_weights.h"
+#include "core/online_classifier.h"
+
+namespace halfspace {
+
+enum class Algorithm { kPerceptron = 1, kLogisticRegression = 2 };
+
+// The largest feature dimension a model may have (128 MiB of weights).
+inline constexpr int64_t kMaxDimension = int64_t{1} << 24;
+
+// What a model is: fixed at creation.
+struct ModelSpec {
+  Algorithm algorithm = Algorithm::kPerceptron;
+  int64_t dimension = 0;
+  double learning_rate = 1.0;  // η
+  double l2 = 0.0;             // λ, logistic regression only
+};
+
+// OK when `name` is 1 to 64 characters from [A-Za-z0-9_.-] and starts with a
+// letter or digit, so it is safe as a file name.
+absl::Status ValidateModelName(absl::string_view name);
+
+// OK when the spec describes a model that can be built.
+absl::Status ValidateModelSpec(const ModelSpec& spec);
+
+// Counters since creation.
+struct ModelCounters {
+  uint64_t examples_seen = 0;
+  uint64_t updates = 0;
+  uint64_t mistakes = 0;       // predicted label != y, before the update
+  double loss_sum = 0.0;       // Σ per-example loss, before the update
+  double max_squared_norm = 0.0;  // max ‖(x, 1)‖², i.e. R²
+};
+
+// A consistent read of the counters and the weights' summary.
+struct ModelStats {
+  ModelCounters counters;
+  double weight_norm = 0.0;  // ‖w‖
+  double bias = 0.0;         // b
+};
+
+// A consistent read of a model's whole state, for persistence.
+struct ModelSnapshot {
+  std::string name;
+  ModelSpec spec;
+  LinearWeights weights;
+  ModelCounters counters;
+};
+
+// What happened to one example of a batch. On a rejected example, `error` is
+// not OK and the other fields are unset.
+struct ExampleOutcome {
+  absl::Status error;
+  Update update;
+  uint64_t examples_seen = 0;  // the model's counter after this example
+  uint64_t updates = 0;        // the model's counter after this example
+};
+
+// A prediction for one feature vector.
+struct Prediction {
+  int label = 0;
+  double score = 0.0;
+  std::optional<double> signed_distance;  // f(x)/‖w‖; unset while w = 0
+  std::optional<double> probability;      // probabilistic models only
+};
+
+class Model {
+ public:
+  // A fresh model: w = 0, b = 0, zero counters.
+  static absl::StatusOr<std::unique_ptr<Model>> Create(std::string name,
+                                                       const ModelSpec& spec);
+  // A model restored from a snapshot (validated like user input).
+  static absl::StatusOr<std::unique_ptr<Model>> Restore(ModelSnapshot snapshot);
+
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const std::string& name() const { return name_; }
+  const ModelSpec& spec() const { return spec_; }
+
+  // Learns from `examples` in order and writes one outcome per example.
+  // Invalid examples get an INVALID_ARGUMENT outcome and leave the model
+  // unchanged. Returns NOT_FOUND, learning nothing, once the model is deleted.
+  // REQUIRES: outcomes.size() == examples.size().
+  absl::Status Learn(absl::Span<const Example> examples,
+                     absl::Span<ExampleOutcome> outcomes);
+
+  // Predicts for every instance, or fails with INVALID_ARGUMENT naming the
+  // first bad one. REQUIRES: out.size() == instances.size().
+  absl::Status Predict(absl::Span<const Features> instances,
+                       absl::Span<Prediction> out) const;
+
+  // Replaces w and b; counters are kept.
+  absl::Status SetWeights(std::vector<double> w, double b);
+
+  // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
+  ModelStats Stats() const;
+
+  // A consistent copy of the whole state.
+  ModelSnapshot Snapshot() const;
+
+  // Marks the model deleted: Learn fails from now on.
+  void MarkDeleted() { deleted_.store(true, std::memory_order_release); }
+
+  // Bumped by every change to the state; compare two reads to tell whether the
+  // model changed in between.
+  uint64_t generation() const {
+    return generation_.load(std::memory_order_acquire);
+  }
+
+ private:
+  Model(std::string name, const ModelSpec& spec,
+        std::unique_ptr<OnlineClassifier> classifier);
+
+  void LearnOne(const Example& example, ExampleOutcome& outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string name_;
+  const ModelSpec spec_;
+
+  mutable absl::Mutex mu_;
+  std::unique_ptr<OnlineClassifier> classifier_ ABSL_GUARDED_BY(mu_);
+  ModelCounters counters_ ABSL_GUARDED_BY(mu_);
+
+  std::atomic<bool> deleted_{false};
+  std::atomic<uint64_t> generation_{0};
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_MODEL_H_

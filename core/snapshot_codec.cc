@@ -1,0 +1,144 @@
+#include "core/snapshot_codec.h"
+
+#include <array>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace halfspace {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the snapshot format is written with little-endian memcpy");
+
+constexpr absl::string_view kMagic = "HSPM";
+constexpr uint32_t kVersion = 1;
+
+std::array<uint32_t, 256> MakeCrcTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1) ? 0x82F63B78u : 0u);
+    table[i] = c;
+  }
+  return table;
+}
+
+template <typename T>
+void Put(std::string& out, T value) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  out.append(bytes, sizeof(T));
+}
+
+// Reads fixed-size values from a byte string; any read past the end fails
+// the whole decode.
+class Reader {
+ public:
+  explicit Reader(absl::string_view bytes) : bytes_(bytes) {}
+
+  template <typename T>
+  bool Get(T& value) {
+    if (bytes_.size() < sizeof(T)) return false;
+    std::memcpy(&value, bytes_.data(), sizeof(T));
+    bytes_.remove_prefix(sizeof(T));
+    return true;
+  }
+  bool GetBytes(size_t n, absl::string_view& out) {
+    if (bytes_.size() < n) return false;
+    out = bytes_.substr(0, n);
+    bytes_.remove_prefix(n);
+    return true;
+  }
+  size_t remaining() const { return bytes_.size(); }
+
+ private:
+  absl::string_view bytes_;
+};
+
+absl::Status Corrupt(absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("corrupt model snapshot: ", what));
+}
+
+absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
+  Reader in(payload);
+  ModelSnapshot s;
+  uint32_t name_size = 0, algorithm = 0;
+  absl::string_view name;
+  ModelCounters& c = s.counters;
+  if (!in.Get(name_size) || !in.GetBytes(name_size, name) ||
+      !in.Get(algorithm) || !in.Get(s.spec.dimension) ||
+      !in.Get(s.spec.learning_rate) || !in.Get(s.spec.l2) ||
+      !in.Get(c.examples_seen) || !in.Get(c.updates) || !in.Get(c.mistakes) ||
+      !in.Get(c.loss_sum) || !in.Get(c.max_squared_norm) ||
+      !in.Get(s.weights.b)) {
+    return Corrupt("header fields are truncated");
+  }
+  s.name = std::string(name);
+  s.spec.algorithm = static_cast<Algorithm>(algorithm);
+  if (s.spec.dimension < 1 || s.spec.dimension > kMaxDimension ||
+      in.remaining() != static_cast<size_t>(s.spec.dimension) * sizeof(double)) {
+    return Corrupt("weight vector size does not match the dimension");
+  }
+  s.weights.w.resize(s.spec.dimension);
+  for (double& w : s.weights.w) in.Get(w);
+  return s;
+}
+
+}  // namespace
+
+uint32_t Crc32c(absl::string_view data) {
+  static const std::array<uint32_t, 256> table = MakeCrcTable();
+  uint32_t crc = ~0u;
+  for (unsigned char byte : data) crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8);
+  return ~crc;
+}
+
+std::string EncodeSnapshot(const ModelSnapshot& s) {
+  std::string payload;
+  payload.reserve(96 + s.name.size() + s.weights.w.size() * sizeof(double));
+  Put(payload, static_cast<uint32_t>(s.name.size()));
+  payload.append(s.name);
+  Put(payload, static_cast<uint32_t>(s.spec.algorithm));
+  Put(payload, s.spec.dimension);
+  Put(payload, s.spec.learning_rate);
+  Put(payload, s.spec.l2);
+  const ModelCounters& c = s.counters;
+  Put(payload, c.examples_seen);
+  Put(payload, c.updates);
+  Put(payload, c.mistakes);
+  Put(payload, c.loss_sum);
+  Put(payload, c.max_squared_norm);
+  Put(payload, s.weights.b);
+  payload.append(reinterpret_cast<const char*>(s.weights.w.data()),
+                 s.weights.w.size() * sizeof(double));
+
+  std::string out(kMagic);
+  Put(out, kVersion);
+  Put(out, static_cast<uint64_t>(payload.size()));
+  out.append(payload);
+  Put(out, Crc32c(payload));
+  return out;
+}
+
+absl::StatusOr<ModelSnapshot> DecodeSnapshot(absl::string_view bytes) {
+  Reader in(bytes);
+  absl::string_view magic, payload;
+  uint32_t version = 0, crc = 0;
+  uint64_t payload_size = 0;
+  if (!in.GetBytes(kMagic.size(), magic) || magic != kMagic) {
+    return Corrupt("not a halfspace model file (bad magic)");
+  }
+  if (!in.Get(version) || version != kVersion) {
+    return Corrupt(absl::StrCat("unsupported format version ", version));
+  }
+  if (!in.Get(payload_size) || payload_size > in.remaining() ||
+      !in.GetBytes(payload_size, payload) || !in.Get(crc) ||
+      in.remaining() != 0) {
+    return Corrupt("file is truncated or has trailing bytes");
+  }
+  if (Crc32c(payload) != crc) return Corrupt("checksum mismatch");
+  return DecodePayload(payload);
+}
+
+}  // namespace halfspace

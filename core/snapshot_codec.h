@@ -1,0 +1,37 @@
+// The on-disk encoding of a ModelSnapshot.
+//
+// Format (version 1), all integers and doubles little-endian:
+//
+//   "HSPM"  u32 version  u64 payload_size  payload  u32 crc32c(payload)
+//
+//   payload: u32 name_size, name bytes, u32 algorithm, i64 dimension,
+//            f64 learning_rate, f64 l2, u64 examples_seen, u64 updates,
+//            u64 mistakes, f64 loss_sum, f64 max_squared_norm, f64 bias,
+//            f64 weights[dimension]
+//
+// Decoding checks the magic, version, sizes and checksum, so a truncated or
+// corrupted file is reported, never loaded.
+
+#ifndef HALFSPACE_CORE_SNAPSHOT_CODEC_H_
+#define HALFSPACE_CORE_SNAPSHOT_CODEC_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "core/model.h"
+
+namespace halfspace {
+
+// CRC-32C (Castagnoli) of `data`.
+uint32_t Crc32c(absl::string_view data);
+
+std::string EncodeSnapshot(const ModelSnapshot& snapshot);
+
+// DATA_LOSS when `bytes` is not a whole, uncorrupted snapshot.
+absl::StatusOr<ModelSnapshot> DecodeSnapshot(absl::string_view bytes);
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_SNAPSHOT_CODEC_H_

@@ -1,0 +1,171 @@
+#include "server/halfspace_service.h"
+
+#include <vector>
+
+#include "server/convert.h"
+#include "server/status.h"
+#include "server/train_stream.h"
+#include "spdlog/spdlog.h"
+
+namespace halfspace {
+namespace {
+
+// A unary call admitted by the gate; it leaves the gate once the response
+// is on its way and the call is done.
+class AdmittedCall final : public grpc::ServerUnaryReactor {
+ public:
+  explicit AdmittedCall(CallGate* gate) : gate_(gate) {}
+  void OnDone() override {
+    gate_->Leave();
+    delete this;
+  }
+
+ private:
+  CallGate* const gate_;
+};
+
+}  // namespace
+
+template <typename Handler>
+grpc::ServerUnaryReactor* HalfspaceService::Serve(
+    grpc::CallbackServerContext* context, Handler handler) {
+  if (!gate_->TryEnter()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(ToGrpcStatus(ShuttingDownError()));
+    return reactor;
+  }
+  grpc::ServerUnaryReactor* reactor = new AdmittedCall(gate_);
+  reactor->Finish(ToGrpcStatus(handler()));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* HalfspaceService::CreateModel(
+    grpc::CallbackServerContext* context, const v1::CreateModelRequest* request,
+    v1::CreateModelResponse* response) {
+  return Serve(context, [&] { return DoCreateModel(*request, *response); });
+}
+
+grpc::ServerUnaryReactor* HalfspaceService::GetModel(
+    grpc::CallbackServerContext* context, const v1::GetModelRequest* request,
+    v1::GetModelResponse* response) {
+  return Serve(context, [&] { return DoGetModel(*request, *response); });
+}
+
+grpc::ServerUnaryReactor* HalfspaceService::ListModels(
+    grpc::CallbackServerContext* context, const v1::ListModelsRequest*,
+    v1::ListModelsResponse* response) {
+  return Serve(context, [&] { return DoListModels(*response); });
+}
+
+grpc::ServerUnaryReactor* HalfspaceService::DeleteModel(
+    grpc::CallbackServerContext* context, const v1::DeleteModelRequest* request,
+    v1::DeleteModelResponse*) {
+  return Serve(context, [&] { return DoDeleteModel(*request); });
+}
+
+grpc::ServerBidiReactor<v1::TrainRequest, v1::TrainResponse>*
+HalfspaceService::Train(grpc::CallbackServerContext*) {
+  return StartTrainStream(registry_, gate_);
+}
+
+grpc::ServerUnaryReactor* HalfspaceService::Predict(
+    grpc::CallbackServerContext* context, const v1::PredictRequest* request,
+    v1::PredictResponse* response) {
+  return Serve(context, [&] { return DoPredict(*request, *response); });
+}
+
+grpc::ServerUnaryReactor* HalfspaceService::GetWeights(
+    grpc::CallbackServerContext* context, const v1::GetWeightsRequest* request,
+    v1::GetWeightsResponse* response) {
+  return Serve(context, [&] { return DoGetWeights(*request, *response); });
+}
+
+grpc::ServerUnaryReactor* HalfspaceService::SetWeights(
+    grpc::CallbackServerContext* context, const v1::SetWeightsRequest* request,
+    v1::SetWeightsResponse* response) {
+  return Serve(context, [&] { return DoSetWeights(*request, *response); });
+}
+
+absl::Status HalfspaceService::DoCreateModel(
+    const v1::CreateModelRequest& request, v1::CreateModelResponse& response) {
+  absl::StatusOr<ModelSpec> spec = SpecFromRequest(request);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      registry_->Create(request.name(), *spec);
+  if (!model.ok()) return model.status();
+  spdlog::info("created model '{}' (dimension {})", request.name(),
+               spec->dimension);
+  ToProto(**model, response.mutable_model());
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
+                                          v1::GetModelResponse& response) {
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.name());
+  if (!model.ok()) return model.status();
+  ToProto(**model, response.mutable_model());
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoListModels(v1::ListModelsResponse& response) {
+  for (const std::shared_ptr<Model>& model : registry_->List()) {
+    ToProto(*model, response.add_models());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoDeleteModel(
+    const v1::DeleteModelRequest& request) {
+  absl::Status status = registry_->Delete(request.name());
+  if (status.ok()) spdlog::info("deleted model '{}'", request.name());
+  return status;
+}
+
+absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
+                                         v1::PredictResponse& response) {
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      registry_->Get(request.model());
+  if (!model.ok()) return model.status();
+  if (request.instances_size() == 0) {
+    return absl::InvalidArgumentError(
+        "PredictRequest has no instances; send at least one feature vector");
+  }
+  std::vector<Features> instances;
+  instances.reserve(request.instances_size());
+  for (const v1::FeatureVector& x : request.instances()) {
+    instances.emplace_back(x.values());
+  }
+  std::vector<Prediction> predictions(instances.size());
+  absl::Status status =
+      (*model)->Predict(instances, absl::MakeSpan(predictions));
+  if (!status.ok()) return status;
+  for (const Prediction& p : predictions) {
+    ToProto(p, response.add_predictions());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request,
+                                            v1::GetWeightsResponse& response) {
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.name());
+  if (!model.ok()) return model.status();
+  ModelSnapshot snapshot = (*model)->Snapshot();
+  response.mutable_weights()->Add(snapshot.weights.w.begin(),
+                                  snapshot.weights.w.end());
+  response.set_bias(snapshot.weights.b);
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request,
+                                            v1::SetWeightsResponse& response) {
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.name());
+  if (!model.ok()) return model.status();
+  absl::Status status = (*model)->SetWeights(
+      {request.weights().begin(), request.weights().end()}, request.bias());
+  if (status.ok()) status = registry_->Save(request.name());
+  if (!status.ok()) return status;
+  ToProto(**model, response.mutable_model());
+  return absl::OkStatus();
+}
+
+}  // namespace halfspace

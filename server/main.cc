@@ -1,0 +1,60 @@
+// halfspace-server: flags → ServerOptions → serve until SIGTERM or SIGINT,
+// then drain and store every model.
+
+#include <csignal>
+#include <cstdio>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "server/server.h"
+#include "spdlog/spdlog.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "host:port to listen on");
+ABSL_FLAG(std::string, data_dir, "data",
+          "directory where models are stored, one file each");
+ABSL_FLAG(absl::Duration, snapshot_interval, absl::Seconds(30),
+          "how often changed models are stored; 0 stores only at shutdown");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(5),
+          "how long calls in flight may finish at shutdown");
+ABSL_FLAG(int, max_message_bytes, 64 << 20, "largest message in bytes");
+ABSL_FLAG(std::string, log_level, "info",
+          "trace, debug, info, warn, error or off");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Serves named online linear classifiers over gRPC.\n"
+      "  halfspace-server --listen=0.0.0.0:50051 --data_dir=data");
+  absl::ParseCommandLine(argc, argv);
+  spdlog::set_level(spdlog::level::from_str(absl::GetFlag(FLAGS_log_level)));
+
+  // Block the stop signals before any thread starts, so only sigwait sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  halfspace::ServerOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  options.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);
+  options.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+
+  absl::StatusOr<std::unique_ptr<halfspace::Server>> server =
+      halfspace::Server::Start(options);
+  if (!server.ok()) {
+    spdlog::critical("cannot start: {}", server.status().ToString());
+    return 1;
+  }
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  spdlog::info("received signal {}; shutting down", signal);
+  absl::Status status = (*server)->Shutdown();
+  if (!status.ok()) {
+    spdlog::critical("shutdown: {}", status.ToString());
+    return 1;
+  }
+  return 0;
+}

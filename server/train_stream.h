@@ -1,0 +1,42 @@
+// The Train RPC: one bidirectional stream, one reactor.
+//
+// Protocol: the first request names the model; every request may carry
+// examples; the server answers each request with exactly one response that
+// holds one result per example, in order. A bad example is reported in-band
+// (ExampleResult.error) and the stream goes on. A bad first request, a
+// request naming another model, or the model's deletion ends the stream with
+// INVALID_ARGUMENT or NOT_FOUND.
+//
+// Reactor rules obeyed here:
+// - At most one read and one write in flight, never both: read a request,
+//   learn from it, write the response, and only then read the next. So the
+//   request and response buffers are never touched by two operations at once
+//   and no reaction needs a lock.
+// - Reactions never block on I/O or on the client; the only wait is the
+//   model's own lock for the length of one batch.
+// - Finish is called exactly once: from the first read or write that fails
+//   (client half-close, cancellation) or on a protocol error. A cancelled
+//   stream's pending operation fails, which leads to that same Finish.
+// - OnDone leaves the CallGate and frees the reactor.
+// - Buffers are reused across requests, so after the first few messages a
+//   stream does not allocate per example.
+
+#ifndef HALFSPACE_SERVER_TRAIN_STREAM_H_
+#define HALFSPACE_SERVER_TRAIN_STREAM_H_
+
+#include "core/model_registry.h"
+#include "server/call_gate.h"
+#include "grpcpp/support/server_callback.h"
+#include "halfspace/v1/halfspace.pb.h"
+
+namespace halfspace {
+
+// Starts serving one Train stream, or refuses it with UNAVAILABLE when the
+// gate is closed; the reactor deletes itself when done.
+// REQUIRES: `registry` and `gate` outlive the stream.
+grpc::ServerBidiReactor<v1::TrainRequest, v1::TrainResponse>*
+StartTrainStream(ModelRegistry* registry, CallGate* gate);
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_SERVER_TRAIN_STREAM_H_

@@ -1,0 +1,95 @@
+#include "client/halfspace_client.h"
+
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_server.h"
+
+namespace halfspace {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class ClientTest : public ::testing::Test {
+ protected:
+  TestServer server_;
+  Client client_ = server_.NewClient();
+};
+
+const std::vector<LabeledExample> kSecondWorkedExample = {
+    {{1, 2}, +1}, {{2, 1}, -1}, {{0, 0}, -1}};
+
+TEST_F(ClientTest, FitConvergesOnTheSecondWorkedExampleInPassThree) {
+  ASSERT_TRUE(client_.CreateModel("m", v1::PERCEPTRON, 2).ok());
+  absl::StatusOr<FitReport> report = client_.Fit("m", kSecondWorkedExample);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->passes, 3);
+  EXPECT_EQ(report->updates, 5u);
+  EXPECT_TRUE(report->converged);
+  EXPECT_THAT(report->updates_per_pass, ElementsAre(3, 2, 0));
+  EXPECT_THAT(report->mistakes_per_pass, ElementsAre(2, 1, 0));
+  absl::StatusOr<v1::GetWeightsResponse> w = client_.GetWeights("m");
+  EXPECT_THAT(w->weights(), ElementsAre(-2, 2));
+  EXPECT_EQ(w->bias(), -1);
+}
+
+TEST_F(ClientTest, FitGivesTheSameModelWhateverTheBatchSize) {
+  std::vector<LabeledExample> data;
+  for (int i = 0; i < 300; ++i) {
+    const double a = (i * 37 % 101) / 10.0 - 5, b = (i * 53 % 97) / 10.0 - 5;
+    data.push_back({{a, b}, a + 2 * b > 0.5 ? 1 : -1});
+  }
+  std::vector<std::vector<double>> weights;
+  for (int batch_size : {1, 7, 300}) {
+    const std::string name = absl::StrCat("m", batch_size);
+    ASSERT_TRUE(client_.CreateModel(name, v1::PERCEPTRON, 2).ok());
+    FitOptions options;
+    options.batch_size = batch_size;
+    options.max_passes = 3;
+    ASSERT_TRUE(client_.Fit(name, data, options).ok());
+    absl::StatusOr<v1::GetWeightsResponse> w = client_.GetWeights(name);
+    weights.emplace_back(w->weights().begin(), w->weights().end());
+    weights.back().push_back(w->bias());
+  }
+  EXPECT_EQ(weights[0], weights[1]);
+  EXPECT_EQ(weights[0], weights[2]);
+}
+
+TEST_F(ClientTest, FitStopsAtMaxPassesOnDataNoHalfspaceSeparates) {
+  ASSERT_TRUE(client_.CreateModel("xor", v1::PERCEPTRON, 2).ok());
+  const std::vector<LabeledExample> xor_data = {
+      {{0, 0}, -1}, {{1, 1}, -1}, {{0, 1}, 1}, {{1, 0}, 1}};
+  FitOptions options;
+  options.max_passes = 20;
+  absl::StatusOr<FitReport> report = client_.Fit("xor", xor_data, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->passes, 20);
+  EXPECT_FALSE(report->converged);
+}
+
+TEST_F(ClientTest, FitReportsAMissingModelAndARejectedExample) {
+  absl::Status missing = client_.Fit("nope", kSecondWorkedExample).status();
+  EXPECT_TRUE(absl::IsNotFound(missing)) << missing;
+
+  ASSERT_TRUE(client_.CreateModel("m", v1::PERCEPTRON, 2).ok());
+  std::vector<LabeledExample> data(500, LabeledExample{{1, 1}, 1});
+  data[321].label = 0;
+  FitOptions options;
+  options.batch_size = 10;
+  absl::Status rejected = client_.Fit("m", data, options).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(rejected)) << rejected;
+  EXPECT_THAT(rejected.message(), HasSubstr("example 321"));
+  EXPECT_TRUE(absl::IsInvalidArgument(client_.Fit("m", {}).status()));
+}
+
+TEST_F(ClientTest, UnaryCallsToAnUnreachableServerFailWithUnavailable) {
+  Client nowhere(grpc::CreateChannel("127.0.0.1:1",
+                                     grpc::InsecureChannelCredentials()),
+                 absl::Seconds(5));
+  EXPECT_TRUE(absl::IsUnavailable(nowhere.ListModels().status()));
+}
+
+}  // namespace
+}  // namespace halfspace

@@ -1,0 +1,220 @@
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/file_model_store.h"
+#include "core/model_registry.h"
+#include "core/snapshot_codec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/temp_dir.h"
+
+namespace halfspace {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+ModelSnapshot SampleSnapshot(const std::string& name) {
+  ModelSnapshot s;
+  s.name = name;
+  s.spec.algorithm = Algorithm::kLogisticRegression;
+  s.spec.dimension = 3;
+  s.spec.learning_rate = 0.25;
+  s.spec.l2 = 0.01;
+  s.weights.w = {1.5, -2.25, 1e-300};
+  s.weights.b = -0.125;
+  s.counters = {7, 5, 3, 2.5, 14.0};
+  return s;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(SnapshotCodecTest, RoundTripsEveryFieldBitForBit) {
+  absl::StatusOr<ModelSnapshot> s =
+      DecodeSnapshot(EncodeSnapshot(SampleSnapshot("m")));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->name, "m");
+  EXPECT_EQ(s->spec.algorithm, Algorithm::kLogisticRegression);
+  EXPECT_EQ(s->spec.dimension, 3);
+  EXPECT_EQ(s->spec.learning_rate, 0.25);
+  EXPECT_EQ(s->spec.l2, 0.01);
+  EXPECT_THAT(s->weights.w, ElementsAre(1.5, -2.25, 1e-300));
+  EXPECT_EQ(s->weights.b, -0.125);
+  EXPECT_EQ(s->counters.examples_seen, 7u);
+  EXPECT_EQ(s->counters.updates, 5u);
+  EXPECT_EQ(s->counters.mistakes, 3u);
+  EXPECT_EQ(s->counters.loss_sum, 2.5);
+  EXPECT_EQ(s->counters.max_squared_norm, 14.0);
+}
+
+TEST(SnapshotCodecTest, DetectsAnySingleFlippedByte) {
+  const std::string good = EncodeSnapshot(SampleSnapshot("m"));
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] ^= 0x20;
+    EXPECT_EQ(DecodeSnapshot(bad).status().code(), absl::StatusCode::kDataLoss)
+        << "byte " << i;
+  }
+}
+
+TEST(SnapshotCodecTest, DetectsTruncationAndTrailingBytes) {
+  const std::string good = EncodeSnapshot(SampleSnapshot("m"));
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_FALSE(DecodeSnapshot(good.substr(0, n)).ok()) << n;
+  }
+  EXPECT_FALSE(DecodeSnapshot(good + "x").ok());
+}
+
+TEST(SnapshotCodecTest, Crc32cMatchesTheStandardCheckValue) {
+  EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);
+}
+
+TEST(FileModelStoreTest, SavesLoadsAndRemoves) {
+  TempDir dir;
+  auto store = FileModelStore::Open(dir.File("models"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->Save(SampleSnapshot("b")).ok());
+  ASSERT_TRUE((*store)->Save(SampleSnapshot("a")).ok());
+  EXPECT_TRUE(fs::exists(dir.File("models/a.model")));
+
+  auto loaded = (*store)->LoadAll();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ((*loaded)[0].name, "a");
+  EXPECT_EQ((*loaded)[1].name, "b");
+
+  ASSERT_TRUE((*store)->Remove("a").ok());
+  EXPECT_TRUE((*store)->Remove("never-stored").ok());
+  EXPECT_EQ((*store)->LoadAll()->size(), 1u);
+}
+
+TEST(FileModelStoreTest, SaveReplacesAtomicallyAndLeavesNoTemporaryFile) {
+  TempDir dir;
+  auto store = FileModelStore::Open(dir.path());
+  ModelSnapshot s = SampleSnapshot("m");
+  ASSERT_TRUE((*store)->Save(s).ok());
+  s.weights.b = 42;
+  ASSERT_TRUE((*store)->Save(s).ok());
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    files.push_back(e.path().filename().string());
+  }
+  EXPECT_THAT(files, ElementsAre("m.model"));
+  EXPECT_EQ((*store)->LoadAll()->at(0).weights.b, 42);
+}
+
+TEST(FileModelStoreTest, OpenRemovesTemporaryFilesLeftByACrash) {
+  TempDir dir;
+  WriteAll(dir.File(".m.model.tmp"), "half-written");
+  auto store = FileModelStore::Open(dir.path());
+  ASSERT_TRUE(store.ok());
+  EXPECT_FALSE(fs::exists(dir.File(".m.model.tmp")));
+  EXPECT_TRUE((*store)->LoadAll()->empty());
+}
+
+TEST(FileModelStoreTest, RefusesToLoadACorruptFileAndNamesIt) {
+  TempDir dir;
+  auto store = FileModelStore::Open(dir.path());
+  ASSERT_TRUE((*store)->Save(SampleSnapshot("m")).ok());
+  std::string bytes = ReadAll(dir.File("m.model"));
+  bytes[bytes.size() / 2] ^= 1;
+  WriteAll(dir.File("m.model"), bytes);
+  absl::Status s = (*store)->LoadAll().status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("m.model"));
+  EXPECT_THAT(s.message(), HasSubstr("move the file away"));
+}
+
+TEST(FileModelStoreTest, RefusesAFileNamedAfterAnotherModel) {
+  TempDir dir;
+  auto store = FileModelStore::Open(dir.path());
+  ASSERT_TRUE((*store)->Save(SampleSnapshot("m")).ok());
+  fs::rename(dir.File("m.model"), dir.File("other.model"));
+  EXPECT_THAT((*store)->LoadAll().status().message(),
+              HasSubstr("holds model 'm'"));
+}
+
+TEST(FileModelStoreTest, ReportsAnUnwritableDirectory) {
+  TempDir dir;
+  WriteAll(dir.File("file"), "not a directory");
+  EXPECT_EQ(FileModelStore::Open(dir.File("file/models")).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+ModelSpec Spec() {
+  ModelSpec spec;
+  spec.dimension = 2;
+  return spec;
+}
+
+TEST(ModelRegistryTest, CreateGetListDeleteWithCanonicalErrors) {
+  TempDir dir;
+  auto store = FileModelStore::Open(dir.path());
+  ModelRegistry registry(store->get());
+  ASSERT_TRUE(registry.Create("b", Spec()).ok());
+  ASSERT_TRUE(registry.Create("a", Spec()).ok());
+  EXPECT_EQ(registry.Create("a", Spec()).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(registry.Create("bad name", Spec()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Get("zzz").status().code(), absl::StatusCode::kNotFound);
+  std::vector<std::string> names;
+  for (const auto& m : registry.List()) names.push_back(m->name());
+  EXPECT_THAT(names, ElementsAre("a", "b"));
+
+  EXPECT_TRUE(fs::exists(dir.File("a.model")));
+  ASSERT_TRUE(registry.Delete("a").ok());
+  EXPECT_FALSE(fs::exists(dir.File("a.model")));
+  EXPECT_EQ(registry.Delete("a").code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ModelRegistryTest, DeletedModelHeldByAStreamStopsLearning) {
+  TempDir dir;
+  auto store = FileModelStore::Open(dir.path());
+  ModelRegistry registry(store->get());
+  std::shared_ptr<Model> model = *registry.Create("m", Spec());
+  ASSERT_TRUE(registry.Delete("m").ok());
+  const std::vector<double> x = {1, 1};
+  std::vector<ExampleOutcome> out(1);
+  EXPECT_EQ(model->Learn({Example{x, 1}}, absl::MakeSpan(out)).code(),
+            absl::StatusCode::kNotFound);
+  ASSERT_TRUE(registry.SaveChanged().ok());
+  EXPECT_FALSE(fs::exists(dir.File("m.model")));
+}
+
+TEST(ModelRegistryTest, SaveChangedStoresOnlyChangedModelsAndLoadRestores) {
+  TempDir dir;
+  auto store = FileModelStore::Open(dir.path());
+  {
+    ModelRegistry registry(store->get());
+    std::shared_ptr<Model> changed = *registry.Create("changed", Spec());
+    ASSERT_TRUE(registry.Create("same", Spec()).ok());
+    const auto same_time = fs::last_write_time(dir.File("same.model"));
+    const std::vector<double> x = {1, 2};
+    std::vector<ExampleOutcome> out(1);
+    ASSERT_TRUE(changed->Learn({Example{x, 1}}, absl::MakeSpan(out)).ok());
+    fs::remove(dir.File("changed.model"));  // only a save can bring it back
+    ASSERT_TRUE(registry.SaveChanged().ok());
+    EXPECT_TRUE(fs::exists(dir.File("changed.model")));
+    EXPECT_EQ(fs::last_write_time(dir.File("same.model")), same_time);
+  }
+  ModelRegistry restored(store->get());
+  ASSERT_TRUE(restored.Load().ok());
+  ModelSnapshot s = (*restored.Get("changed"))->Snapshot();
+  EXPECT_THAT(s.weights.w, ElementsAre(1, 2));
+  EXPECT_EQ(s.counters.examples_seen, 1u);
+  EXPECT_EQ(restored.List().size(), 2u);
+}
+
+}  // namespace
+}  // namespace halfspace

@@ -1,0 +1,219 @@
+#include "core/model.h"
+
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace halfspace {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+ModelSpec PerceptronSpec(int64_t dimension) {
+  ModelSpec spec;
+  spec.algorithm = Algorithm::kPerceptron;
+  spec.dimension = dimension;
+  return spec;
+}
+
+std::unique_ptr<Model> MakeModel(const ModelSpec& spec) {
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create("m", spec);
+  EXPECT_TRUE(model.ok()) << model.status();
+  return *std::move(model);
+}
+
+TEST(ModelNameTest, AcceptsSafeIdentifiers) {
+  for (const char* name : {"a", "spam-filter", "v1.2_b", "0abc"}) {
+    EXPECT_TRUE(ValidateModelName(name).ok()) << name;
+  }
+  EXPECT_TRUE(ValidateModelName(std::string(64, 'x')).ok());
+}
+
+TEST(ModelNameTest, RejectsUnsafeNames) {
+  for (const char* name : {"", ".", "..", "-x", "_x", "a/b", "a b", "ä"}) {
+    EXPECT_EQ(ValidateModelName(name).code(),
+              absl::StatusCode::kInvalidArgument)
+        << name;
+  }
+  EXPECT_THAT(ValidateModelName(std::string(65, 'x')).message(),
+              HasSubstr("limit is 64"));
+}
+
+TEST(ModelSpecTest, RejectsOutOfRangeValuesWithAReason) {
+  ModelSpec spec = PerceptronSpec(0);
+  EXPECT_THAT(ValidateModelSpec(spec).message(), HasSubstr("dimension is 0"));
+  spec.dimension = kMaxDimension + 1;
+  EXPECT_FALSE(ValidateModelSpec(spec).ok());
+  spec = PerceptronSpec(3);
+  spec.learning_rate = -1;
+  EXPECT_THAT(ValidateModelSpec(spec).message(), HasSubstr("learning_rate"));
+  spec.learning_rate = NAN;
+  EXPECT_FALSE(ValidateModelSpec(spec).ok());
+  spec = PerceptronSpec(3);
+  spec.l2 = 0.1;
+  EXPECT_THAT(ValidateModelSpec(spec).message(),
+              HasSubstr("LOGISTIC_REGRESSION only"));
+  spec.algorithm = Algorithm::kLogisticRegression;
+  EXPECT_TRUE(ValidateModelSpec(spec).ok());
+  spec.l2 = 1.0;  // η·λ = 1
+  EXPECT_THAT(ValidateModelSpec(spec).message(), HasSubstr("below 1"));
+}
+
+TEST(ModelTest, RejectsBadExamplesInBandAndLearnsTheRest) {
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
+  const std::vector<double> good = {1, 2}, short_x = {1}, nan_x = {1, NAN};
+  const std::vector<Example> batch = {
+      {good, 1}, {short_x, 1}, {nan_x, -1}, {good, 0}, {good, 2}, {good, -1}};
+  std::vector<ExampleOutcome> out(batch.size());
+  ASSERT_TRUE(model->Learn(batch, absl::MakeSpan(out)).ok());
+
+  EXPECT_TRUE(out[0].error.ok());
+  EXPECT_THAT(out[1].error.message(),
+              HasSubstr("features has 1 values but the model's dimension is 2"));
+  EXPECT_THAT(out[2].error.message(), HasSubstr("features[1] is nan"));
+  EXPECT_THAT(out[3].error.message(), HasSubstr("not 0 and 1"));
+  EXPECT_THAT(out[4].error.message(), HasSubstr("label is 2"));
+  ASSERT_TRUE(out[5].error.ok());
+  EXPECT_EQ(out[5].examples_seen, 2u);
+  EXPECT_EQ(out[5].updates, 2u);  // (1,2)+ then (1,2)- are both mistakes
+  EXPECT_EQ(model->Stats().counters.examples_seen, 2u);
+}
+
+TEST(ModelTest, CountsProgressiveMistakesLossAndRadius) {
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
+  const std::vector<double> a = {3, 4}, b = {0, 1};
+  const std::vector<Example> batch = {{a, -1}, {b, +1}, {a, -1}};
+  std::vector<ExampleOutcome> out(batch.size());
+  ASSERT_TRUE(model->Learn(batch, absl::MakeSpan(out)).ok());
+  // 1st: f = 0 predicts +1 (mistake), updates to w = (-3,-4), b = -1.
+  // 2nd: f = -5 predicts -1 (mistake, loss 5), updates to (-3,-3), b = 0.
+  // 3rd: f = -21, correct, no update.
+  const ModelStats stats = model->Stats();
+  EXPECT_EQ(stats.counters.examples_seen, 3u);
+  EXPECT_EQ(stats.counters.updates, 2u);
+  EXPECT_EQ(stats.counters.mistakes, 2u);
+  EXPECT_EQ(stats.counters.loss_sum, 5);
+  EXPECT_EQ(stats.counters.max_squared_norm, 26);  // ‖(3, 4, 1)‖²
+  EXPECT_DOUBLE_EQ(stats.weight_norm, std::sqrt(18.0));
+  EXPECT_EQ(stats.bias, 0);
+}
+
+TEST(ModelTest, PredictsLabelScoreDistanceAndNoProbabilityForPerceptron) {
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
+  ASSERT_TRUE(model->SetWeights({1, 1}, -3).ok());
+  const std::vector<double> a = {3, 1}, b = {1, 1};
+  const std::vector<Features> xs = {a, b};
+  std::vector<Prediction> out(2);
+  ASSERT_TRUE(model->Predict(xs, absl::MakeSpan(out)).ok());
+  EXPECT_EQ(out[0].label, 1);
+  EXPECT_EQ(out[0].score, 1);
+  EXPECT_DOUBLE_EQ(*out[0].signed_distance, 1 / std::sqrt(2.0));
+  EXPECT_FALSE(out[0].probability.has_value());
+  EXPECT_EQ(out[1].label, -1);
+  EXPECT_DOUBLE_EQ(*out[1].signed_distance, -1 / std::sqrt(2.0));
+}
+
+TEST(ModelTest, ZeroScorePredictsPositiveAndZeroWeightsHaveNoDistance) {
+  ModelSpec spec = PerceptronSpec(2);
+  spec.algorithm = Algorithm::kLogisticRegression;
+  std::unique_ptr<Model> model = MakeModel(spec);
+  const std::vector<double> x = {5, -2};
+  const std::vector<Features> xs = {x};
+  std::vector<Prediction> out(1);
+  ASSERT_TRUE(model->Predict(xs, absl::MakeSpan(out)).ok());
+  EXPECT_EQ(out[0].label, 1);
+  EXPECT_FALSE(out[0].signed_distance.has_value());
+  EXPECT_EQ(*out[0].probability, 0.5);
+}
+
+TEST(ModelTest, PredictNamesTheFirstBadInstance) {
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
+  const std::vector<double> good = {1, 2}, bad = {1, 2, 3};
+  const std::vector<Features> xs = {good, bad};
+  std::vector<Prediction> out(2);
+  absl::Status s = model->Predict(xs, absl::MakeSpan(out));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("instance 1: features has 3 values"));
+}
+
+TEST(ModelTest, SetWeightsValidatesAndKeepsCounters) {
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
+  const std::vector<double> x = {1, 1};
+  std::vector<ExampleOutcome> out(1);
+  ASSERT_TRUE(model->Learn({Example{x, 1}}, absl::MakeSpan(out)).ok());
+  EXPECT_FALSE(model->SetWeights({1}, 0).ok());
+  EXPECT_FALSE(model->SetWeights({1, INFINITY}, 0).ok());
+  EXPECT_FALSE(model->SetWeights({1, 1}, NAN).ok());
+  const uint64_t before = model->generation();
+  ASSERT_TRUE(model->SetWeights({0.5, -0.5}, 2).ok());
+  EXPECT_GT(model->generation(), before);
+  ModelSnapshot snapshot = model->Snapshot();
+  EXPECT_THAT(snapshot.weights.w, ElementsAre(0.5, -0.5));
+  EXPECT_EQ(snapshot.weights.b, 2);
+  EXPECT_EQ(snapshot.counters.examples_seen, 1u);
+}
+
+TEST(ModelTest, DeletedModelRefusesToLearn) {
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(1));
+  model->MarkDeleted();
+  const std::vector<double> x = {1};
+  std::vector<ExampleOutcome> out(1);
+  EXPECT_EQ(model->Learn({Example{x, 1}}, absl::MakeSpan(out)).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(model->Stats().counters.examples_seen, 0u);
+}
+
+TEST(ModelTest, RestoreRoundTripsTheWholeState) {
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
+  const std::vector<double> x = {1, -2};
+  std::vector<ExampleOutcome> out(1);
+  ASSERT_TRUE(model->Learn({Example{x, -1}}, absl::MakeSpan(out)).ok());
+  absl::StatusOr<std::unique_ptr<Model>> copy =
+      Model::Restore(model->Snapshot());
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  ModelSnapshot a = model->Snapshot(), b = (*copy)->Snapshot();
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.weights.w, b.weights.w);
+  EXPECT_EQ(a.weights.b, b.weights.b);
+  EXPECT_EQ(a.counters.examples_seen, b.counters.examples_seen);
+  EXPECT_EQ(a.counters.max_squared_norm, b.counters.max_squared_norm);
+}
+
+// Every example is (1, …, 1), so every update adds ±η to all weights alike: a
+// reader that saw a half-applied update would see unequal weights.
+TEST(ModelTest, ConcurrentLearnersAndReadersSeeOnlyWholeUpdates) {
+  constexpr int kDim = 64, kThreads = 4, kBatches = 200, kBatch = 8;
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(kDim));
+  std::atomic<bool> torn{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::vector<double> ones(kDim, 1.0);
+      std::vector<Example> batch(kBatch, Example{ones, t % 2 ? 1 : -1});
+      std::vector<ExampleOutcome> out(kBatch);
+      for (int i = 0; i < kBatches; ++i) {
+        ASSERT_TRUE(model->Learn(batch, absl::MakeSpan(out)).ok());
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    for (int i = 0; i < 500; ++i) {
+      ModelSnapshot s = model->Snapshot();
+      for (double w : s.weights.w) {
+        if (w != s.weights.w[0]) torn = true;
+      }
+    }
+  });
+  for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(torn);
+  EXPECT_EQ(model->Stats().counters.examples_seen,
+            uint64_t{kThreads} * kBatches * kBatch);
+}
+
+}  // namespace
+}  // namespace halfspace

@@ -1,0 +1,185 @@
+// Runs the real halfspace-server binary as a child process: it stores models
+// at SIGTERM and loads them at the next start, refuses a corrupt data
+// directory, and the halfspace CLI talks to it.
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/halfspace_client.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "gtest/gtest.h"
+#include "tests/temp_dir.h"
+
+namespace halfspace {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A port that was free a moment ago.
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// The server binary running as a child, its output going to `log`.
+class ServerProcess {
+ public:
+  ServerProcess(const std::string& data_dir, const std::string& log)
+      : port_(FreePort()) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      freopen(log.c_str(), "w", stdout);
+      freopen(log.c_str(), "a", stderr);
+      const std::string listen = absl::StrCat("--listen=127.0.0.1:", port_);
+      const std::string dir = absl::StrCat("--data_dir=", data_dir);
+      execl(HALFSPACE_SERVER_BINARY, HALFSPACE_SERVER_BINARY, listen.c_str(),
+            dir.c_str(), "--snapshot_interval=0", nullptr);
+      _exit(127);
+    }
+  }
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+
+  bool WaitUntilReady() const {
+    // Retry fast: the default backoff would wait seconds after the first
+    // refused connection.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+    auto channel = grpc::CreateCustomChannel(
+        target(), grpc::InsecureChannelCredentials(), args);
+    return channel->WaitForConnected(
+        absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  }
+
+  // Sends `signal` and returns the exit status (-1 if it did not exit).
+  int Stop(int signal) {
+    kill(pid_, signal);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // Waits for the process to exit by itself.
+  int Wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  int port_;
+  pid_t pid_ = -1;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs a shell command and returns what it printed.
+std::string RunCommand(const std::string& command) {
+  std::string output;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  char buffer[256];
+  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
+  pclose(pipe);
+  return output;
+}
+
+TEST(ProcessTest, SigtermStoresModelsAndTheNextStartLoadsThem) {
+  TempDir dir;
+  const std::string data = dir.File("data");
+  {
+    ServerProcess server(data, dir.File("first.log"));
+    ASSERT_TRUE(server.WaitUntilReady()) << ReadFile(dir.File("first.log"));
+    Client client = Client::Connect(server.target());
+    ASSERT_TRUE(client.CreateModel("notes", v1::PERCEPTRON, 2).ok());
+    absl::StatusOr<FitReport> report =
+        client.Fit("notes", {{{1, 2}, 1}, {{2, 1}, -1}, {{0, 0}, -1}});
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_EQ(server.Stop(SIGTERM), 0);
+  }
+  EXPECT_THAT(ReadFile(dir.File("first.log")), HasSubstr("shutting down"));
+  EXPECT_TRUE(std::filesystem::exists(dir.File("data/notes.model")));
+
+  ServerProcess server(data, dir.File("second.log"));
+  ASSERT_TRUE(server.WaitUntilReady()) << ReadFile(dir.File("second.log"));
+  Client client = Client::Connect(server.target());
+  absl::StatusOr<v1::GetWeightsResponse> w = client.GetWeights("notes");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_THAT(w->weights(), ElementsAre(-2, 2));
+  EXPECT_EQ(w->bias(), -1);
+  EXPECT_EQ(client.GetModel("notes")->stats().updates(), 5u);
+  // An idle connection from this client must not hold up the drain.
+  const absl::Time stop_start = absl::Now();
+  EXPECT_EQ(server.Stop(SIGINT), 0);
+  EXPECT_LT(absl::Now() - stop_start, absl::Seconds(4))
+      << "the 5 s drain timeout ran out with no call in flight";
+}
+
+TEST(ProcessTest, RefusesToStartOnACorruptModelFileAndSaysWhich) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("data"));
+  std::ofstream(dir.File("data/broken.model")) << "not a model";
+  ServerProcess server(dir.File("data"), dir.File("log"));
+  EXPECT_EQ(server.Wait(), 1);
+  const std::string log = ReadFile(dir.File("log"));
+  EXPECT_THAT(log, HasSubstr("broken.model"));
+  EXPECT_THAT(log, HasSubstr("bad magic"));
+}
+
+TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
+  TempDir dir;
+  ServerProcess server(dir.File("data"), dir.File("log"));
+  ASSERT_TRUE(server.WaitUntilReady());
+  const std::string cli =
+      absl::StrCat(HALFSPACE_CLI_BINARY, " --server=", server.target(), " ");
+  EXPECT_THAT(RunCommand(cli + "create notes --dimension=2"),
+              HasSubstr("PERCEPTRON"));
+  std::ofstream(dir.File("notes.csv"))
+      << "# label,x1,x2\n1,2,3\n1,3,1\n-1,0,1\n-1,1,-1\n0,1,1\n";
+  const std::string train = RunCommand(cli + "train notes " + dir.File("notes.csv"));
+  EXPECT_THAT(train, HasSubstr("0: score=0  margin=0  updated=yes"));
+  EXPECT_THAT(train, HasSubstr("4: error: label is 0"));
+  std::ofstream(dir.File("clean.csv")) << "1,2,3\n1,3,1\n-1,0,1\n-1,1,-1\n";
+  EXPECT_THAT(RunCommand(cli + "fit notes " + dir.File("clean.csv")),
+              HasSubstr("converged=yes"));
+  EXPECT_THAT(RunCommand(cli + "weights notes"), HasSubstr("w=1,1\nb=-3"));
+  EXPECT_THAT(RunCommand(cli + "predict notes 3,1"),
+              HasSubstr("label=1  score=1  distance=0.707107"));
+  EXPECT_THAT(RunCommand(cli + "list"), HasSubstr("examples_seen=16"));
+  EXPECT_THAT(RunCommand(cli + "get nope"), HasSubstr("NOT_FOUND"));
+  EXPECT_EQ(server.Stop(SIGTERM), 0);
+}
+
+}  // namespace
+}  // namespace halfspace

@@ -1,0 +1,386 @@
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "gtest/gtest.h"
+#include "src/proto/grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "tests/test_server.h"
+
+namespace halfspace {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+using TrainStream =
+    grpc::ClientReaderWriter<v1::TrainRequest, v1::TrainResponse>;
+
+void AddExample(v1::TrainRequest& request, std::vector<double> x, int y) {
+  v1::Example* e = request.add_examples();
+  e->mutable_features()->Add(x.begin(), x.end());
+  e->set_label(y);
+}
+
+v1::TrainRequest FirstWorkedExamplePass() {
+  v1::TrainRequest request;
+  AddExample(request, {2, 3}, +1);
+  AddExample(request, {3, 1}, +1);
+  AddExample(request, {0, 1}, -1);
+  AddExample(request, {1, -1}, -1);
+  return request;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void CreatePerceptron(const std::string& name, int64_t dimension) {
+    ASSERT_TRUE(client_.CreateModel(name, v1::PERCEPTRON, dimension).ok());
+  }
+
+  TestServer server_;
+  Client client_ = server_.NewClient();
+  std::unique_ptr<v1::Halfspace::Stub> stub_ = server_.NewStub();
+};
+
+TEST_F(ServerTest, CreateGetListDeleteUseCanonicalCodes) {
+  absl::StatusOr<v1::Model> created =
+      client_.CreateModel("spam", v1::LOGISTIC_REGRESSION, 3, 0.1, 0.01);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->dimension(), 3);
+  EXPECT_EQ(created->hyperparameters().learning_rate(), 0.1);
+  EXPECT_EQ(created->stats().examples_seen(), 0u);
+  CreatePerceptron("ham", 2);
+  EXPECT_EQ(client_.GetModel("ham")->hyperparameters().learning_rate(), 1.0);
+
+  EXPECT_TRUE(absl::IsAlreadyExists(
+      client_.CreateModel("spam", v1::PERCEPTRON, 3).status()));
+  absl::Status bad = client_.CreateModel("a/b", v1::PERCEPTRON, 3).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(bad));
+  EXPECT_THAT(bad.message(), HasSubstr("letters, digits"));
+  EXPECT_THAT(
+      client_.CreateModel("x", v1::ALGORITHM_UNSPECIFIED, 3).status().message(),
+      HasSubstr("algorithm must be set"));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      client_.CreateModel("x", v1::PERCEPTRON, -3).status()));
+
+  absl::StatusOr<std::vector<v1::Model>> models = client_.ListModels();
+  ASSERT_TRUE(models.ok()) << models.status();
+  std::vector<std::string> names;
+  for (const v1::Model& m : *models) names.push_back(m.name());
+  EXPECT_THAT(names, ElementsAre("ham", "spam"));
+
+  EXPECT_TRUE(client_.DeleteModel("spam").ok());
+  EXPECT_TRUE(absl::IsNotFound(client_.GetModel("spam").status()));
+  EXPECT_TRUE(absl::IsNotFound(client_.DeleteModel("spam")));
+  EXPECT_EQ(client_.ListModels()->size(), 1u);
+}
+
+TEST_F(ServerTest, TrainStreamReproducesTheClassicWorkedExample) {
+  CreatePerceptron("notes", 2);
+  grpc::ClientContext context;
+  std::unique_ptr<TrainStream> stream = stub_->Train(&context);
+  // Pass 1 names the model; passes 2-4 repeat the same four points.
+  std::vector<std::vector<bool>> updated;
+  std::vector<double> first_scores;
+  for (int pass = 0; pass < 4; ++pass) {
+    v1::TrainRequest request = FirstWorkedExamplePass();
+    if (pass == 0) request.set_model("notes");
+    ASSERT_TRUE(stream->Write(request));
+    v1::TrainResponse response;
+    ASSERT_TRUE(stream->Read(&response));
+    ASSERT_EQ(response.results_size(), 4);
+    updated.emplace_back();
+    for (const v1::ExampleResult& r : response.results()) {
+      EXPECT_FALSE(r.has_error());
+      EXPECT_FALSE(r.has_probability());
+      updated.back().push_back(r.updated());
+      if (pass == 0) first_scores.push_back(r.score());
+    }
+  }
+  stream->WritesDone();
+  ASSERT_TRUE(stream->Finish().ok());
+
+  // Scores before each update in pass 1: 0, 10, 4, 0 (see the notes).
+  EXPECT_THAT(first_scores, ElementsAre(0, 10, 4, 0));
+  EXPECT_THAT(updated, ElementsAre(ElementsAre(true, false, true, true),
+                                   ElementsAre(false, false, true, false),
+                                   ElementsAre(false, false, true, false),
+                                   ElementsAre(false, false, false, false)));
+  absl::StatusOr<v1::GetWeightsResponse> weights = client_.GetWeights("notes");
+  ASSERT_TRUE(weights.ok());
+  EXPECT_THAT(weights->weights(), ElementsAre(1, 1));
+  EXPECT_EQ(weights->bias(), -3);
+
+  absl::StatusOr<v1::Model> model = client_.GetModel("notes");
+  EXPECT_EQ(model->stats().examples_seen(), 16u);
+  EXPECT_EQ(model->stats().updates(), 5u);
+  EXPECT_DOUBLE_EQ(model->stats().weight_norm(), std::sqrt(2.0));
+  EXPECT_DOUBLE_EQ(model->stats().max_example_norm(), std::sqrt(14.0));
+
+  absl::StatusOr<std::vector<v1::Prediction>> p =
+      client_.Predict("notes", {{3, 1}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ((*p)[0].label(), 1);
+  EXPECT_NEAR((*p)[0].signed_distance(), 0.7071067811865475, 1e-15);
+}
+
+TEST_F(ServerTest, BadExamplesAreReportedInBandAndTheStreamGoesOn) {
+  CreatePerceptron("m", 2);
+  grpc::ClientContext context;
+  std::unique_ptr<TrainStream> stream = stub_->Train(&context);
+  v1::TrainRequest request;
+  request.set_model("m");
+  AddExample(request, {1, 2, 3}, 1);
+  AddExample(request, {1, NAN}, 1);
+  AddExample(request, {1, 2}, 0);
+  AddExample(request, {1, 2}, 1);
+  ASSERT_TRUE(stream->Write(request));
+  v1::TrainResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  ASSERT_EQ(response.results_size(), 4);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(response.results(i).error().code(),
+              static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
+  }
+  EXPECT_THAT(response.results(0).error().message(), HasSubstr("dimension"));
+  EXPECT_THAT(response.results(1).error().message(), HasSubstr("finite"));
+  EXPECT_THAT(response.results(2).error().message(), HasSubstr("not 0 and 1"));
+  EXPECT_FALSE(response.results(3).has_error());
+  EXPECT_EQ(response.results(3).examples_seen(), 1u);
+
+  v1::TrainRequest next;
+  AddExample(next, {1, 2}, -1);
+  ASSERT_TRUE(stream->Write(next));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.results(0).examples_seen(), 2u);
+  EXPECT_EQ(response.results(0).margin(), -6);  // w = (1, 2), b = 1
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+grpc::Status RunStream(v1::Halfspace::Stub& stub,
+                       const std::vector<v1::TrainRequest>& requests,
+                       int* responses) {
+  grpc::ClientContext context;
+  std::unique_ptr<TrainStream> stream = stub.Train(&context);
+  *responses = 0;
+  for (const v1::TrainRequest& request : requests) {
+    if (!stream->Write(request)) break;
+    v1::TrainResponse response;
+    if (!stream->Read(&response)) break;
+    ++*responses;
+  }
+  stream->WritesDone();
+  return stream->Finish();
+}
+
+TEST_F(ServerTest, ABadFirstRequestOrAnotherModelNameEndsTheStream) {
+  CreatePerceptron("m", 2);
+  CreatePerceptron("other", 2);
+  int responses = 0;
+  grpc::Status s = RunStream(*stub_, {FirstWorkedExamplePass()}, &responses);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("must name the model"));
+
+  v1::TrainRequest unknown;
+  unknown.set_model("nope");
+  s = RunStream(*stub_, {unknown}, &responses);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+
+  v1::TrainRequest first, second;
+  first.set_model("m");
+  second.set_model("other");
+  s = RunStream(*stub_, {first, second}, &responses);
+  EXPECT_EQ(responses, 1);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("one stream per model"));
+}
+
+TEST_F(ServerTest, LogisticStreamReportsProbabilityAndLogLoss) {
+  ASSERT_TRUE(client_.CreateModel("lr", v1::LOGISTIC_REGRESSION, 2, 0.5).ok());
+  std::unique_ptr<TrainingStream> stream = client_.Train("lr");
+  ASSERT_TRUE(stream->Send({{{1, 2}, 1}, {{1, 2}, -1}}).ok());
+  absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+  ASSERT_TRUE(response.ok()) << response.status();
+  const v1::ExampleResult& first = response->results(0);
+  EXPECT_EQ(first.probability(), 0.5);
+  EXPECT_DOUBLE_EQ(first.loss(), std::log(2.0));
+  const v1::ExampleResult& second = response->results(1);
+  EXPECT_DOUBLE_EQ(second.score(), 1.5);  // w = (0.25, 0.5), b = 0.25
+  EXPECT_DOUBLE_EQ(second.probability(), 1 / (1 + std::exp(-1.5)));
+  EXPECT_TRUE(stream->Finish().ok());
+
+  absl::StatusOr<std::vector<v1::Prediction>> p =
+      client_.Predict("lr", {{0, 0}});
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE((*p)[0].has_probability());
+}
+
+TEST_F(ServerTest, PredictValidatesItsInput) {
+  CreatePerceptron("m", 2);
+  EXPECT_TRUE(absl::IsNotFound(client_.Predict("nope", {{1, 2}}).status()));
+  absl::Status empty = client_.Predict("m", {}).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(empty));
+  EXPECT_THAT(empty.message(), HasSubstr("no instances"));
+  absl::Status wrong = client_.Predict("m", {{1, 2}, {1}}).status();
+  EXPECT_THAT(wrong.message(), HasSubstr("instance 1"));
+
+  absl::StatusOr<std::vector<v1::Prediction>> p =
+      client_.Predict("m", {{1, 2}});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ((*p)[0].label(), 1);  // f = 0 predicts +1
+  EXPECT_FALSE((*p)[0].has_signed_distance());  // w = 0: no hyperplane
+}
+
+TEST_F(ServerTest, SetWeightsImportsAModelAndValidatesIt) {
+  CreatePerceptron("m", 2);
+  absl::StatusOr<v1::Model> model = client_.SetWeights("m", {3, 4}, -5);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->stats().weight_norm(), 5);
+  EXPECT_EQ(model->stats().bias(), -5);
+  EXPECT_EQ((*client_.Predict("m", {{3, 4}}))[0].signed_distance(), 4);
+  EXPECT_TRUE(absl::IsInvalidArgument(client_.SetWeights("m", {1}, 0).status()));
+  EXPECT_TRUE(absl::IsNotFound(client_.SetWeights("x", {1, 1}, 0).status()));
+}
+
+TEST_F(ServerTest, ConcurrentStreamsOnOneModelApplyEveryExampleInOrder) {
+  CreatePerceptron("shared", 3);
+  constexpr int kStreams = 4, kRequests = 50, kBatch = 20;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kStreams; ++t) {
+    threads.emplace_back([&, t] {
+      Client client = server_.NewClient();
+      std::unique_ptr<TrainingStream> stream = client.Train("shared");
+      std::vector<LabeledExample> batch(
+          kBatch, LabeledExample{{1.0 * t, 1, -1}, t % 2 ? 1 : -1});
+      uint64_t last_seen = 0;
+      for (int i = 0; i < kRequests; ++i) {
+        ASSERT_TRUE(stream->Send(batch).ok());
+        absl::StatusOr<v1::TrainResponse> r = stream->Receive();
+        ASSERT_TRUE(r.ok()) << r.status();
+        for (const v1::ExampleResult& result : r->results()) {
+          EXPECT_GT(result.examples_seen(), last_seen);
+          last_seen = result.examples_seen();
+        }
+      }
+      EXPECT_TRUE(stream->Finish().ok());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(client_.GetModel("shared")->stats().examples_seen(),
+            uint64_t{kStreams} * kRequests * kBatch);
+}
+
+TEST_F(ServerTest, AStalledClientBlocksNeitherItsModelNorOthers) {
+  CreatePerceptron("m", 8);
+  // A client that writes a lot and never reads: the server's writes to it
+  // block on flow control.
+  grpc::ClientContext stalled_context;
+  std::unique_ptr<TrainStream> stalled = stub_->Train(&stalled_context);
+  v1::TrainRequest big;
+  big.set_model("m");
+  for (int i = 0; i < 2000; ++i) AddExample(big, std::vector<double>(8, 1), 1);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(stalled->Write(big));
+
+  Client other = server_.NewClient();
+  absl::StatusOr<FitReport> report = other.Fit(
+      "m", std::vector<LabeledExample>{{std::vector<double>(8, -1), -1}});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(other.Predict("m", {std::vector<double>(8, 1)}).ok());
+
+  stalled_context.TryCancel();
+  stalled->Finish();
+}
+
+TEST_F(ServerTest, DeletingAModelEndsItsOpenStreamsWithNotFound) {
+  CreatePerceptron("doomed", 1);
+  std::unique_ptr<TrainingStream> stream = client_.Train("doomed");
+  ASSERT_TRUE(stream->Send({{{1}, 1}}).ok());
+  ASSERT_TRUE(stream->Receive().ok());
+  ASSERT_TRUE(client_.DeleteModel("doomed").ok());
+  ASSERT_TRUE(stream->Send({{{1}, 1}}).ok());
+  EXPECT_TRUE(absl::IsOutOfRange(stream->Receive().status()));
+  absl::Status s = stream->Finish();
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("was deleted"));
+}
+
+TEST_F(ServerTest, ModelsSurviveARestartExactly) {
+  CreatePerceptron("notes", 2);
+  std::unique_ptr<TrainingStream> stream = client_.Train("notes");
+  ASSERT_TRUE(stream->Send({{{2, 3}, 1}, {{3, 1}, 1}, {{0, 1}, -1}}).ok());
+  ASSERT_TRUE(stream->Receive().ok());
+  ASSERT_TRUE(stream->Finish().ok());
+  const v1::Model before = *client_.GetModel("notes");
+
+  server_.Restart();
+  Client client = server_.NewClient();
+  absl::StatusOr<v1::Model> after = client.GetModel("notes");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->DebugString(), before.DebugString());
+  EXPECT_THAT(client.GetWeights("notes")->weights(), ElementsAre(2, 2));
+}
+
+TEST_F(ServerTest, ReportsHealthAndServesReflection) {
+  auto health = grpc::health::v1::Health::NewStub(server_.NewChannel());
+  grpc::ClientContext context;
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(kServiceName);
+  grpc::health::v1::HealthCheckResponse response;
+  ASSERT_TRUE(health->Check(&context, request, &response).ok());
+  EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+
+  using grpc::reflection::v1alpha::ServerReflection;
+  auto reflection = ServerReflection::NewStub(server_.NewChannel());
+  grpc::ClientContext reflection_context;
+  auto stream = reflection->ServerReflectionInfo(&reflection_context);
+  grpc::reflection::v1alpha::ServerReflectionRequest list;
+  list.set_list_services("");
+  ASSERT_TRUE(stream->Write(list));
+  grpc::reflection::v1alpha::ServerReflectionResponse services;
+  ASSERT_TRUE(stream->Read(&services));
+  std::vector<std::string> names;
+  for (const auto& s : services.list_services_response().service()) {
+    names.push_back(s.name());
+  }
+  EXPECT_THAT(names, testing::Contains(kServiceName));
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST(ServerDrainTest, ShutdownFinishesOpenStreamsAndTurnsNewCallsAway) {
+  TestServer server(/*drain_timeout=*/absl::Seconds(30));
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel("m", v1::PERCEPTRON, 1).ok());
+  std::unique_ptr<TrainingStream> stream = client.Train("m");
+  ASSERT_TRUE(stream->Send({{{1}, 1}}).ok());
+  ASSERT_TRUE(stream->Receive().ok());
+
+  absl::Status shutdown;
+  std::thread stopper([&] { shutdown = server.server().Shutdown(); });
+  // Wait until the gate is closed: new calls are turned away.
+  absl::Status refused;
+  for (int i = 0; i < 500 && !absl::IsUnavailable(refused); ++i) {
+    refused = client.GetModel("m").status();
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_THAT(refused.message(), HasSubstr("shutting down"));
+
+  // The open stream still learns, and its examples are stored.
+  ASSERT_TRUE(stream->Send({{{-1}, 1}}).ok());
+  absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->results(0).examples_seen(), 2u);
+  EXPECT_TRUE(stream->Finish().ok());
+  stopper.join();
+  ASSERT_TRUE(shutdown.ok()) << shutdown;
+
+  auto store = FileModelStore::Open(server.data_dir().path());
+  absl::StatusOr<std::vector<ModelSnapshot>> stored = (*store)->LoadAll();
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->at(0).counters.examples_seen, 2u);
+}
+
+}  // namespace
+}  // namespace halfspace

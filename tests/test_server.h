@@ -1,0 +1,73 @@
+// An in-process halfspace server on 127.0.0.1 with its own data directory,
+// and clients connected to it over real gRPC channels.
+
+#ifndef HALFSPACE_TESTS_TEST_SERVER_H_
+#define HALFSPACE_TESTS_TEST_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/halfspace_client.h"
+#include "grpcpp/create_channel.h"
+#include "gtest/gtest.h"
+#include "halfspace/v1/halfspace.grpc.pb.h"
+#include "server/server.h"
+#include "tests/temp_dir.h"
+
+namespace halfspace {
+
+class TestServer {
+ public:
+  explicit TestServer(absl::Duration drain_timeout = absl::Seconds(1))
+      : drain_timeout_(drain_timeout) {
+    Start();
+  }
+
+  // Stops the server (storing every model) and starts a new one on the same
+  // data directory.
+  void Restart() {
+    ASSERT_TRUE(server_->Shutdown().ok());
+    server_.reset();
+    Start();
+  }
+
+  std::shared_ptr<grpc::Channel> NewChannel() const {
+    // A distinct channel argument gives each caller its own connection.
+    grpc::ChannelArguments args;
+    args.SetInt("halfspace.test.channel", ++channels_);
+    return grpc::CreateCustomChannel(target(),
+                                     grpc::InsecureChannelCredentials(), args);
+  }
+  Client NewClient() const { return Client(NewChannel()); }
+  std::unique_ptr<v1::Halfspace::Stub> NewStub() const {
+    return v1::Halfspace::NewStub(NewChannel());
+  }
+
+  std::string target() const {
+    return absl::StrCat("127.0.0.1:", server_->port());
+  }
+  const TempDir& data_dir() const { return dir_; }
+  Server& server() { return *server_; }
+
+ private:
+  void Start() {
+    ServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.data_dir = dir_.path();
+    options.snapshot_interval = absl::ZeroDuration();
+    options.drain_timeout = drain_timeout_;
+    absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+
+  const absl::Duration drain_timeout_;
+  TempDir dir_;
+  std::unique_ptr<Server> server_;
+  mutable int channels_ = 0;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_TESTS_TEST_SERVER_H_
