@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -95,14 +96,14 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(ModelSnapshot snapshot) {
   absl::Status s = (*model)->SetWeights(std::move(snapshot.weights.w),
                                         snapshot.weights.b);
   if (!s.ok()) return s;
-  absl::MutexLock lock(&(*model)->mu_);
+  std::unique_lock lock((*model)->mu_);
   (*model)->counters_ = snapshot.counters;
   return model;
 }
 
 absl::Status Model::Learn(absl::Span<const Example> examples,
                           absl::Span<ExampleOutcome> outcomes) {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   if (deleted_.load(std::memory_order_acquire)) {
     return absl::NotFoundError(
         absl::StrCat("model '", name_, "' was deleted"));
@@ -143,7 +144,7 @@ absl::Status Model::Predict(absl::Span<const Features> instances,
           absl::StrCat("instance ", i, ": ", s.message()));
     }
   }
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   const LinearWeights& weights = classifier_->weights();
   const double norm = weights.Norm();
   for (size_t i = 0; i < instances.size(); ++i) {
@@ -169,7 +170,7 @@ absl::Status Model::SetWeights(std::vector<double> w, double b) {
   LinearWeights weights;
   weights.w = std::move(w);
   weights.b = b;
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   classifier_->set_weights(std::move(weights));
   generation_.fetch_add(1, std::memory_order_acq_rel);
   return absl::OkStatus();
@@ -177,7 +178,7 @@ absl::Status Model::SetWeights(std::vector<double> w, double b) {
 
 ModelStats Model::Stats() const {
   ModelStats stats;
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   stats.counters = counters_;
   stats.weight_norm = classifier_->weights().Norm();
   stats.bias = classifier_->weights().b;
@@ -186,7 +187,7 @@ ModelStats Model::Stats() const {
 
 ModelSnapshot Model::Snapshot() const {
   ModelSnapshot snapshot{name_, spec_, {}, {}};
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   snapshot.weights = classifier_->weights();
   snapshot.counters = counters_;
   return snapshot;

@@ -15,7 +15,7 @@ absl::Status NotFound(absl::string_view name) {
 }  // namespace
 
 absl::Status ModelRegistry::Load() {
-  absl::MutexLock io_lock(&io_mu_);
+  std::lock_guard io_lock(io_mu_);
   absl::StatusOr<std::vector<ModelSnapshot>> snapshots = store_->LoadAll();
   if (!snapshots.ok()) return snapshots.status();
   for (ModelSnapshot& snapshot : *snapshots) {
@@ -29,7 +29,7 @@ absl::Status ModelRegistry::Load() {
     auto entry = std::make_shared<Entry>();
     entry->model = std::move(*model);
     entry->saved_generation = entry->model->generation();
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     entries_[name] = std::move(entry);
   }
   return absl::OkStatus();
@@ -41,7 +41,7 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
       Model::Create(std::string(name), spec);
   if (!model.ok()) return model.status();
 
-  absl::MutexLock io_lock(&io_mu_);
+  std::lock_guard io_lock(io_mu_);
   if (Find(name) != nullptr) {
     return absl::AlreadyExistsError(
         absl::StrCat("model '", name, "' already exists"));
@@ -49,7 +49,7 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
   auto entry = std::make_shared<Entry>();
   entry->model = std::move(*model);
   if (absl::Status s = SaveLocked(*entry); !s.ok()) return s;
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   entries_[name] = entry;
   return entry->model;
 }
@@ -64,7 +64,7 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Get(
 std::vector<std::shared_ptr<Model>> ModelRegistry::List() const {
   std::vector<std::shared_ptr<Model>> models;
   {
-    absl::ReaderMutexLock lock(&mu_);
+    std::shared_lock lock(mu_);
     models.reserve(entries_.size());
     for (const auto& [name, entry] : entries_) models.push_back(entry->model);
   }
@@ -74,28 +74,28 @@ std::vector<std::shared_ptr<Model>> ModelRegistry::List() const {
 }
 
 absl::Status ModelRegistry::Delete(absl::string_view name) {
-  absl::MutexLock io_lock(&io_mu_);
+  std::lock_guard io_lock(io_mu_);
   std::shared_ptr<Entry> entry = Find(name);
   if (entry == nullptr) return NotFound(name);
   if (absl::Status s = store_->Remove(name); !s.ok()) return s;
   entry->model->MarkDeleted();
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   entries_.erase(name);
   return absl::OkStatus();
 }
 
 absl::Status ModelRegistry::Save(absl::string_view name) {
-  absl::MutexLock io_lock(&io_mu_);
+  std::lock_guard io_lock(io_mu_);
   std::shared_ptr<Entry> entry = Find(name);
   if (entry == nullptr) return NotFound(name);
   return SaveLocked(*entry);
 }
 
 absl::Status ModelRegistry::SaveChanged() {
-  absl::MutexLock io_lock(&io_mu_);
+  std::lock_guard io_lock(io_mu_);
   std::vector<std::shared_ptr<Entry>> entries;
   {
-    absl::ReaderMutexLock lock(&mu_);
+    std::shared_lock lock(mu_);
     for (const auto& [name, entry] : entries_) entries.push_back(entry);
   }
   absl::Status first_error;
@@ -117,7 +117,7 @@ absl::Status ModelRegistry::SaveLocked(Entry& entry) {
 
 std::shared_ptr<ModelRegistry::Entry> ModelRegistry::Find(
     absl::string_view name) const {
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   auto it = entries_.find(name);
   return it == entries_.end() ? nullptr : it->second;
 }

@@ -14,15 +14,15 @@
 #define HALFSPACE_CORE_MODEL_REGISTRY_H_
 
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "core/model.h"
 #include "core/model_store.h"
 
@@ -65,16 +65,18 @@ class ModelRegistry {
     uint64_t saved_generation = 0;  // guarded by io_mu_
   };
 
-  absl::Status SaveLocked(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(io_mu_);
+  // REQUIRES: io_mu_ held.
+  absl::Status SaveLocked(Entry& entry);
   std::shared_ptr<Entry> Find(absl::string_view name) const;
 
   ModelStore* const store_;
 
-  // Held across store I/O; ordered before mu_.
-  absl::Mutex io_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_
-      ABSL_GUARDED_BY(mu_);
+  // Held across store I/O; taken before mu_. (std mutexes, not absl::Mutex,
+  // so ThreadSanitizer models them; see model.h.)
+  std::mutex io_mu_;
+  mutable std::shared_mutex mu_;
+  // guarded by mu_
+  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_;
 };
 
 }  // namespace halfspace

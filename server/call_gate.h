@@ -11,9 +11,10 @@
 #ifndef HALFSPACE_SERVER_CALL_GATE_H_
 #define HALFSPACE_SERVER_CALL_GATE_H_
 
-#include "absl/base/thread_annotations.h"
+#include <condition_variable>
+#include <mutex>
+
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace halfspace {
@@ -29,36 +30,35 @@ class CallGate {
   // Admits a call, unless the gate is closed. Every true must be followed by
   // one Leave.
   bool TryEnter() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     if (closed_) return false;
     ++active_;
     return true;
   }
 
   void Leave() {
-    absl::MutexLock lock(&mu_);
-    --active_;
+    std::lock_guard lock(mu_);
+    if (--active_ == 0) idle_.notify_all();
   }
 
   // Admits no more calls.
   void Close() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     closed_ = true;
   }
 
   // Waits until no call is in flight or `timeout` passes; true if idle.
   bool WaitUntilIdle(absl::Duration timeout) {
-    absl::MutexLock lock(&mu_);
-    return mu_.AwaitWithTimeout(absl::Condition(this, &CallGate::Idle),
-                                timeout);
+    std::unique_lock lock(mu_);
+    return idle_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                          [this] { return active_ == 0; });
   }
 
  private:
-  bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_ == 0; }
-
-  absl::Mutex mu_;
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
-  int active_ ABSL_GUARDED_BY(mu_) = 0;
+  std::mutex mu_;
+  std::condition_variable idle_;
+  bool closed_ = false;  // guarded by mu_
+  int active_ = 0;       // guarded by mu_
 };
 
 }  // namespace halfspace

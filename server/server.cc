@@ -62,7 +62,11 @@ Server::~Server() {
 absl::Status Server::Shutdown() {
   if (shut_down_) return absl::OkStatus();
   shut_down_ = true;
-  stopping_.Notify();
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_.notify_all();
   if (snapshot_thread_.joinable()) snapshot_thread_.join();
   if (grpc_server_ != nullptr) {
     grpc_server_->GetHealthCheckService()->SetServingStatus(false);
@@ -80,10 +84,14 @@ absl::Status Server::Shutdown() {
 }
 
 void Server::SnapshotLoop() {
-  while (!stopping_.WaitForNotificationWithTimeout(options_.snapshot_interval)) {
+  std::unique_lock lock(stop_mu_);
+  const auto interval = absl::ToChronoNanoseconds(options_.snapshot_interval);
+  while (!stop_.wait_for(lock, interval, [this] { return stopping_; })) {
+    lock.unlock();
     if (absl::Status s = registry_.SaveChanged(); !s.ok()) {
       spdlog::error("storing changed models failed: {}", s.ToString());
     }
+    lock.lock();
   }
 }
 

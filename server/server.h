@@ -13,12 +13,13 @@
 #ifndef HALFSPACE_SERVER_SERVER_H_
 #define HALFSPACE_SERVER_SERVER_H_
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "core/file_model_store.h"
 #include "core/model_registry.h"
@@ -68,7 +69,9 @@ class Server {
   HalfspaceService service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
-  absl::Notification stopping_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_;
+  bool stopping_ = false;  // guarded by stop_mu_
   std::thread snapshot_thread_;
   bool shut_down_ = false;
 };

@@ -1,8 +1,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/file_model_store.h"
 #include "core/model_registry.h"
 #include "core/snapshot_codec.h"
@@ -214,6 +216,48 @@ TEST(ModelRegistryTest, SaveChangedStoresOnlyChangedModelsAndLoadRestores) {
   EXPECT_THAT(s.weights.w, ElementsAre(1, 2));
   EXPECT_EQ(s.counters.examples_seen, 1u);
   EXPECT_EQ(restored.List().size(), 2u);
+}
+
+}  // namespace
+}  // namespace halfspace
+
+namespace halfspace {
+namespace {
+
+// Creates, deletes, saves and trains from several threads at once: every
+// model that ends up registered is stored, and no deleted model is.
+TEST(ModelRegistryTest, ConcurrentCreateDeleteSaveAndLearnStayConsistent) {
+  TempDir dir;
+  auto store = FileModelStore::Open(dir.path());
+  ModelRegistry registry(store->get());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      const std::vector<double> x = {1, -1};
+      std::vector<ExampleOutcome> out(1);
+      for (int i = 0; i < 40; ++i) {
+        const std::string name = absl::StrCat("m", (t * 7 + i) % 10);
+        (void)registry.Create(name, Spec());
+        if (auto model = registry.Get(name); model.ok()) {
+          (void)(*model)->Learn({Example{x, i % 2 ? 1 : -1}},
+                                absl::MakeSpan(out));
+        }
+        if (i % 3 == 0) (void)registry.Delete(name);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(registry.SaveChanged().ok());
+  });
+  for (std::thread& t : threads) t.join();
+  ASSERT_TRUE(registry.SaveChanged().ok());
+
+  std::vector<std::string> registered, stored;
+  for (const auto& m : registry.List()) registered.push_back(m->name());
+  absl::StatusOr<std::vector<ModelSnapshot>> snapshots = (*store)->LoadAll();
+  ASSERT_TRUE(snapshots.ok()) << snapshots.status();
+  for (const ModelSnapshot& s : *snapshots) stored.push_back(s.name);
+  EXPECT_EQ(registered, stored);
 }
 
 }  // namespace

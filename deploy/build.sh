@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what halfspace needs from Debian 12 (only what is missing) and
+# builds it.
+#
+#   bash deploy/build.sh [TARGET...]
+#
+# Environment: BUILD_DIR (default build), SANITIZE (address or thread),
+# BUILD_TYPE (default RelWithDebInfo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(g++ make cmake pkg-config libgrpc++-dev protobuf-compiler-grpc
+          libprotobuf-dev protobuf-compiler libabsl-dev libspdlog-dev
+          libgtest-dev libgmock-dev grpc-proto)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
+    || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -q
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 \
+    install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+build_dir=${BUILD_DIR:-build}
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
+  -DHALFSPACE_SANITIZE="${SANITIZE:-}" > "$build_dir.configure.log" 2>&1 \
+  || { cat "$build_dir.configure.log"; exit 1; }
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j"$(nproc)" "${targets[@]}"

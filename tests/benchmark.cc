@@ -1,0 +1,173 @@
+// halfspace_benchmark: prints throughput and latency numbers; asserts nothing.
+//
+//   build/tests/halfspace_benchmark [--examples=N] [--dimension=D]
+//
+// Runs an in-process server on 127.0.0.1 and measures, in one run so the
+// numbers compare as ratios on a shared machine:
+//   - the core: a bare perceptron loop vs Model::Learn over the same data;
+//   - the Train stream, one example per message and 1000 per message;
+//   - Predict round trips, one vector per call.
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/time/clock.h"
+#include "core/model.h"
+#include "spdlog/spdlog.h"
+#include "tests/test_server.h"
+
+ABSL_FLAG(int, examples, 400000, "examples per throughput measurement");
+ABSL_FLAG(int, dimension, 32, "feature dimension");
+
+namespace halfspace {
+namespace {
+
+struct Data {
+  int dimension;
+  std::vector<double> x;  // row-major, n × d
+  std::vector<int> y;
+  size_t size() const { return y.size(); }
+  Features row(size_t i) const {
+    return Features(x.data() + i * dimension, dimension);
+  }
+};
+
+Data MakeData(int n, int d) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> normal;
+  Data data{d, std::vector<double>(size_t{1} * n * d), std::vector<int>(n)};
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    for (int j = 0; j < d; ++j) {
+      data.x[size_t{1} * i * d + j] = normal(rng);
+      s += data.x[size_t{1} * i * d + j] * (j % 3 - 1);
+    }
+    data.y[i] = s + 0.3 * normal(rng) >= 0 ? 1 : -1;  // noisy: keeps updating
+  }
+  return data;
+}
+
+double PerSecond(size_t n, absl::Duration elapsed) {
+  return n / absl::ToDoubleSeconds(elapsed);
+}
+
+// The perceptron written as the tightest loop we know, as a yardstick.
+double BareLoop(const Data& data) {
+  const int d = data.dimension;
+  std::vector<double> w(d, 0.0);
+  double b = 0;
+  const absl::Time start = absl::Now();
+  for (size_t i = 0; i < data.size(); ++i) {
+    const double* x = data.x.data() + i * d;
+    double f = b;
+    for (int j = 0; j < d; ++j) f += w[j] * x[j];
+    if (data.y[i] * f <= 0) {
+      for (int j = 0; j < d; ++j) w[j] += data.y[i] * x[j];
+      b += data.y[i];
+    }
+  }
+  const absl::Duration elapsed = absl::Now() - start;
+  if (w[0] == 12345.678) std::puts("");  // keep the loop
+  return PerSecond(data.size(), elapsed);
+}
+
+double ModelLearn(const Data& data) {
+  ModelSpec spec;
+  spec.dimension = data.dimension;
+  std::unique_ptr<Model> model = *Model::Create("bench", spec);
+  constexpr size_t kBatch = 1000;
+  std::vector<Example> batch(kBatch);
+  std::vector<ExampleOutcome> outcomes(kBatch);
+  const absl::Time start = absl::Now();
+  for (size_t first = 0; first < data.size(); first += kBatch) {
+    const size_t n = std::min(kBatch, data.size() - first);
+    for (size_t i = 0; i < n; ++i) {
+      batch[i] = {data.row(first + i), data.y[first + i]};
+    }
+    (void)model->Learn(absl::MakeConstSpan(batch.data(), n),
+                       absl::MakeSpan(outcomes.data(), n));
+  }
+  return PerSecond(data.size(), absl::Now() - start);
+}
+
+// Streams `data` to a fresh model in messages of `batch` examples, one thread
+// writing and this one reading, and returns examples per second.
+double Stream(const TestServer& server, const Data& data, size_t batch,
+              const std::string& name) {
+  Client client = server.NewClient();
+  (void)client.CreateModel(name, v1::PERCEPTRON, data.dimension);
+  std::vector<v1::TrainRequest> requests;
+  for (size_t first = 0; first < data.size(); first += batch) {
+    v1::TrainRequest& r = requests.emplace_back();
+    if (first == 0) r.set_model(name);
+    for (size_t i = first; i < std::min(first + batch, data.size()); ++i) {
+      v1::Example* e = r.add_examples();
+      e->mutable_features()->Add(data.row(i).begin(), data.row(i).end());
+      e->set_label(data.y[i]);
+    }
+  }
+  auto stub = server.NewStub();
+  grpc::ClientContext context;
+  auto stream = stub->Train(&context);
+  const absl::Time start = absl::Now();
+  std::thread writer([&] {
+    for (const v1::TrainRequest& r : requests) stream->Write(r);
+    stream->WritesDone();
+  });
+  v1::TrainResponse response;
+  size_t results = 0;
+  while (stream->Read(&response)) results += response.results_size();
+  const absl::Duration elapsed = absl::Now() - start;
+  writer.join();
+  if (!stream->Finish().ok() || results != data.size()) {
+    std::fprintf(stderr, "stream failed after %zu results\n", results);
+  }
+  return PerSecond(data.size(), elapsed);
+}
+
+void PredictLatency(const TestServer& server, const Data& data) {
+  Client client = server.NewClient();
+  (void)client.CreateModel("predict", v1::PERCEPTRON, data.dimension);
+  const std::vector<double> x(data.row(0).begin(), data.row(0).end());
+  std::vector<double> micros;
+  for (int i = 0; i < 5000; ++i) {
+    const absl::Time start = absl::Now();
+    (void)client.Predict("predict", {x});
+    micros.push_back(absl::ToDoubleMicroseconds(absl::Now() - start));
+  }
+  std::sort(micros.begin(), micros.end());
+  std::printf("| Predict, 1 vector per call      | p50 %.0f µs, p99 %.0f µs |\n",
+              micros[micros.size() / 2], micros[micros.size() * 99 / 100]);
+}
+
+}  // namespace
+}  // namespace halfspace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  spdlog::set_level(spdlog::level::warn);
+  using namespace halfspace;
+  const int n = absl::GetFlag(FLAGS_examples), d = absl::GetFlag(FLAGS_dimension);
+  const Data data = MakeData(n, d);
+  const Data small = MakeData(std::max(1, n / 10), d);
+
+  std::printf("%d examples, dimension %d, perceptron\n\n", n, d);
+  std::printf("| measurement                      | result |\n|---|---|\n");
+  const double bare = BareLoop(data), learn = ModelLearn(data);
+  std::printf("| core: bare loop                  | %.2fM examples/s |\n",
+              bare / 1e6);
+  std::printf("| core: Model::Learn, batches 1000 | %.2fM examples/s (%.0f%% of bare) |\n",
+              learn / 1e6, 100 * learn / bare);
+  TestServer server;
+  std::printf("| Train stream, 1000 per message   | %.2fM examples/s |\n",
+              Stream(server, data, 1000, "batched") / 1e6);
+  std::printf("| Train stream, 1 per message      | %.0fk examples/s |\n",
+              Stream(server, small, 1, "single") / 1e3);
+  PredictLatency(server, data);
+  return 0;
+}
