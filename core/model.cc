@@ -116,21 +116,30 @@ absl::Status Model::Learn(absl::Span<const Example> examples,
 }
 
 void Model::LearnOne(const Example& example, ExampleOutcome& outcome) {
-  outcome.error = ValidateFeatures(example.features, spec_.dimension);
-  if (outcome.error.ok()) outcome.error = ValidateLabel(example.label);
+  // ‖x‖² is finite exactly when every value is (barring overflow of huge
+  // values, which ValidateFeatures then accepts), so one pass serves both R
+  // and validation; the full check runs only when something is off.
+  const Features x = example.features;
+  const double squared_norm = SquaredNorm(x);
+  absl::Status error;
+  if (static_cast<int64_t>(x.size()) != spec_.dimension ||
+      !std::isfinite(squared_norm)) {
+    error = ValidateFeatures(x, spec_.dimension);
+  }
+  if (error.ok()) error = ValidateLabel(example.label);
+  outcome.error = std::move(error);
   if (!outcome.error.ok()) {
     outcome.update = Update();
     outcome.examples_seen = outcome.updates = 0;
     return;
   }
-  outcome.update = classifier_->Learn(example.features, example.label);
+  outcome.update = classifier_->Learn(x, example.label);
   ModelCounters& c = counters_;
   c.examples_seen += 1;
   c.updates += outcome.update.updated ? 1 : 0;
   c.mistakes += outcome.update.predicted_label != example.label ? 1 : 0;
   c.loss_sum += outcome.update.loss;
-  c.max_squared_norm =
-      std::max(c.max_squared_norm, SquaredNorm(example.features) + 1.0);
+  c.max_squared_norm = std::max(c.max_squared_norm, squared_norm + 1.0);
   outcome.examples_seen = c.examples_seen;
   outcome.updates = c.updates;
 }

@@ -84,6 +84,29 @@ TEST(ModelTest, RejectsBadExamplesInBandAndLearnsTheRest) {
   EXPECT_EQ(model->Stats().counters.examples_seen, 2u);
 }
 
+TEST(ModelTest, ReusedOutcomeBuffersAreOverwrittenWhole) {
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
+  const std::vector<double> good = {1, 2}, bad = {1, INFINITY};
+  std::vector<ExampleOutcome> out(2);
+  ASSERT_TRUE(model->Learn({{bad, 1}, {good, 1}}, absl::MakeSpan(out)).ok());
+  EXPECT_FALSE(out[0].error.ok());
+  ASSERT_TRUE(model->Learn({{good, -1}, {bad, 1}}, absl::MakeSpan(out)).ok());
+  EXPECT_TRUE(out[0].error.ok());
+  EXPECT_EQ(out[0].examples_seen, 2u);
+  EXPECT_FALSE(out[1].error.ok());
+  EXPECT_EQ(out[1].examples_seen, 0u);
+  EXPECT_FALSE(out[1].update.updated);
+}
+
+TEST(ModelTest, HugeFiniteValuesAreValidEvenWhenTheirSquaresOverflow) {
+  std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
+  const std::vector<double> huge = {1e200, -1e200};
+  std::vector<ExampleOutcome> out(1);
+  ASSERT_TRUE(model->Learn({{huge, 1}}, absl::MakeSpan(out)).ok());
+  EXPECT_TRUE(out[0].error.ok()) << out[0].error;
+  EXPECT_EQ(model->Stats().counters.examples_seen, 1u);
+}
+
 TEST(ModelTest, CountsProgressiveMistakesLossAndRadius) {
   std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
   const std::vector<double> a = {3, 4}, b = {0, 1};
