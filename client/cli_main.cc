@@ -11,6 +11,7 @@
 //   fit NAME FILE           passes over FILE until one makes no updates
 //                           (--max_passes)
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -74,6 +75,11 @@ absl::StatusOr<std::vector<LabeledExample>> ReadExamples(
     if (values.size() < 2) {
       return absl::InvalidArgumentError(absl::StrCat(
           path, ":", line_number, ": expected label,x1,...,xd"));
+    }
+    if (values[0] != std::trunc(values[0]) || std::abs(values[0]) > 1e9) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ":", line_number, ": the label ", values[0],
+          " is not an integer; labels are -1 and +1"));
     }
     examples.push_back({std::vector<double>(values.begin() + 1, values.end()),
                         static_cast<int>(values[0])});

@@ -17,7 +17,7 @@ double LogLoss(double margin) {
 
 LogisticRegression::LogisticRegression(int64_t dimension, double learning_rate,
                                        double l2)
-    : weights_(dimension), learning_rate_(learning_rate), l2_(l2) {}
+    : LinearClassifier(dimension), learning_rate_(learning_rate), l2_(l2) {}
 
 Update LogisticRegression::Learn(Features x, int y) {
   Update u;

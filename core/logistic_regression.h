@@ -26,7 +26,7 @@ double Sigmoid(double z);
 // log(1 + e^(-m)), the log loss at margin m, stable for any finite m.
 double LogLoss(double margin);
 
-class LogisticRegression final : public OnlineClassifier {
+class LogisticRegression final : public LinearClassifier {
  public:
   // REQUIRES: dimension >= 1, learning_rate > 0, l2 >= 0,
   // learning_rate * l2 < 1.
@@ -36,13 +36,8 @@ class LogisticRegression final : public OnlineClassifier {
   std::optional<double> Probability(double score) const override {
     return Sigmoid(score);
   }
-  const LinearWeights& weights() const override { return weights_; }
-  void set_weights(LinearWeights weights) override {
-    weights_ = std::move(weights);
-  }
 
  private:
-  LinearWeights weights_;
   double learning_rate_;
   double l2_;
 };

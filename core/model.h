@@ -18,10 +18,10 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/features.h"
 #include "core/linear_weights.h"

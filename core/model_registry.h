@@ -17,12 +17,12 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/model.h"
 #include "core/model_store.h"
 

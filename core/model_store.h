@@ -8,11 +8,11 @@
 #ifndef HALFSPACE_CORE_MODEL_STORE_H_
 #define HALFSPACE_CORE_MODEL_STORE_H_
 
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/model.h"
 
 namespace halfspace {

@@ -8,7 +8,9 @@
 #ifndef HALFSPACE_CORE_ONLINE_CLASSIFIER_H_
 #define HALFSPACE_CORE_ONLINE_CLASSIFIER_H_
 
+#include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "core/features.h"
 #include "core/linear_weights.h"
@@ -44,6 +46,20 @@ class OnlineClassifier {
 
   // Replaces the weights.  REQUIRES: same dimension, finite values.
   virtual void set_weights(LinearWeights weights) = 0;
+};
+
+// The base of classifiers whose whole state is one LinearWeights.
+class LinearClassifier : public OnlineClassifier {
+ public:
+  const LinearWeights& weights() const final { return weights_; }
+  void set_weights(LinearWeights weights) final {
+    weights_ = std::move(weights);
+  }
+
+ protected:
+  explicit LinearClassifier(int64_t dimension) : weights_(dimension) {}
+
+  LinearWeights weights_;
 };
 
 }  // namespace halfspace

@@ -5,7 +5,7 @@
 namespace halfspace {
 
 Perceptron::Perceptron(int64_t dimension, double learning_rate)
-    : weights_(dimension), learning_rate_(learning_rate) {}
+    : LinearClassifier(dimension), learning_rate_(learning_rate) {}
 
 Update Perceptron::Learn(Features x, int y) {
   Update u;

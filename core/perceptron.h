@@ -19,7 +19,7 @@
 
 namespace halfspace {
 
-class Perceptron final : public OnlineClassifier {
+class Perceptron final : public LinearClassifier {
  public:
   // REQUIRES: dimension >= 1, learning_rate > 0.
   Perceptron(int64_t dimension, double learning_rate);
@@ -28,13 +28,8 @@ class Perceptron final : public OnlineClassifier {
   std::optional<double> Probability(double) const override {
     return std::nullopt;
   }
-  const LinearWeights& weights() const override { return weights_; }
-  void set_weights(LinearWeights weights) override {
-    weights_ = std::move(weights);
-  }
 
  private:
-  LinearWeights weights_;
   double learning_rate_;
 };
 

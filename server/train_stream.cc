@@ -65,6 +65,7 @@ class TrainReactor final
       absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(name);
       if (!model.ok()) return model.status();
       model_ = *std::move(model);
+      spdlog::debug("train stream opened on '{}'", name);
     } else if (!name.empty() && name != model_->name()) {
       return absl::InvalidArgumentError(
           absl::StrCat("this stream trains '", model_->name(),

@@ -178,6 +178,9 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
               HasSubstr("label=1  score=1  distance=0.707107"));
   EXPECT_THAT(RunCommand(cli + "list"), HasSubstr("examples_seen=16"));
   EXPECT_THAT(RunCommand(cli + "get nope"), HasSubstr("NOT_FOUND"));
+  std::ofstream(dir.File("fractional.csv")) << "0.5,1,1\n";
+  EXPECT_THAT(RunCommand(cli + "train notes " + dir.File("fractional.csv")),
+              HasSubstr("fractional.csv:1: the label 0.5 is not an integer"));
   EXPECT_EQ(server.Stop(SIGTERM), 0);
 }
 
