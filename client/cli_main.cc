@@ -103,8 +103,8 @@ void PrintModel(const v1::Model& m) {
 absl::Status Create(Client& client, const std::string& name) {
   const std::string algorithm = absl::GetFlag(FLAGS_algorithm);
   v1::Algorithm a = v1::ALGORITHM_UNSPECIFIED;
-  if (algorithm == "perceptron") a = v1::PERCEPTRON;
-  if (algorithm == "logistic") a = v1::LOGISTIC_REGRESSION;
+  if (algorithm == "perceptron") a = v1::ALGORITHM_PERCEPTRON;
+  if (algorithm == "logistic") a = v1::ALGORITHM_LOGISTIC_REGRESSION;
   if (a == v1::ALGORITHM_UNSPECIFIED) {
     return absl::InvalidArgumentError(
         "--algorithm must be perceptron or logistic");

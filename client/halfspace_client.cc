@@ -24,6 +24,7 @@ absl::Status TrainingStream::Send(absl::Span<const LabeledExample> examples) {
     v1::Example* example = request.add_examples();
     example->mutable_features()->Add(e.features.begin(), e.features.end());
     example->set_label(e.label);
+    if (e.weight != 1.0) example->set_weight(e.weight);
   }
   if (!stream_->Write(request)) {
     return absl::AbortedError(

@@ -38,4 +38,10 @@ absl::Status ValidateLabel(int label) {
       absl::StrCat("label is ", label, "; binary labels are -1 and +1"));
 }
 
+absl::Status ValidateImportanceWeight(double weight) {
+  if (std::isfinite(weight) && weight >= 0.0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "importance weight is ", weight, "; it must be finite and >= 0"));
+}
+
 }  // namespace halfspace

@@ -17,10 +17,12 @@ namespace halfspace {
 // A dense feature vector x ∈ R^d, borrowed from the caller.
 using Features = absl::Span<const double>;
 
-// A labeled example (x, y) with y ∈ {-1, +1}.
+// A labeled example (x, y) with y ∈ {-1, +1} and an importance weight s >= 0
+// (s = 2 counts as two copies of the example, s = 0 as none).
 struct Example {
   Features features;
   int label = 0;
+  double weight = 1.0;
 };
 
 // The classic decision rule: +1 when f(x) >= 0, else -1 (sign(0) = +1).
@@ -36,6 +38,9 @@ absl::Status ValidateFeatures(Features x, int64_t dimension,
 
 // OK when y is -1 or +1; the message explains the 0/1 convention otherwise.
 absl::Status ValidateLabel(int label);
+
+// OK when the importance weight is finite and >= 0.
+absl::Status ValidateImportanceWeight(double weight);
 
 }  // namespace halfspace
 

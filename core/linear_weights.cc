@@ -1,5 +1,6 @@
 #include "core/linear_weights.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace halfspace {
@@ -16,5 +17,16 @@ void LinearWeights::AddScaled(double c, Features x) {
 }
 
 double LinearWeights::Norm() const { return std::sqrt(SquaredNorm(w)); }
+
+void AppendTo(const LinearWeights& weights, std::vector<double>& out) {
+  out.insert(out.end(), weights.w.begin(), weights.w.end());
+  out.push_back(weights.b);
+}
+
+void ReadFrom(absl::Span<const double>& in, LinearWeights& weights) {
+  std::copy(in.begin(), in.begin() + weights.w.size(), weights.w.begin());
+  weights.b = in[weights.w.size()];
+  in.remove_prefix(weights.w.size() + 1);
+}
 
 }  // namespace halfspace

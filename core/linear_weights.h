@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "core/features.h"
 
 namespace halfspace {
@@ -31,6 +32,13 @@ struct LinearWeights {
   std::vector<double> w;
   double b = 0.0;
 };
+
+// Appends w then b to `out`, for a classifier's exported state.
+void AppendTo(const LinearWeights& weights, std::vector<double>& out);
+
+// Reads what AppendTo wrote into `weights` (whose size says how much) and
+// advances `in`.  REQUIRES: in.size() > weights.w.size().
+void ReadFrom(absl::Span<const double>& in, LinearWeights& weights);
 
 }  // namespace halfspace
 

@@ -19,7 +19,7 @@ LogisticRegression::LogisticRegression(int64_t dimension, double learning_rate,
                                        double l2)
     : LinearClassifier(dimension), learning_rate_(learning_rate), l2_(l2) {}
 
-Update LogisticRegression::Learn(Features x, int y) {
+Update LogisticRegression::Learn(Features x, int y, double s) {
   Update u;
   u.score = weights_.Score(x);
   u.margin = y * u.score;
@@ -29,7 +29,7 @@ Update LogisticRegression::Learn(Features x, int y) {
   u.probability = p;
 
   const double t = (y + 1) / 2;
-  const double step = learning_rate_ * (t - p);
+  const double step = learning_rate_ * s * (t - p);
   const double decay = 1.0 - learning_rate_ * l2_;
   std::vector<double>& w = weights_.w;
   for (size_t i = 0; i < w.size(); ++i) w[i] = decay * w[i] + step * x[i];

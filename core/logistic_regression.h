@@ -2,8 +2,9 @@
 //
 //   model:     p = P(y = +1 | x) = σ(w·x + b),  σ(z) = 1 / (1 + e^(-z))
 //   target:    t = (y + 1) / 2 ∈ {0, 1}
-//   update:    w ← w + η·(t - p)·x - η·λ·w,   b ← b + η·(t - p)
-//              on every example (the bias is not regularized)
+//   update:    w ← w + η·s·(t - p)·x - η·λ·w,   b ← b + η·s·(t - p)
+//              on every example (s is the importance weight, 1 by default;
+//              the bias is not regularized)
 //   loss:      -log p(y | x) = log(1 + e^(-y·f(x)))
 //
 // σ and the loss are evaluated in forms that neither overflow nor lose
@@ -32,7 +33,7 @@ class LogisticRegression final : public LinearClassifier {
   // learning_rate * l2 < 1.
   LogisticRegression(int64_t dimension, double learning_rate, double l2);
 
-  Update Learn(Features x, int y) override;
+  Update Learn(Features x, int y, double s) override;
   std::optional<double> Probability(double score) const override {
     return Sigmoid(score);
   }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/averaged_perceptron.h"
 #include "core/logistic_regression.h"
 #include "core/perceptron.h"
 
@@ -20,12 +21,106 @@ bool IsNameChar(char c) {
 std::unique_ptr<OnlineClassifier> MakeClassifier(const ModelSpec& spec) {
   switch (spec.algorithm) {
     case Algorithm::kPerceptron:
-      return std::make_unique<Perceptron>(spec.dimension, spec.learning_rate);
+      return std::make_unique<Perceptron>(spec.dimension, spec.learning_rate,
+                                          spec.margin_threshold);
     case Algorithm::kLogisticRegression:
       return std::make_unique<LogisticRegression>(
           spec.dimension, spec.learning_rate, spec.l2);
+    case Algorithm::kAveragedPerceptron:
+      return std::make_unique<AveragedPerceptron>(spec.dimension,
+                                                  spec.learning_rate);
+    case Algorithm::kPassiveAggressive:
+      return std::make_unique<PassiveAggressive>(
+          spec.dimension, spec.pa_variant, spec.aggressiveness);
+    case Algorithm::kSgd:
+      return std::make_unique<SgdClassifier>(spec.dimension,
+                                             spec.learning_rate, spec.sgd);
   }
   return nullptr;
+}
+
+// OK when `ok`; otherwise "<field> is <value>; it must be <rule>".
+absl::Status Require(bool ok, absl::string_view field, double value,
+                     absl::string_view rule) {
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " is ", value, "; it must be ", rule));
+}
+
+// Hyperparameters of other algorithms must keep their defaults, so that a
+// typo'd request fails instead of silently training something else.
+absl::Status ValidateApplicability(const ModelSpec& spec) {
+  const ModelSpec defaults;
+  struct Field {
+    const char* names;
+    bool set;
+    Algorithm owner;
+    const char* owner_name;
+  };
+  const SgdOptions& sgd = spec.sgd;
+  const SgdOptions& d = defaults.sgd;
+  const bool sgd_set = sgd.loss != d.loss || sgd.penalty != d.penalty ||
+                       sgd.alpha != d.alpha || sgd.l1_ratio != d.l1_ratio ||
+                       sgd.schedule != d.schedule ||
+                       sgd.power_t != d.power_t ||
+                       sgd.average_from != d.average_from;
+  const bool pa_set = spec.pa_variant != defaults.pa_variant ||
+                      spec.aggressiveness != defaults.aggressiveness;
+  const Field fields[] = {
+      {"l2", spec.l2 != defaults.l2, Algorithm::kLogisticRegression,
+       "logistic regression"},
+      {"margin_threshold", spec.margin_threshold != defaults.margin_threshold,
+       Algorithm::kPerceptron, "the perceptron"},
+      {"loss, penalty, alpha, l1_ratio, schedule, power_t and average_from",
+       sgd_set, Algorithm::kSgd, "SGD"},
+      {"pa_variant and aggressiveness", pa_set, Algorithm::kPassiveAggressive,
+       "passive-aggressive"},
+  };
+  for (const Field& f : fields) {
+    if (f.set && spec.algorithm != f.owner) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(f.names, ": for ", f.owner_name,
+                       " only; leave unset for this algorithm"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSgdOptions(const SgdOptions& o) {
+  if (o.loss < LossKind::kHinge || o.loss > LossKind::kPerceptron) {
+    return absl::InvalidArgumentError("loss is not one of halfspace's");
+  }
+  if (o.penalty < Penalty::kNone || o.penalty > Penalty::kElasticNet) {
+    return absl::InvalidArgumentError("penalty is not one of halfspace's");
+  }
+  if (o.schedule < Schedule::kConstant || o.schedule > Schedule::kAdaGrad) {
+    return absl::InvalidArgumentError("schedule is not one of halfspace's");
+  }
+  if (absl::Status s = Require(std::isfinite(o.alpha) && o.alpha >= 0.0,
+                               "alpha", o.alpha, ">= 0");
+      !s.ok()) {
+    return s;
+  }
+  if (o.schedule == Schedule::kOptimal && o.alpha <= 0.0) {
+    return Require(false, "alpha", o.alpha,
+                   "> 0 with the OPTIMAL schedule, which divides by it");
+  }
+  if (absl::Status s = Require(o.l1_ratio >= 0.0 && o.l1_ratio <= 1.0,
+                               "l1_ratio", o.l1_ratio, "in [0, 1]");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = Require(std::isfinite(o.power_t) && o.power_t >= 0.0,
+                               "power_t", o.power_t, ">= 0");
+      !s.ok()) {
+    return s;
+  }
+  if (o.schedule == Schedule::kAdaGrad &&
+      (o.penalty == Penalty::kL1 || o.penalty == Penalty::kElasticNet)) {
+    return absl::InvalidArgumentError(
+        "the ADAGRAD schedule takes penalty NONE or L2, not L1 or ELASTIC_NET");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -47,10 +142,9 @@ absl::Status ValidateModelName(absl::string_view name) {
 }
 
 absl::Status ValidateModelSpec(const ModelSpec& spec) {
-  if (spec.algorithm != Algorithm::kPerceptron &&
-      spec.algorithm != Algorithm::kLogisticRegression) {
-    return absl::InvalidArgumentError(
-        "algorithm must be PERCEPTRON or LOGISTIC_REGRESSION");
+  const Algorithm a = spec.algorithm;
+  if (a < Algorithm::kPerceptron || a > Algorithm::kSgd) {
+    return absl::InvalidArgumentError("algorithm is not one of halfspace's");
   }
   if (spec.dimension < 1 || spec.dimension > kMaxDimension) {
     return absl::InvalidArgumentError(
@@ -61,18 +155,27 @@ absl::Status ValidateModelSpec(const ModelSpec& spec) {
     return absl::InvalidArgumentError(absl::StrCat(
         "learning_rate is ", spec.learning_rate, "; it must be positive"));
   }
-  if (!(std::isfinite(spec.l2) && spec.l2 >= 0.0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("l2 is ", spec.l2, "; it must be zero or positive"));
-  }
-  if (spec.l2 > 0.0 && spec.algorithm != Algorithm::kLogisticRegression) {
-    return absl::InvalidArgumentError(
-        "l2 applies to LOGISTIC_REGRESSION only; leave it 0 for PERCEPTRON");
-  }
-  if (spec.learning_rate * spec.l2 >= 1.0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "learning_rate * l2 is ", spec.learning_rate * spec.l2,
-        "; it must be below 1, or each step would flip or zero the weights"));
+  if (absl::Status s = ValidateApplicability(spec); !s.ok()) return s;
+  switch (a) {
+    case Algorithm::kPerceptron:
+      return Require(std::isfinite(spec.margin_threshold) &&
+                         spec.margin_threshold >= 0.0,
+                     "margin_threshold", spec.margin_threshold, ">= 0");
+    case Algorithm::kLogisticRegression:
+      if (!(std::isfinite(spec.l2) && spec.l2 >= 0.0)) {
+        return Require(false, "l2", spec.l2, ">= 0");
+      }
+      return Require(spec.learning_rate * spec.l2 < 1.0,
+                     "learning_rate * l2", spec.learning_rate * spec.l2,
+                     "below 1, or each step would flip or zero the weights");
+    case Algorithm::kPassiveAggressive:
+      return Require(std::isfinite(spec.aggressiveness) &&
+                         spec.aggressiveness > 0.0,
+                     "aggressiveness (C)", spec.aggressiveness, "> 0");
+    case Algorithm::kSgd:
+      return ValidateSgdOptions(spec.sgd);
+    case Algorithm::kAveragedPerceptron:
+      return absl::OkStatus();
   }
   return absl::OkStatus();
 }
@@ -111,6 +214,7 @@ absl::Status Model::Learn(absl::Span<const Example> examples,
   for (size_t i = 0; i < examples.size(); ++i) {
     LearnOne(examples[i], outcomes[i]);
   }
+  classifier_->EndBatch();
   if (!examples.empty()) generation_.fetch_add(1, std::memory_order_acq_rel);
   return absl::OkStatus();
 }
@@ -127,13 +231,14 @@ void Model::LearnOne(const Example& example, ExampleOutcome& outcome) {
     error = ValidateFeatures(x, spec_.dimension);
   }
   if (error.ok()) error = ValidateLabel(example.label);
+  if (error.ok()) error = ValidateImportanceWeight(example.weight);
   outcome.error = std::move(error);
   if (!outcome.error.ok()) {
     outcome.update = Update();
     outcome.examples_seen = outcome.updates = 0;
     return;
   }
-  outcome.update = classifier_->Learn(x, example.label);
+  outcome.update = classifier_->Learn(x, example.label, example.weight);
   ModelCounters& c = counters_;
   c.examples_seen += 1;
   c.updates += outcome.update.updated ? 1 : 0;
@@ -195,9 +300,12 @@ ModelStats Model::Stats() const {
 }
 
 ModelSnapshot Model::Snapshot() const {
-  ModelSnapshot snapshot{name_, spec_, {}, {}};
+  ModelSnapshot snapshot;
+  snapshot.name = name_;
+  snapshot.spec = spec_;
   std::shared_lock lock(mu_);
   snapshot.weights = classifier_->weights();
+  snapshot.state = classifier_->ExportState();
   snapshot.counters = counters_;
   return snapshot;
 }

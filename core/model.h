@@ -26,20 +26,33 @@
 #include "core/features.h"
 #include "core/linear_weights.h"
 #include "core/online_classifier.h"
+#include "core/passive_aggressive.h"
+#include "core/sgd_classifier.h"
 
 namespace halfspace {
 
-enum class Algorithm { kPerceptron = 1, kLogisticRegression = 2 };
+enum class Algorithm {
+  kPerceptron = 1,
+  kLogisticRegression = 2,
+  kAveragedPerceptron = 3,
+  kPassiveAggressive = 4,
+  kSgd = 5,
+};
 
 // The largest feature dimension a model may have (128 MiB of weights).
 inline constexpr int64_t kMaxDimension = int64_t{1} << 24;
 
-// What a model is: fixed at creation.
+// What a model is: fixed at creation. Each hyperparameter applies to the
+// algorithms named beside it and must keep its default for the others.
 struct ModelSpec {
   Algorithm algorithm = Algorithm::kPerceptron;
   int64_t dimension = 0;
-  double learning_rate = 1.0;  // η
-  double l2 = 0.0;             // λ, logistic regression only
+  double learning_rate = 1.0;     // η: all but passive-aggressive
+  double l2 = 0.0;                // λ: logistic regression
+  double margin_threshold = 0.0;  // τ: perceptron
+  SgdOptions sgd;                 // SGD
+  PaVariant pa_variant = PaVariant::kPaI;  // passive-aggressive
+  double aggressiveness = 1.0;             // C: passive-aggressive
 };
 
 // OK when `name` is 1 to 64 characters from [A-Za-z0-9_.-] and starts with a
@@ -69,7 +82,8 @@ struct ModelStats {
 struct ModelSnapshot {
   std::string name;
   ModelSpec spec;
-  LinearWeights weights;
+  LinearWeights weights;      // the weights the model predicts with
+  std::vector<double> state;  // the algorithm's state beyond them
   ModelCounters counters;
 };
 

@@ -1,6 +1,6 @@
 // The interface every online binary classifier implements: learn from one
-// example and say what changed, score a feature vector, and export or import
-// its weights.
+// example and say what changed, give the weights it predicts with, and export
+// or import its whole state.
 //
 // Implementations are not thread-safe; Model serializes access. Inputs are
 // validated by the caller (Model): dimensions match and values are finite.
@@ -11,6 +11,10 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
 
 #include "core/features.h"
 #include "core/linear_weights.h"
@@ -32,20 +36,40 @@ class OnlineClassifier {
  public:
   virtual ~OnlineClassifier() = default;
 
-  // Learns from (x, y).  REQUIRES: x has the weights' dimension, finite
-  // values; y ∈ {-1, +1}.
-  virtual Update Learn(Features x, int y) = 0;
+  // Learns from (x, y) with importance weight s (an example with s = 2
+  // counts as two).  REQUIRES: x has the weights' dimension, finite values;
+  // y ∈ {-1, +1}; s finite and >= 0.
+  virtual Update Learn(Features x, int y, double s) = 0;
+
+  // Called after a batch of Learn calls and before the weights are read
+  // again: a classifier that keeps its prediction weights lazily brings them
+  // up to date here.
+  virtual void EndBatch() {}
 
   // P(y = +1 | x) for a given score, or nullopt when the algorithm is not
   // probabilistic.
   virtual std::optional<double> Probability(double score) const = 0;
 
-  // The current weights; the reference is valid until the next Learn or
-  // set_weights.
+  // The weights the classifier predicts with (for averaging algorithms, the
+  // average); valid until the next Learn, EndBatch or set_weights.
   virtual const LinearWeights& weights() const = 0;
 
-  // Replaces the weights.  REQUIRES: same dimension, finite values.
+  // Makes `weights` the weights it learns from and predicts with, keeping
+  // other state (step counts, accumulators).  REQUIRES: same dimension,
+  // finite values.
   virtual void set_weights(LinearWeights weights) = 0;
+
+  // The state beyond weights(), as numbers, so that a classifier restored by
+  // set_weights(weights()) and ImportState(ExportState()) learns on exactly
+  // as the original would. Empty for classifiers whose state is weights().
+  virtual std::vector<double> ExportState() const { return {}; }
+
+  // Restores what ExportState returned; INVALID_ARGUMENT if it does not fit.
+  virtual absl::Status ImportState(absl::Span<const double> state) {
+    return state.empty() ? absl::OkStatus()
+                         : absl::InvalidArgumentError(
+                               "this algorithm keeps no state beyond weights");
+  }
 };
 
 // The base of classifiers whose whole state is one LinearWeights.

@@ -4,17 +4,20 @@
 
 namespace halfspace {
 
-Perceptron::Perceptron(int64_t dimension, double learning_rate)
-    : LinearClassifier(dimension), learning_rate_(learning_rate) {}
+Perceptron::Perceptron(int64_t dimension, double learning_rate,
+                       double margin_threshold)
+    : LinearClassifier(dimension),
+      learning_rate_(learning_rate),
+      margin_threshold_(margin_threshold) {}
 
-Update Perceptron::Learn(Features x, int y) {
+Update Perceptron::Learn(Features x, int y, double s) {
   Update u;
   u.score = weights_.Score(x);
   u.margin = y * u.score;
   u.predicted_label = PredictedLabel(u.score);
-  u.loss = std::max(0.0, -u.margin);
-  if (u.margin <= 0.0) {
-    weights_.AddScaled(learning_rate_ * y, x);
+  u.loss = std::max(0.0, margin_threshold_ - u.margin);
+  if (u.margin <= margin_threshold_ && s > 0.0) {
+    weights_.AddScaled(learning_rate_ * s * y, x);
     u.updated = true;
   }
   return u;

@@ -1,6 +1,7 @@
 #include "core/snapshot_codec.h"
 
 #include <array>
+#include <iterator>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -56,8 +57,55 @@ class Reader {
   absl::string_view bytes_;
 };
 
+// Every hyperparameter, as a number under a key that never changes meaning.
+struct HyperparameterKey {
+  uint32_t key;
+  double (*get)(const ModelSpec&);
+  void (*set)(ModelSpec&, double);
+};
+constexpr HyperparameterKey kHyperparameterKeys[] = {
+    {1, [](const ModelSpec& s) { return s.learning_rate; },
+     [](ModelSpec& s, double v) { s.learning_rate = v; }},
+    {2, [](const ModelSpec& s) { return s.l2; },
+     [](ModelSpec& s, double v) { s.l2 = v; }},
+    {3, [](const ModelSpec& s) { return s.margin_threshold; },
+     [](ModelSpec& s, double v) { s.margin_threshold = v; }},
+    {4, [](const ModelSpec& s) { return double(s.sgd.loss); },
+     [](ModelSpec& s, double v) { s.sgd.loss = LossKind(int(v)); }},
+    {5, [](const ModelSpec& s) { return double(s.sgd.penalty); },
+     [](ModelSpec& s, double v) { s.sgd.penalty = Penalty(int(v)); }},
+    {6, [](const ModelSpec& s) { return s.sgd.alpha; },
+     [](ModelSpec& s, double v) { s.sgd.alpha = v; }},
+    {7, [](const ModelSpec& s) { return s.sgd.l1_ratio; },
+     [](ModelSpec& s, double v) { s.sgd.l1_ratio = v; }},
+    {8, [](const ModelSpec& s) { return double(s.sgd.schedule); },
+     [](ModelSpec& s, double v) { s.sgd.schedule = Schedule(int(v)); }},
+    {9, [](const ModelSpec& s) { return s.sgd.power_t; },
+     [](ModelSpec& s, double v) { s.sgd.power_t = v; }},
+    {10, [](const ModelSpec& s) { return double(s.sgd.average_from); },
+     [](ModelSpec& s, double v) { s.sgd.average_from = uint64_t(v); }},
+    {11, [](const ModelSpec& s) { return double(s.pa_variant); },
+     [](ModelSpec& s, double v) { s.pa_variant = PaVariant(int(v)); }},
+    {12, [](const ModelSpec& s) { return s.aggressiveness; },
+     [](ModelSpec& s, double v) { s.aggressiveness = v; }},
+};
+
 absl::Status Corrupt(absl::string_view what) {
   return absl::DataLossError(absl::StrCat("corrupt model snapshot: ", what));
+}
+
+bool DecodeHyperparameters(Reader& in, ModelSpec& spec) {
+  uint32_t n = 0;
+  if (!in.Get(n)) return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t key = 0;
+    double value = 0;
+    if (!in.Get(key) || !in.Get(value)) return false;
+    for (const HyperparameterKey& k : kHyperparameterKeys) {
+      if (k.key == key) k.set(spec, value);
+    }
+  }
+  return true;
 }
 
 absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
@@ -68,20 +116,25 @@ absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
   ModelCounters& c = s.counters;
   if (!in.Get(name_size) || !in.GetBytes(name_size, name) ||
       !in.Get(algorithm) || !in.Get(s.spec.dimension) ||
-      !in.Get(s.spec.learning_rate) || !in.Get(s.spec.l2) ||
-      !in.Get(c.examples_seen) || !in.Get(c.updates) || !in.Get(c.mistakes) ||
-      !in.Get(c.loss_sum) || !in.Get(c.max_squared_norm) ||
-      !in.Get(s.weights.b)) {
+      !DecodeHyperparameters(in, s.spec) || !in.Get(c.examples_seen) ||
+      !in.Get(c.updates) || !in.Get(c.mistakes) || !in.Get(c.loss_sum) ||
+      !in.Get(c.max_squared_norm) || !in.Get(s.weights.b)) {
     return Corrupt("header fields are truncated");
   }
   s.name = std::string(name);
   s.spec.algorithm = static_cast<Algorithm>(algorithm);
   if (s.spec.dimension < 1 || s.spec.dimension > kMaxDimension ||
-      in.remaining() != static_cast<size_t>(s.spec.dimension) * sizeof(double)) {
+      in.remaining() < static_cast<size_t>(s.spec.dimension) * sizeof(double)) {
     return Corrupt("weight vector size does not match the dimension");
   }
   s.weights.w.resize(s.spec.dimension);
   for (double& w : s.weights.w) in.Get(w);
+  uint64_t state_size = 0;
+  if (!in.Get(state_size) || in.remaining() != state_size * sizeof(double)) {
+    return Corrupt("algorithm state size does not match the file");
+  }
+  s.state.resize(state_size);
+  for (double& v : s.state) in.Get(v);
   return s;
 }
 
@@ -96,13 +149,17 @@ uint32_t Crc32c(absl::string_view data) {
 
 std::string EncodeSnapshot(const ModelSnapshot& s) {
   std::string payload;
-  payload.reserve(96 + s.name.size() + s.weights.w.size() * sizeof(double));
+  payload.reserve(256 + s.name.size() +
+                  (s.weights.w.size() + s.state.size()) * sizeof(double));
   Put(payload, static_cast<uint32_t>(s.name.size()));
   payload.append(s.name);
   Put(payload, static_cast<uint32_t>(s.spec.algorithm));
   Put(payload, s.spec.dimension);
-  Put(payload, s.spec.learning_rate);
-  Put(payload, s.spec.l2);
+  Put(payload, static_cast<uint32_t>(std::size(kHyperparameterKeys)));
+  for (const HyperparameterKey& k : kHyperparameterKeys) {
+    Put(payload, k.key);
+    Put(payload, k.get(s.spec));
+  }
   const ModelCounters& c = s.counters;
   Put(payload, c.examples_seen);
   Put(payload, c.updates);
@@ -112,6 +169,9 @@ std::string EncodeSnapshot(const ModelSnapshot& s) {
   Put(payload, s.weights.b);
   payload.append(reinterpret_cast<const char*>(s.weights.w.data()),
                  s.weights.w.size() * sizeof(double));
+  Put(payload, static_cast<uint64_t>(s.state.size()));
+  payload.append(reinterpret_cast<const char*>(s.state.data()),
+                 s.state.size() * sizeof(double));
 
   std::string out(kMagic);
   Put(out, kVersion);

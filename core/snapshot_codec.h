@@ -5,9 +5,14 @@
 //   "HSPM"  u32 version  u64 payload_size  payload  u32 crc32c(payload)
 //
 //   payload: u32 name_size, name bytes, u32 algorithm, i64 dimension,
-//            f64 learning_rate, f64 l2, u64 examples_seen, u64 updates,
-//            u64 mistakes, f64 loss_sum, f64 max_squared_norm, f64 bias,
-//            f64 weights[dimension]
+//            u32 n, n × (u32 key, f64 value)   the hyperparameters
+//            u64 examples_seen, u64 updates, u64 mistakes, f64 loss_sum,
+//            f64 max_squared_norm, f64 bias, f64 weights[dimension],
+//            u64 state_size, f64 state[state_size]
+//
+// Hyperparameters are keyed (see kHyperparameterKeys in the source), so a
+// later version can add one and still read these files: a missing key keeps
+// its default.
 //
 // Decoding checks the magic, version, sizes and checksum, so a truncated or
 // corrupted file is reported, never loaded.

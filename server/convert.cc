@@ -2,39 +2,140 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "server/status.h"
 
 namespace halfspace {
 
+namespace {
+
+// One proto enum value and its core counterpart.
+template <typename Proto, typename Core>
+struct EnumPair {
+  Proto proto;
+  Core core;
+};
+
+constexpr EnumPair<v1::Algorithm, Algorithm> kAlgorithms[] = {
+    {v1::ALGORITHM_PERCEPTRON, Algorithm::kPerceptron},
+    {v1::ALGORITHM_LOGISTIC_REGRESSION, Algorithm::kLogisticRegression},
+    {v1::ALGORITHM_AVERAGED_PERCEPTRON, Algorithm::kAveragedPerceptron},
+    {v1::ALGORITHM_PASSIVE_AGGRESSIVE, Algorithm::kPassiveAggressive},
+    {v1::ALGORITHM_SGD, Algorithm::kSgd},
+};
+constexpr EnumPair<v1::Loss, LossKind> kLosses[] = {
+    {v1::LOSS_HINGE, LossKind::kHinge},
+    {v1::LOSS_SQUARED_HINGE, LossKind::kSquaredHinge},
+    {v1::LOSS_MODIFIED_HUBER, LossKind::kModifiedHuber},
+    {v1::LOSS_LOG, LossKind::kLog},
+    {v1::LOSS_EXPONENTIAL, LossKind::kExponential},
+    {v1::LOSS_PERCEPTRON, LossKind::kPerceptron},
+};
+constexpr EnumPair<v1::Penalty, Penalty> kPenalties[] = {
+    {v1::PENALTY_NONE, Penalty::kNone},
+    {v1::PENALTY_L2, Penalty::kL2},
+    {v1::PENALTY_L1, Penalty::kL1},
+    {v1::PENALTY_ELASTIC_NET, Penalty::kElasticNet},
+};
+constexpr EnumPair<v1::Schedule, Schedule> kSchedules[] = {
+    {v1::SCHEDULE_CONSTANT, Schedule::kConstant},
+    {v1::SCHEDULE_OPTIMAL, Schedule::kOptimal},
+    {v1::SCHEDULE_INVERSE_SCALING, Schedule::kInverseScaling},
+    {v1::SCHEDULE_ADAGRAD, Schedule::kAdaGrad},
+};
+constexpr EnumPair<v1::PassiveAggressiveVariant, PaVariant> kPaVariants[] = {
+    {v1::PA_VARIANT_PA, PaVariant::kPa},
+    {v1::PA_VARIANT_PA_I, PaVariant::kPaI},
+    {v1::PA_VARIANT_PA_II, PaVariant::kPaII},
+};
+
+// The core value of `value`; its zero (UNSPECIFIED) value keeps `out` as it
+// is, the default. INVALID_ARGUMENT for a value this server does not know.
+template <typename Proto, typename Core, size_t N>
+absl::Status FromProto(const EnumPair<Proto, Core> (&pairs)[N], Proto value,
+                       const char* field, Core& out) {
+  if (value == Proto{}) return absl::OkStatus();
+  for (const auto& pair : pairs) {
+    if (pair.proto == value) {
+      out = pair.core;
+      return absl::OkStatus();
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " has the unknown value ", static_cast<int>(value)));
+}
+
+template <typename Proto, typename Core, size_t N>
+Proto ToProto(const EnumPair<Proto, Core> (&pairs)[N], Core value) {
+  for (const auto& pair : pairs) {
+    if (pair.core == value) return pair.proto;
+  }
+  return Proto{};
+}
+
+}  // namespace
+
 absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
   ModelSpec spec;
-  switch (req.algorithm()) {
-    case v1::PERCEPTRON:
-      spec.algorithm = Algorithm::kPerceptron;
-      break;
-    case v1::LOGISTIC_REGRESSION:
-      spec.algorithm = Algorithm::kLogisticRegression;
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          "algorithm must be set: PERCEPTRON or LOGISTIC_REGRESSION");
+  if (req.algorithm() == v1::ALGORITHM_UNSPECIFIED) {
+    return absl::InvalidArgumentError(
+        "algorithm must be set, e.g. ALGORITHM_PERCEPTRON");
+  }
+  const v1::Hyperparameters& h = req.hyperparameters();
+  SgdOptions& sgd = spec.sgd;
+  for (absl::Status s :
+       {FromProto(kAlgorithms, req.algorithm(), "algorithm", spec.algorithm),
+        FromProto(kLosses, h.loss(), "loss", sgd.loss),
+        FromProto(kPenalties, h.penalty(), "penalty", sgd.penalty),
+        FromProto(kSchedules, h.schedule(), "schedule", sgd.schedule),
+        FromProto(kPaVariants, h.pa_variant(), "pa_variant", spec.pa_variant)}) {
+    if (!s.ok()) return s;
   }
   spec.dimension = req.dimension();
-  const v1::Hyperparameters& h = req.hyperparameters();
   if (h.learning_rate() != 0.0) spec.learning_rate = h.learning_rate();
   spec.l2 = h.l2();
+  spec.margin_threshold = h.margin_threshold();
+  if (h.has_alpha()) sgd.alpha = h.alpha();
+  if (h.has_l1_ratio()) sgd.l1_ratio = h.l1_ratio();
+  if (h.has_power_t()) sgd.power_t = h.power_t();
+  sgd.average_from = h.average_from();
+  if (h.has_aggressiveness()) spec.aggressiveness = h.aggressiveness();
   return spec;
 }
 
 void ToProto(const Model& model, v1::Model* out) {
   const ModelSpec& spec = model.spec();
   out->set_name(model.name());
-  out->set_algorithm(spec.algorithm == Algorithm::kPerceptron
-                         ? v1::PERCEPTRON
-                         : v1::LOGISTIC_REGRESSION);
+  out->set_algorithm(ToProto(kAlgorithms, spec.algorithm));
   out->set_dimension(spec.dimension);
-  out->mutable_hyperparameters()->set_learning_rate(spec.learning_rate);
-  out->mutable_hyperparameters()->set_l2(spec.l2);
+  v1::Hyperparameters* h = out->mutable_hyperparameters();
+  switch (spec.algorithm) {
+    case Algorithm::kPerceptron:
+      h->set_learning_rate(spec.learning_rate);
+      h->set_margin_threshold(spec.margin_threshold);
+      break;
+    case Algorithm::kLogisticRegression:
+      h->set_learning_rate(spec.learning_rate);
+      h->set_l2(spec.l2);
+      break;
+    case Algorithm::kAveragedPerceptron:
+      h->set_learning_rate(spec.learning_rate);
+      break;
+    case Algorithm::kPassiveAggressive:
+      h->set_pa_variant(ToProto(kPaVariants, spec.pa_variant));
+      h->set_aggressiveness(spec.aggressiveness);
+      break;
+    case Algorithm::kSgd:
+      h->set_learning_rate(spec.learning_rate);
+      h->set_loss(ToProto(kLosses, spec.sgd.loss));
+      h->set_penalty(ToProto(kPenalties, spec.sgd.penalty));
+      h->set_alpha(spec.sgd.alpha);
+      h->set_l1_ratio(spec.sgd.l1_ratio);
+      h->set_schedule(ToProto(kSchedules, spec.sgd.schedule));
+      h->set_power_t(spec.sgd.power_t);
+      h->set_average_from(spec.sgd.average_from);
+      break;
+  }
 
   const ModelStats stats = model.Stats();
   const ModelCounters& c = stats.counters;

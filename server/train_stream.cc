@@ -78,7 +78,8 @@ class TrainReactor final
     outcomes_.resize(n);
     for (int i = 0; i < n; ++i) {
       const v1::Example& e = request_.examples(i);
-      examples_[i] = Example{e.features(), e.label()};
+      examples_[i] = Example{e.features(), e.label(),
+                             e.has_weight() ? e.weight() : 1.0};
     }
     if (absl::Status s = model_->Learn(examples_, absl::MakeSpan(outcomes_)); !s.ok()) return s;
 

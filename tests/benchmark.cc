@@ -100,7 +100,7 @@ double ModelLearn(const Data& data) {
 double Stream(const TestServer& server, const Data& data, size_t batch,
               const std::string& name) {
   Client client = server.NewClient();
-  (void)client.CreateModel(name, v1::PERCEPTRON, data.dimension);
+  (void)client.CreateModel(name, v1::ALGORITHM_PERCEPTRON, data.dimension);
   std::vector<v1::TrainRequest> requests;
   for (size_t first = 0; first < data.size(); first += batch) {
     v1::TrainRequest& r = requests.emplace_back();
@@ -132,7 +132,7 @@ double Stream(const TestServer& server, const Data& data, size_t batch,
 
 void PredictLatency(const TestServer& server, const Data& data) {
   Client client = server.NewClient();
-  (void)client.CreateModel("predict", v1::PERCEPTRON, data.dimension);
+  (void)client.CreateModel("predict", v1::ALGORITHM_PERCEPTRON, data.dimension);
   const std::vector<double> x(data.row(0).begin(), data.row(0).end());
   std::vector<double> micros;
   for (int i = 0; i < 5000; ++i) {

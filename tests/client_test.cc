@@ -22,7 +22,7 @@ const std::vector<LabeledExample> kSecondWorkedExample = {
     {{1, 2}, +1}, {{2, 1}, -1}, {{0, 0}, -1}};
 
 TEST_F(ClientTest, FitConvergesOnTheSecondWorkedExampleInPassThree) {
-  ASSERT_TRUE(client_.CreateModel("m", v1::PERCEPTRON, 2).ok());
+  ASSERT_TRUE(client_.CreateModel("m", v1::ALGORITHM_PERCEPTRON, 2).ok());
   absl::StatusOr<FitReport> report = client_.Fit("m", kSecondWorkedExample);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->passes, 3);
@@ -44,7 +44,7 @@ TEST_F(ClientTest, FitGivesTheSameModelWhateverTheBatchSize) {
   std::vector<std::vector<double>> weights;
   for (int batch_size : {1, 7, 300}) {
     const std::string name = absl::StrCat("m", batch_size);
-    ASSERT_TRUE(client_.CreateModel(name, v1::PERCEPTRON, 2).ok());
+    ASSERT_TRUE(client_.CreateModel(name, v1::ALGORITHM_PERCEPTRON, 2).ok());
     FitOptions options;
     options.batch_size = batch_size;
     options.max_passes = 3;
@@ -58,7 +58,7 @@ TEST_F(ClientTest, FitGivesTheSameModelWhateverTheBatchSize) {
 }
 
 TEST_F(ClientTest, FitStopsAtMaxPassesOnDataNoHalfspaceSeparates) {
-  ASSERT_TRUE(client_.CreateModel("xor", v1::PERCEPTRON, 2).ok());
+  ASSERT_TRUE(client_.CreateModel("xor", v1::ALGORITHM_PERCEPTRON, 2).ok());
   const std::vector<LabeledExample> xor_data = {
       {{0, 0}, -1}, {{1, 1}, -1}, {{0, 1}, 1}, {{1, 0}, 1}};
   FitOptions options;
@@ -73,7 +73,7 @@ TEST_F(ClientTest, FitReportsAMissingModelAndARejectedExample) {
   absl::Status missing = client_.Fit("nope", kSecondWorkedExample).status();
   EXPECT_TRUE(absl::IsNotFound(missing)) << missing;
 
-  ASSERT_TRUE(client_.CreateModel("m", v1::PERCEPTRON, 2).ok());
+  ASSERT_TRUE(client_.CreateModel("m", v1::ALGORITHM_PERCEPTRON, 2).ok());
   std::vector<LabeledExample> data(500, LabeledExample{{1, 1}, 1});
   data[321].label = 0;
   FitOptions options;

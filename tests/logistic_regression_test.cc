@@ -15,7 +15,7 @@ using ::testing::ElementsAre;
 TEST(LogisticRegressionTest, FirstStepFromZeroMovesHalfwayTowardTheTarget) {
   LogisticRegression lr(2, 0.5, 0.0);
   const std::vector<double> x = {1, 2};
-  Update u = lr.Learn(x, +1);
+  Update u = lr.Learn(x, +1, 1.0);
   EXPECT_EQ(u.score, 0);
   EXPECT_EQ(*u.probability, 0.5);
   EXPECT_DOUBLE_EQ(u.loss, std::log(2.0));
@@ -32,7 +32,7 @@ TEST(LogisticRegressionTest, NegativeExampleFollowsTheGradientOfLogLoss) {
   w.b = 0.25;
   lr.set_weights(w);
   const std::vector<double> x = {1, 2};
-  Update u = lr.Learn(x, -1);
+  Update u = lr.Learn(x, -1, 1.0);
   const double p = 1 / (1 + std::exp(-1.5));
   EXPECT_DOUBLE_EQ(u.score, 1.5);
   EXPECT_DOUBLE_EQ(u.margin, -1.5);
@@ -52,7 +52,7 @@ TEST(LogisticRegressionTest, L2ShrinksWeightsButNotTheBias) {
   w.b = 1.0;
   lr.set_weights(w);
   const std::vector<double> x = {0.0};  // no gradient on w: only decay
-  Update u = lr.Learn(x, +1);
+  Update u = lr.Learn(x, +1, 1.0);
   const double p = 1 / (1 + std::exp(-1.0));
   EXPECT_DOUBLE_EQ(lr.weights().w[0], 2.0 * (1 - 0.5 * 0.1));
   EXPECT_DOUBLE_EQ(lr.weights().b, 1.0 + 0.5 * (1 - p));
@@ -75,7 +75,7 @@ TEST(LogisticRegressionTest, LearnsASeparableProblem) {
   const std::vector<std::vector<double>> xs = {{2, 3}, {3, 1}, {0, 1}, {1, -1}};
   const int ys[] = {+1, +1, -1, -1};
   for (int pass = 0; pass < 200; ++pass) {
-    for (int i = 0; i < 4; ++i) lr.Learn(xs[i], ys[i]);
+    for (int i = 0; i < 4; ++i) lr.Learn(xs[i], ys[i], 1.0);
   }
   for (int i = 0; i < 4; ++i) {
     const double p = *lr.Probability(lr.weights().Score(xs[i]));

@@ -26,7 +26,7 @@ Trace TrainUntilConverged(Perceptron& p, const std::vector<Point>& data,
   for (*passes = 1; *passes <= 100; ++*passes) {
     bool updated = false;
     for (const Point& point : data) {
-      if (p.Learn(point.x, point.y).updated) {
+      if (p.Learn(point.x, point.y, 1.0).updated) {
         updated = true;
         const LinearWeights& w = p.weights();
         trace.push_back({w.w[0], w.w[1], w.b});
@@ -66,7 +66,7 @@ TEST(PerceptronTest, SecondWorkedExampleConvergesInPassThree) {
 TEST(PerceptronTest, FirstExampleAlwaysUpdatesBecauseZeroMarginIsAMistake) {
   Perceptron p(2, 1.0);
   const std::vector<double> x = {2, 3};
-  Update u = p.Learn(x, +1);
+  Update u = p.Learn(x, +1, 1.0);
   EXPECT_EQ(u.score, 0);
   EXPECT_EQ(u.margin, 0);
   EXPECT_EQ(u.predicted_label, +1);  // sign(0) = +1
@@ -81,7 +81,7 @@ TEST(PerceptronTest, PositiveMarginLeavesWeightsAlone) {
   w.w = {1, 0};
   p.set_weights(w);
   const std::vector<double> x = {0.5, 7};
-  Update u = p.Learn(x, +1);
+  Update u = p.Learn(x, +1, 1.0);
   EXPECT_FALSE(u.updated);
   EXPECT_EQ(u.margin, 0.5);
   EXPECT_THAT(p.weights().w, ElementsAre(1, 0));
@@ -93,7 +93,7 @@ TEST(PerceptronTest, MistakeLossIsNegativeMarginAndStepScalesWithEta) {
   w.w = {1, 1};
   p.set_weights(w);
   const std::vector<double> x = {2, 1};
-  Update u = p.Learn(x, -1);  // score 3, margin -3
+  Update u = p.Learn(x, -1, 1.0);  // score 3, margin -3
   EXPECT_EQ(u.margin, -3);
   EXPECT_EQ(u.loss, 3);
   EXPECT_EQ(u.predicted_label, +1);

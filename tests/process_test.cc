@@ -122,7 +122,7 @@ TEST(ProcessTest, SigtermStoresModelsAndTheNextStartLoadsThem) {
     ServerProcess server(data, dir.File("first.log"));
     ASSERT_TRUE(server.WaitUntilReady()) << ReadFile(dir.File("first.log"));
     Client client = Client::Connect(server.target());
-    ASSERT_TRUE(client.CreateModel("notes", v1::PERCEPTRON, 2).ok());
+    ASSERT_TRUE(client.CreateModel("notes", v1::ALGORITHM_PERCEPTRON, 2).ok());
     absl::StatusOr<FitReport> report =
         client.Fit("notes", {{{1, 2}, 1}, {{2, 1}, -1}, {{0, 0}, -1}});
     ASSERT_TRUE(report.ok()) << report.status();
@@ -164,7 +164,7 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
   const std::string cli =
       absl::StrCat(HALFSPACE_CLI_BINARY, " --server=", server.target(), " ");
   EXPECT_THAT(RunCommand(cli + "create notes --dimension=2"),
-              HasSubstr("PERCEPTRON"));
+              HasSubstr("ALGORITHM_PERCEPTRON"));
   std::ofstream(dir.File("notes.csv"))
       << "# label,x1,x2\n1,2,3\n1,3,1\n-1,0,1\n-1,1,-1\n0,1,1\n";
   const std::string train = RunCommand(cli + "train notes " + dir.File("notes.csv"));

@@ -35,7 +35,7 @@ v1::TrainRequest FirstWorkedExamplePass() {
 class ServerTest : public ::testing::Test {
  protected:
   void CreatePerceptron(const std::string& name, int64_t dimension) {
-    ASSERT_TRUE(client_.CreateModel(name, v1::PERCEPTRON, dimension).ok());
+    ASSERT_TRUE(client_.CreateModel(name, v1::ALGORITHM_PERCEPTRON, dimension).ok());
   }
 
   TestServer server_;
@@ -45,7 +45,7 @@ class ServerTest : public ::testing::Test {
 
 TEST_F(ServerTest, CreateGetListDeleteUseCanonicalCodes) {
   absl::StatusOr<v1::Model> created =
-      client_.CreateModel("spam", v1::LOGISTIC_REGRESSION, 3, 0.1, 0.01);
+      client_.CreateModel("spam", v1::ALGORITHM_LOGISTIC_REGRESSION, 3, 0.1, 0.01);
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(created->dimension(), 3);
   EXPECT_EQ(created->hyperparameters().learning_rate(), 0.1);
@@ -54,15 +54,15 @@ TEST_F(ServerTest, CreateGetListDeleteUseCanonicalCodes) {
   EXPECT_EQ(client_.GetModel("ham")->hyperparameters().learning_rate(), 1.0);
 
   EXPECT_TRUE(absl::IsAlreadyExists(
-      client_.CreateModel("spam", v1::PERCEPTRON, 3).status()));
-  absl::Status bad = client_.CreateModel("a/b", v1::PERCEPTRON, 3).status();
+      client_.CreateModel("spam", v1::ALGORITHM_PERCEPTRON, 3).status()));
+  absl::Status bad = client_.CreateModel("a/b", v1::ALGORITHM_PERCEPTRON, 3).status();
   EXPECT_TRUE(absl::IsInvalidArgument(bad));
   EXPECT_THAT(bad.message(), HasSubstr("letters, digits"));
   EXPECT_THAT(
       client_.CreateModel("x", v1::ALGORITHM_UNSPECIFIED, 3).status().message(),
       HasSubstr("algorithm must be set"));
   EXPECT_TRUE(absl::IsInvalidArgument(
-      client_.CreateModel("x", v1::PERCEPTRON, -3).status()));
+      client_.CreateModel("x", v1::ALGORITHM_PERCEPTRON, -3).status()));
 
   absl::StatusOr<std::vector<v1::Model>> models = client_.ListModels();
   ASSERT_TRUE(models.ok()) << models.status();
@@ -198,7 +198,7 @@ TEST_F(ServerTest, ABadFirstRequestOrAnotherModelNameEndsTheStream) {
 }
 
 TEST_F(ServerTest, LogisticStreamReportsProbabilityAndLogLoss) {
-  ASSERT_TRUE(client_.CreateModel("lr", v1::LOGISTIC_REGRESSION, 2, 0.5).ok());
+  ASSERT_TRUE(client_.CreateModel("lr", v1::ALGORITHM_LOGISTIC_REGRESSION, 2, 0.5).ok());
   std::unique_ptr<TrainingStream> stream = client_.Train("lr");
   ASSERT_TRUE(stream->Send({{{1, 2}, 1}, {{1, 2}, -1}}).ok());
   absl::StatusOr<v1::TrainResponse> response = stream->Receive();
@@ -352,7 +352,7 @@ TEST_F(ServerTest, ReportsHealthAndServesReflection) {
 TEST(ServerDrainTest, ShutdownFinishesOpenStreamsAndTurnsNewCallsAway) {
   TestServer server(/*drain_timeout=*/absl::Seconds(30));
   Client client = server.NewClient();
-  ASSERT_TRUE(client.CreateModel("m", v1::PERCEPTRON, 1).ok());
+  ASSERT_TRUE(client.CreateModel("m", v1::ALGORITHM_PERCEPTRON, 1).ok());
   std::unique_ptr<TrainingStream> stream = client.Train("m");
   ASSERT_TRUE(stream->Send({{{1}, 1}}).ok());
   ASSERT_TRUE(stream->Receive().ok());

@@ -1,0 +1,98 @@
+// Stochastic gradient descent on a surrogate loss of the margin, with L2, L1
+// or elastic-net regularization, a learning-rate schedule and optional
+// averaging (ASGD), following scikit-learn's SGDClassifier step for step.
+//
+// For example t = 1, 2, … with importance weight s, z = y·(w·x + b):
+//
+//   η_t     constant:         η0
+//           optimal:          1 / (α·(t0 + t - 1)), t0 as scikit-learn's
+//                             "optimal" (η at t = 1 is √(1/√α))
+//           inverse scaling:  η0 / t^power_t
+//   g       = -η_t · s · y · ℓ'(z)              (ℓ' clipped to ±1e12)
+//   L2      w ← max(0, 1 - (1 - ρ)·η_t·α) · w   (ρ: the L1 share; 0 for L2,
+//                                                1 for L1, l1_ratio for EN)
+//   step    w ← w + g·x,  b ← b + g             (the bias is not regularized)
+//   average w̄ ← w̄ + (w - w̄)/(t - t_avg + 1) for t >= t_avg, likewise b̄
+//   L1      cumulative truncated gradient (Tsuruoka et al., 2009): u += ρ·η_t·α;
+//           each w_j moves toward 0 by what it has not yet been charged,
+//           never past it
+//
+// AdaGrad instead takes per-coordinate steps η0·g_j/(√Σg_j² + 1e-8) on the
+// gradient of the loss plus the L2 term (no L1 with AdaGrad).
+//
+// Predictions use w̄ once averaging has begun, w before. The reported score,
+// margin and loss are those of w, the weights that learn.
+//
+// Not thread-safe; see OnlineClassifier.
+
+#ifndef HALFSPACE_CORE_SGD_CLASSIFIER_H_
+#define HALFSPACE_CORE_SGD_CLASSIFIER_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/margin_loss.h"
+#include "core/online_classifier.h"
+
+namespace halfspace {
+
+enum class Penalty { kNone = 1, kL2 = 2, kL1 = 3, kElasticNet = 4 };
+
+enum class Schedule {
+  kConstant = 1,
+  kOptimal = 2,
+  kInverseScaling = 3,
+  kAdaGrad = 4,
+};
+
+struct SgdOptions {
+  LossKind loss = LossKind::kHinge;
+  Penalty penalty = Penalty::kL2;
+  double alpha = 1e-4;      // α, the regularization strength
+  double l1_ratio = 0.15;   // ρ for the elastic net
+  Schedule schedule = Schedule::kOptimal;
+  double power_t = 0.5;     // inverse scaling's exponent
+  uint64_t average_from = 0;  // t_avg; 0 means no averaging
+};
+
+class SgdClassifier final : public OnlineClassifier {
+ public:
+  // η0 = learning_rate.  REQUIRES: dimension >= 1 and the options valid
+  // (see ValidateModelSpec).
+  SgdClassifier(int64_t dimension, double learning_rate,
+                const SgdOptions& options);
+
+  Update Learn(Features x, int y, double s) override;
+  std::optional<double> Probability(double score) const override {
+    return loss_->Probability(score);
+  }
+  const LinearWeights& weights() const override;
+  void set_weights(LinearWeights weights) override;
+  std::vector<double> ExportState() const override;
+  absl::Status ImportState(absl::Span<const double> state) override;
+
+ private:
+  double LearningRate() const;
+  double L1Share() const;
+  bool Averaging() const { return options_.average_from > 0; }
+  void AdaGradStep(Features x, double gradient);
+  void ApplyL1(double eta);
+
+  const double eta0_;
+  const SgdOptions options_;
+  const std::unique_ptr<MarginLoss> loss_;
+  double optimal_t0_ = 0.0;
+
+  LinearWeights w_;        // the weights that learn
+  LinearWeights average_;  // w̄, when averaging
+  double t_ = 1.0;         // the index of the next example
+  double u_ = 0.0;         // L1: the total penalty per weight so far
+  std::vector<double> q_;  // L1: the penalty each weight has been charged
+  std::vector<double> squared_gradients_;  // AdaGrad: Σg_j²
+  double squared_bias_gradients_ = 0.0;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_SGD_CLASSIFIER_H_
