@@ -5,13 +5,14 @@
 #   bash deploy/build.sh [TARGET...]
 #
 # Environment: BUILD_DIR (default build), SANITIZE (address or thread),
-# BUILD_TYPE (default RelWithDebInfo).
+# BUILD_TYPE (default RelWithDebInfo), EXTRA_PACKAGES (more Debian packages
+# to install, e.g. what the tests need).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ make cmake pkg-config libgrpc++-dev protobuf-compiler-grpc
           libprotobuf-dev protobuf-compiler libabsl-dev libspdlog-dev
-          libgtest-dev libgmock-dev grpc-proto)
+          libgtest-dev libgmock-dev grpc-proto ${EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \

@@ -28,6 +28,8 @@ tsan() {
   ctest --test-dir build-tsan --output-on-failure -j2 --timeout 300 -L unit
 }
 
+# The parity tests run scikit-learn as their oracle.
+export EXTRA_PACKAGES="python3-sklearn"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"

@@ -1,0 +1,130 @@
+"""The scikit-learn side of the parity tests.
+
+Writes two files into OUT_DIR:
+  data.csv      one example per line: label (-1/+1), importance weight, x1..xd
+                (scikit-learn's breast cancer set, standardized, in file order)
+  expected.tsv  one configuration per line: name, halfspace's CreateModelRequest
+                in protobuf text format, then the intercept and the weights
+                scikit-learn reaches after one pass over data.csv in order
+                (partial_fit, no shuffling), with %.17g digits.
+
+Usage: /usr/bin/python3 sklearn_oracle.py OUT_DIR
+"""
+
+import os
+import sys
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import (PassiveAggressiveClassifier, Perceptron,
+                                  SGDClassifier)
+from sklearn.preprocessing import StandardScaler
+
+
+def sgd(loss, hyper, **kwargs):
+    """An SGDClassifier and the matching ALGORITHM_SGD hyperparameters."""
+    return SGDClassifier(loss=loss, shuffle=False, **kwargs), (
+        "ALGORITHM_SGD", hyper)
+
+
+# name -> (estimator, (algorithm, hyperparameters text), weighted?)
+CONFIGS = {
+    "perceptron": (Perceptron(shuffle=False),
+                   ("ALGORITHM_PERCEPTRON", ""), False),
+    "perceptron_eta_half": (Perceptron(shuffle=False, eta0=0.5),
+                            ("ALGORITHM_PERCEPTRON", "learning_rate: 0.5"),
+                            False),
+    "perceptron_weighted": (Perceptron(shuffle=False),
+                            ("ALGORITHM_PERCEPTRON", ""), True),
+    "logistic_regression": (
+        SGDClassifier(loss="log_loss", penalty="l2", alpha=0.01,
+                      learning_rate="constant", eta0=0.1, shuffle=False),
+        ("ALGORITHM_LOGISTIC_REGRESSION", "learning_rate: 0.1 l2: 0.01"),
+        False),
+    "averaged_perceptron": (
+        SGDClassifier(loss="perceptron", penalty=None,
+                      learning_rate="constant", eta0=1.0, average=True,
+                      shuffle=False),
+        ("ALGORITHM_AVERAGED_PERCEPTRON", ""), False),
+    "pa_i": (PassiveAggressiveClassifier(C=0.5, loss="hinge", shuffle=False),
+             ("ALGORITHM_PASSIVE_AGGRESSIVE",
+              "pa_variant: PA_VARIANT_PA_I aggressiveness: 0.5"), False),
+    "pa_ii": (PassiveAggressiveClassifier(C=0.5, loss="squared_hinge",
+                                          shuffle=False),
+              ("ALGORITHM_PASSIVE_AGGRESSIVE",
+               "pa_variant: PA_VARIANT_PA_II aggressiveness: 0.5"), False),
+}
+
+SGD_CONFIGS = {
+    # Each loss with scikit-learn's defaults (L2, alpha 1e-4, optimal).
+    "sgd_hinge": ("hinge", "loss: LOSS_HINGE", {}),
+    "sgd_squared_hinge": ("squared_hinge", "loss: LOSS_SQUARED_HINGE", {}),
+    "sgd_modified_huber": ("modified_huber", "loss: LOSS_MODIFIED_HUBER", {}),
+    "sgd_log": ("log_loss", "loss: LOSS_LOG", {}),
+    "sgd_perceptron": ("perceptron", "loss: LOSS_PERCEPTRON", {}),
+    # Schedules.
+    "sgd_constant": ("hinge", "schedule: SCHEDULE_CONSTANT learning_rate: 0.01",
+                     dict(learning_rate="constant", eta0=0.01)),
+    "sgd_invscaling": ("log_loss",
+                       "loss: LOSS_LOG schedule: SCHEDULE_INVERSE_SCALING "
+                       "learning_rate: 0.5 power_t: 0.25",
+                       dict(learning_rate="invscaling", eta0=0.5,
+                            power_t=0.25)),
+    # Penalties.
+    "sgd_no_penalty": ("hinge", "penalty: PENALTY_NONE",
+                       dict(penalty=None)),
+    "sgd_l1": ("hinge", "penalty: PENALTY_L1 alpha: 0.001",
+               dict(penalty="l1", alpha=0.001)),
+    "sgd_elastic_net": ("modified_huber",
+                        "loss: LOSS_MODIFIED_HUBER penalty: PENALTY_ELASTIC_NET "
+                        "alpha: 0.001 l1_ratio: 0.4",
+                        dict(penalty="elasticnet", alpha=0.001, l1_ratio=0.4)),
+    # Averaging, from the first example and from the 100th.
+    "sgd_averaged": ("hinge", "average_from: 1", dict(average=True)),
+    "sgd_averaged_from_100": ("log_loss",
+                              "loss: LOSS_LOG schedule: SCHEDULE_CONSTANT "
+                              "learning_rate: 0.05 average_from: 100",
+                              dict(learning_rate="constant", eta0=0.05,
+                                   average=100)),
+    "sgd_weighted": ("squared_hinge",
+                     "loss: LOSS_SQUARED_HINGE penalty: PENALTY_ELASTIC_NET",
+                     dict(penalty="elasticnet")),
+}
+
+
+def main():
+    out_dir = sys.argv[1]
+    data = load_breast_cancer()
+    x = StandardScaler().fit_transform(data.data)
+    y = np.where(data.target == 1, 1, -1)
+    # Fixed importance weights in [0.25, 2], some zero, for the weighted runs.
+    weight = 0.25 + 1.75 * ((np.arange(len(y)) * 37) % 101) / 100.0
+    weight[::29] = 0.0
+
+    with open(os.path.join(out_dir, "data.csv"), "w") as f:
+        for label, w, row in zip(y, weight, x):
+            f.write(",".join([str(int(label)), repr(float(w))] +
+                             [repr(float(v)) for v in row]) + "\n")
+
+    configs = dict(CONFIGS)
+    for name, (loss, hyper, kwargs) in SGD_CONFIGS.items():
+        estimator, spec = sgd(loss, hyper, **kwargs)
+        configs[name] = (estimator, spec, name.endswith("weighted"))
+
+    with open(os.path.join(out_dir, "expected.tsv"), "w") as f:
+        for name, (estimator, (algorithm, hyper), weighted) in configs.items():
+            fit_args = {"sample_weight": weight} if weighted else {}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                estimator.partial_fit(x, y, classes=np.array([-1, 1]),
+                                      **fit_args)
+            request = "algorithm: %s hyperparameters { %s }" % (algorithm, hyper)
+            f.write("\t".join([name, request, "1" if weighted else "0",
+                               "%.17g" % estimator.intercept_[0],
+                               ",".join("%.17g" % v
+                                        for v in estimator.coef_[0])]) + "\n")
+
+
+if __name__ == "__main__":
+    main()

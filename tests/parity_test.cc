@@ -1,0 +1,114 @@
+// Parity with scikit-learn: one pass over the same data in the same order, on
+// the real server over gRPC, must reach the weights and intercept that
+// scikit-learn's estimators reach, to 1e-9 relative. tests/parity/
+// sklearn_oracle.py runs scikit-learn and lists the configurations.
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tests/test_server.h"
+
+namespace halfspace {
+namespace {
+
+std::vector<double> ParseNumbers(absl::string_view text) {
+  std::vector<double> values;
+  for (absl::string_view field : absl::StrSplit(text, ',')) {
+    double v = 0;
+    EXPECT_TRUE(absl::SimpleAtod(field, &v)) << field;
+    values.push_back(v);
+  }
+  return values;
+}
+
+struct Expected {
+  std::string name;
+  v1::CreateModelRequest request;
+  bool weighted = false;
+  double intercept = 0;
+  std::vector<double> coef;
+};
+
+class ParityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string command =
+        absl::StrCat("/usr/bin/python3 ", HALFSPACE_SOURCE_DIR,
+                     "/tests/parity/sklearn_oracle.py ", oracle_.path());
+    ASSERT_EQ(std::system(command.c_str()), 0)
+        << command << " failed; is python3-sklearn installed?";
+    std::ifstream data(oracle_.File("data.csv"));
+    for (std::string line; std::getline(data, line);) {
+      std::vector<double> v = ParseNumbers(line);
+      examples_.push_back({std::vector<double>(v.begin() + 2, v.end()),
+                           static_cast<int>(v[0]), v[1]});
+    }
+    std::ifstream expected(oracle_.File("expected.tsv"));
+    for (std::string line; std::getline(expected, line);) {
+      std::vector<std::string> f = absl::StrSplit(line, '\t');
+      ASSERT_EQ(f.size(), 5u) << line;
+      Expected e;
+      e.name = f[0];
+      ASSERT_TRUE(
+          google::protobuf::TextFormat::ParseFromString(f[1], &e.request))
+          << f[1];
+      e.weighted = f[2] == "1";
+      e.intercept = ParseNumbers(f[3])[0];
+      e.coef = ParseNumbers(f[4]);
+      expected_.push_back(std::move(e));
+    }
+  }
+
+  TempDir oracle_;
+  std::vector<LabeledExample> examples_;
+  std::vector<Expected> expected_;
+};
+
+TEST_F(ParityTest, OnePassMatchesScikitLearnToOneInABillion) {
+  ASSERT_GE(expected_.size(), 19u);
+  ASSERT_EQ(examples_.size(), 569u);
+  TestServer server;
+  Client client = server.NewClient();
+  for (const Expected& e : expected_) {
+    SCOPED_TRACE(e.name);
+    v1::CreateModelRequest request = e.request;
+    request.set_name(e.name);
+    request.set_dimension(static_cast<int64_t>(e.coef.size()));
+    absl::StatusOr<v1::Model> model = client.CreateModel(request);
+    ASSERT_TRUE(model.ok()) << model.status();
+
+    std::vector<LabeledExample> examples = examples_;
+    if (!e.weighted) {
+      for (LabeledExample& x : examples) x.weight = 1.0;
+    }
+    FitOptions one_pass;
+    one_pass.max_passes = 1;
+    one_pass.batch_size = 50;
+    ASSERT_TRUE(client.Fit(e.name, examples, one_pass).ok());
+
+    absl::StatusOr<v1::GetWeightsResponse> got = client.GetWeights(e.name);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->weights_size(), static_cast<int>(e.coef.size()));
+    // Relative to the scale of the whole vector, so that weights scikit-learn
+    // drives to exactly zero (L1) are held to the same bar.
+    double scale = std::abs(e.intercept), error = 0;
+    for (size_t j = 0; j < e.coef.size(); ++j) {
+      scale = std::max(scale, std::abs(e.coef[j]));
+      error = std::max(error, std::abs(got->weights(j) - e.coef[j]));
+    }
+    error = std::max(error, std::abs(got->bias() - e.intercept));
+    EXPECT_LE(error, 1e-9 * scale)
+        << "largest difference " << error << " at scale " << scale;
+  }
+}
+
+}  // namespace
+}  // namespace halfspace
