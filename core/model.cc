@@ -200,6 +200,8 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(ModelSnapshot snapshot) {
                                         snapshot.weights.b);
   if (!s.ok()) return s;
   std::unique_lock lock((*model)->mu_);
+  s = (*model)->classifier_->ImportState(snapshot.state);
+  if (!s.ok()) return s;
   (*model)->counters_ = snapshot.counters;
   return model;
 }

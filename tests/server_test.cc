@@ -76,6 +76,47 @@ TEST_F(ServerTest, CreateGetListDeleteUseCanonicalCodes) {
   EXPECT_EQ(client_.ListModels()->size(), 1u);
 }
 
+TEST_F(ServerTest, HyperparametersAreCheckedAgainstTheAlgorithm) {
+  v1::CreateModelRequest request;
+  request.set_name("m");
+  request.set_dimension(2);
+  request.set_algorithm(v1::ALGORITHM_PERCEPTRON);
+  request.mutable_hyperparameters()->set_loss(v1::LOSS_LOG);
+  absl::Status misplaced = client_.CreateModel(request).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(misplaced));
+  EXPECT_THAT(misplaced.message(), HasSubstr("for SGD only"));
+
+  request.set_algorithm(v1::ALGORITHM_SGD);
+  request.mutable_hyperparameters()->set_alpha(0.0);
+  EXPECT_THAT(client_.CreateModel(request).status().message(),
+              HasSubstr("OPTIMAL schedule"));
+  request.mutable_hyperparameters()->set_loss(static_cast<v1::Loss>(99));
+  EXPECT_THAT(client_.CreateModel(request).status().message(),
+              HasSubstr("loss has the unknown value 99"));
+
+  request.mutable_hyperparameters()->set_loss(v1::LOSS_MODIFIED_HUBER);
+  request.mutable_hyperparameters()->set_alpha(0.001);
+  absl::StatusOr<v1::Model> sgd = client_.CreateModel(request);
+  ASSERT_TRUE(sgd.ok()) << sgd.status();
+  const v1::Hyperparameters& h = sgd->hyperparameters();
+  EXPECT_EQ(h.loss(), v1::LOSS_MODIFIED_HUBER);
+  EXPECT_EQ(h.penalty(), v1::PENALTY_L2);
+  EXPECT_EQ(h.schedule(), v1::SCHEDULE_OPTIMAL);
+  EXPECT_EQ(h.l1_ratio(), 0.15);
+  EXPECT_FALSE(h.has_aggressiveness());  // passive-aggressive's only
+
+  // Modified Huber gives probabilities; a negative weight is rejected
+  // in-band.
+  std::unique_ptr<TrainingStream> stream = client_.Train("m");
+  ASSERT_TRUE(stream->Send({{{1, 2}, 1, 1.0}, {{1, 2}, 1, -1.0}}).ok());
+  absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->results(0).probability(), 0.5);
+  EXPECT_THAT(response->results(1).error().message(),
+              HasSubstr("importance weight is -1"));
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
 TEST_F(ServerTest, TrainStreamReproducesTheClassicWorkedExample) {
   CreatePerceptron("notes", 2);
   grpc::ClientContext context;

@@ -1,0 +1,273 @@
+// Update rules of the perceptron family, passive-aggressive and SGD on
+// hand-computed cases, including the edges where the margin sits exactly on
+// the threshold; and exact continuation after a snapshot round trip.
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/averaged_perceptron.h"
+#include "core/margin_loss.h"
+#include "core/model.h"
+#include "core/passive_aggressive.h"
+#include "core/perceptron.h"
+#include "core/sgd_classifier.h"
+#include "core/snapshot_codec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace halfspace {
+namespace {
+
+using ::testing::DoubleEq;
+using ::testing::ElementsAre;
+
+LinearWeights Weights(std::vector<double> w, double b) {
+  LinearWeights weights;
+  weights.w = std::move(w);
+  weights.b = b;
+  return weights;
+}
+
+TEST(MarginLossTest, ValuesAndDerivativesAtTheKinks) {
+  auto hinge = MakeMarginLoss(LossKind::kHinge);
+  EXPECT_EQ(hinge->Value(1.0), 0.0);
+  EXPECT_EQ(hinge->Derivative(1.0), -1.0);  // the kink still updates
+  EXPECT_EQ(hinge->Derivative(1.5), 0.0);
+  EXPECT_EQ(hinge->Value(-2.0), 3.0);
+  auto perceptron = MakeMarginLoss(LossKind::kPerceptron);
+  EXPECT_EQ(perceptron->Derivative(0.0), -1.0);
+  EXPECT_EQ(perceptron->Derivative(1e-12), 0.0);
+  auto squared = MakeMarginLoss(LossKind::kSquaredHinge);
+  EXPECT_EQ(squared->Value(-1.0), 4.0);
+  EXPECT_EQ(squared->Derivative(-1.0), -4.0);
+  EXPECT_EQ(squared->Derivative(1.0), 0.0);
+  auto huber = MakeMarginLoss(LossKind::kModifiedHuber);
+  EXPECT_EQ(huber->Value(-1.0), 4.0);
+  EXPECT_EQ(huber->Derivative(-1.0), -4.0);
+  EXPECT_EQ(huber->Value(-3.0), 12.0);
+  EXPECT_EQ(huber->Derivative(0.5), -1.0);
+  EXPECT_EQ(*huber->Probability(0.5), 0.75);
+  EXPECT_EQ(*huber->Probability(-7.0), 0.0);
+  auto log = MakeMarginLoss(LossKind::kLog);
+  EXPECT_DOUBLE_EQ(log->Value(0.0), std::log(2.0));
+  EXPECT_EQ(log->Derivative(0.0), -0.5);
+  EXPECT_EQ(*log->Probability(0.0), 0.5);
+  auto exponential = MakeMarginLoss(LossKind::kExponential);
+  EXPECT_EQ(exponential->Value(0.0), 1.0);
+  EXPECT_DOUBLE_EQ(exponential->Derivative(2.0), -std::exp(-2.0));
+  EXPECT_FALSE(exponential->Probability(1.0).has_value());
+}
+
+TEST(PerceptronTest, MarginThresholdUpdatesUpToAndIncludingTau) {
+  Perceptron p(2, 1.0, /*margin_threshold=*/0.5);
+  p.set_weights(Weights({0.5, 0}, 0));
+  const std::vector<double> x = {1, 0};
+  Update at_tau = p.Learn(x, +1, 1.0);  // margin exactly τ
+  EXPECT_TRUE(at_tau.updated);
+  EXPECT_EQ(at_tau.loss, 0.0);
+  Update above = p.Learn(x, +1, 1.0);  // margin 1.5 > τ
+  EXPECT_FALSE(above.updated);
+  EXPECT_THAT(p.weights().w, ElementsAre(1.5, 0));
+}
+
+TEST(PerceptronTest, ImportanceWeightScalesTheStepAndZeroSkips) {
+  Perceptron p(2, 1.0);
+  const std::vector<double> x = {1, 2};
+  EXPECT_FALSE(p.Learn(x, +1, 0.0).updated);
+  EXPECT_TRUE(p.Learn(x, -1, 2.0).updated);
+  EXPECT_THAT(p.weights().w, ElementsAre(-2, -4));
+  EXPECT_EQ(p.weights().b, -2);
+}
+
+TEST(PassiveAggressiveTest, StepSizesOfPaPaIAndPaII) {
+  const std::vector<double> x = {1, 2};  // ‖x‖² = 5, loss from w = 0 is 1
+  PassiveAggressive pa(2, PaVariant::kPa, 1.0);
+  EXPECT_DOUBLE_EQ(pa.Learn(x, +1, 1.0).loss, 1.0);
+  EXPECT_THAT(pa.weights().w, ElementsAre(DoubleEq(0.2), DoubleEq(0.4)));
+  EXPECT_DOUBLE_EQ(pa.weights().b, 0.2);
+  // PA moves exactly onto the margin (the bias is outside ‖x‖², as in
+  // scikit-learn, so the new margin is 1 + τ).
+  EXPECT_DOUBLE_EQ(pa.Learn(x, +1, 1.0).margin, 1.2);
+
+  PassiveAggressive pa1(2, PaVariant::kPaI, 0.1);
+  pa1.Learn(x, -1, 1.0);
+  EXPECT_THAT(pa1.weights().w, ElementsAre(DoubleEq(-0.1), DoubleEq(-0.2)));
+
+  PassiveAggressive pa2(2, PaVariant::kPaII, 0.5);
+  pa2.Learn(x, +1, 2.0);  // τ = 1/(5 + 1), doubled by the weight
+  EXPECT_THAT(pa2.weights().w,
+              ElementsAre(DoubleEq(2.0 / 6), DoubleEq(4.0 / 6)));
+}
+
+TEST(PassiveAggressiveTest, MarginOfExactlyOneIsPassive) {
+  PassiveAggressive pa(1, PaVariant::kPaI, 1.0);
+  pa.set_weights(Weights({1.0}, 0.0));
+  const std::vector<double> x = {1.0};
+  Update u = pa.Learn(x, +1, 1.0);
+  EXPECT_EQ(u.loss, 0.0);
+  EXPECT_FALSE(u.updated);
+}
+
+TEST(PassiveAggressiveTest, ZeroVectorMovesOnlyPaIIsBias) {
+  const std::vector<double> zero = {0.0, 0.0};
+  PassiveAggressive pa1(2, PaVariant::kPaI, 1.0);
+  EXPECT_FALSE(pa1.Learn(zero, +1, 1.0).updated);
+  PassiveAggressive pa2(2, PaVariant::kPaII, 1.0);
+  EXPECT_TRUE(pa2.Learn(zero, +1, 1.0).updated);
+  EXPECT_DOUBLE_EQ(pa2.weights().b, 2.0);  // 1 / (0 + 1/2)
+}
+
+std::vector<std::vector<double>> RandomPoints(int n, int d, int seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<std::vector<double>> xs(n, std::vector<double>(d));
+  for (auto& x : xs) {
+    for (double& v : x) v = normal(rng);
+  }
+  return xs;
+}
+
+int Label(const std::vector<double>& x) { return x[0] - x[1] > 0.3 ? 1 : -1; }
+
+TEST(AveragedPerceptronTest, PredictsWithTheMeanOfTheWeightsAfterEachExample) {
+  const auto xs = RandomPoints(200, 3, 7);
+  AveragedPerceptron averaged(3, 1.0);
+  Perceptron plain(3, 1.0);
+  LinearWeights sum(3);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    averaged.Learn(xs[i], Label(xs[i]), 1.0);
+    plain.Learn(xs[i], Label(xs[i]), 1.0);
+    for (int j = 0; j < 3; ++j) sum.w[j] += plain.weights().w[j];
+    sum.b += plain.weights().b;
+    if (i % 17 == 0 || i + 1 == xs.size()) {
+      averaged.EndBatch();
+      const double n = i + 1;
+      for (int j = 0; j < 3; ++j) {
+        EXPECT_NEAR(averaged.weights().w[j], sum.w[j] / n, 1e-12) << i;
+      }
+      EXPECT_NEAR(averaged.weights().b, sum.b / n, 1e-12) << i;
+    }
+  }
+}
+
+TEST(SgdClassifierTest, OptimalScheduleStartsAtScikitLearnsEta) {
+  SgdOptions options;  // hinge, L2, α = 1e-4, optimal
+  SgdClassifier sgd(2, 1.0, options);
+  const std::vector<double> x = {1, 0};
+  sgd.Learn(x, +1, 1.0);  // η_1 = √(1/√α) = 10, margin 0 <= 1
+  EXPECT_THAT(sgd.weights().w, ElementsAre(10, 0));
+  EXPECT_EQ(sgd.weights().b, 10);
+  // η_2 = 1/(α·(t0 + 1)) with t0 = 1/(10·α) = 1000; the margin is 20 > 1,
+  // so only the L2 shrink acts.
+  sgd.Learn(x, +1, 1.0);
+  const double eta2 = 1.0 / (1e-4 * 1001.0);
+  EXPECT_DOUBLE_EQ(sgd.weights().w[0], 10 * (1 - eta2 * 1e-4));
+  EXPECT_EQ(sgd.weights().b, 10);
+}
+
+TEST(SgdClassifierTest, L1NeverPushesAWeightPastZero) {
+  SgdOptions options;
+  options.penalty = Penalty::kL1;
+  options.alpha = 1.0;
+  options.schedule = Schedule::kConstant;
+  SgdClassifier sgd(2, 0.1, options);
+  const std::vector<double> x = {1, 0.05};
+  sgd.Learn(x, +1, 1.0);  // step 0.1 adds (0.1, 0.005); L1 charges 0.1 each
+  EXPECT_THAT(sgd.weights().w, ElementsAre(0, 0));
+  EXPECT_DOUBLE_EQ(sgd.weights().b, 0.1);  // the bias is not penalized
+}
+
+TEST(SgdClassifierTest, AdaGradFirstStepIsEtaPerActiveCoordinate) {
+  SgdOptions options;
+  options.penalty = Penalty::kNone;
+  options.schedule = Schedule::kAdaGrad;
+  SgdClassifier sgd(2, 0.5, options);
+  const std::vector<double> x = {2, 0};
+  sgd.Learn(x, +1, 1.0);
+  EXPECT_NEAR(sgd.weights().w[0], 0.5, 1e-8);
+  EXPECT_EQ(sgd.weights().w[1], 0.0);
+  EXPECT_NEAR(sgd.weights().b, 0.5, 1e-8);
+}
+
+TEST(SgdClassifierTest, ExponentialLossStepsByItsDerivative) {
+  SgdOptions options;
+  options.loss = LossKind::kExponential;
+  options.penalty = Penalty::kNone;
+  options.schedule = Schedule::kConstant;
+  SgdClassifier sgd(1, 0.1, options);
+  const std::vector<double> x = {1};
+  EXPECT_EQ(sgd.Learn(x, -1, 1.0).loss, 1.0);  // e^0
+  EXPECT_DOUBLE_EQ(sgd.weights().w[0], -0.1);
+  Update second = sgd.Learn(x, -1, 1.0);  // margin 0.2
+  EXPECT_DOUBLE_EQ(second.loss, std::exp(-0.2));
+  EXPECT_DOUBLE_EQ(sgd.weights().w[0], -0.1 - 0.1 * std::exp(-0.2));
+}
+
+TEST(SgdClassifierTest, PredictsWithTheAverageOnlyOnceAveragingHasBegun) {
+  SgdOptions options;
+  options.schedule = Schedule::kConstant;
+  options.penalty = Penalty::kNone;
+  options.average_from = 3;
+  SgdClassifier sgd(1, 1.0, options);  // hinge, η = 1
+  const std::vector<double> x = {1};
+  sgd.Learn(x, +1, 1.0);  // t = 1: w = 1
+  sgd.Learn(x, -1, 1.0);  // t = 2: margin -2, w = 0
+  EXPECT_EQ(sgd.weights().w[0], 0.0);  // not averaging yet: the raw w
+  sgd.Learn(x, +1, 1.0);  // t = 3: w = 1, and w̄ = w_3 = 1
+  EXPECT_EQ(sgd.weights().w[0], 1.0);
+  sgd.Learn(x, -1, 1.0);  // t = 4: w = 0, w̄ = (1 + 0)/2
+  EXPECT_EQ(sgd.weights().w[0], 0.5);
+  EXPECT_EQ(sgd.weights().b, 0.5);
+}
+
+// Learns half the data, goes through an encoded snapshot into a new model,
+// and checks that both then learn the rest identically.
+void ExpectExactContinuation(const ModelSpec& spec) {
+  const auto xs = RandomPoints(300, 4, 11);
+  auto learn = [&](Model& model, size_t from, size_t to) {
+    std::vector<Example> batch;
+    for (size_t i = from; i < to; ++i) {
+      batch.push_back({xs[i], Label(xs[i]), 0.5 + (i % 3)});
+    }
+    std::vector<ExampleOutcome> out(batch.size());
+    ASSERT_TRUE(model.Learn(batch, absl::MakeSpan(out)).ok());
+  };
+  std::unique_ptr<Model> original = *Model::Create("m", spec);
+  learn(*original, 0, 150);
+  absl::StatusOr<ModelSnapshot> decoded =
+      DecodeSnapshot(EncodeSnapshot(original->Snapshot()));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  absl::StatusOr<std::unique_ptr<Model>> restored =
+      Model::Restore(*std::move(decoded));
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  learn(*original, 150, 300);
+  learn(**restored, 150, 300);
+  ModelSnapshot a = original->Snapshot(), b = (*restored)->Snapshot();
+  EXPECT_EQ(a.weights.w, b.weights.w);
+  EXPECT_EQ(a.weights.b, b.weights.b);
+  EXPECT_EQ(a.state, b.state);
+  EXPECT_EQ(a.counters.updates, b.counters.updates);
+}
+
+TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
+  ModelSpec spec;
+  spec.dimension = 4;
+  for (Algorithm a : {Algorithm::kPerceptron, Algorithm::kLogisticRegression,
+                      Algorithm::kAveragedPerceptron,
+                      Algorithm::kPassiveAggressive}) {
+    spec.algorithm = a;
+    SCOPED_TRACE(static_cast<int>(a));
+    ExpectExactContinuation(spec);
+  }
+  spec.algorithm = Algorithm::kSgd;
+  spec.sgd.penalty = Penalty::kElasticNet;
+  spec.sgd.average_from = 10;
+  ExpectExactContinuation(spec);
+  spec.sgd.penalty = Penalty::kL2;
+  spec.sgd.schedule = Schedule::kAdaGrad;
+  ExpectExactContinuation(spec);
+}
+
+}  // namespace
+}  // namespace halfspace
