@@ -2,8 +2,9 @@
 //
 //   halfspace [--server=HOST:PORT] COMMAND [ARGS]
 //
-//   create NAME --algorithm=perceptron|logistic --dimension=D
-//               [--learning_rate=ETA] [--l2=LAMBDA]
+//   create NAME --dimension=D [--algorithm=perceptron|logistic_regression|
+//               averaged_perceptron|passive_aggressive|sgd]
+//               [--hyperparameters='TEXT PROTO', e.g. 'learning_rate: 0.1']
 //   get NAME | list | delete NAME | weights NAME
 //   predict NAME X1,X2,...  [more vectors]
 //   train NAME FILE         one pass over FILE (CSV: label,x1,...,xd; "-" is
@@ -21,18 +22,23 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "client/halfspace_client.h"
+#include "google/protobuf/text_format.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "the server's host:port");
-ABSL_FLAG(std::string, algorithm, "perceptron", "create: perceptron or logistic");
+ABSL_FLAG(std::string, algorithm, "perceptron",
+          "create: perceptron, logistic_regression, averaged_perceptron, "
+          "passive_aggressive or sgd");
 ABSL_FLAG(int64_t, dimension, 0, "create: the feature dimension");
-ABSL_FLAG(double, learning_rate, 0.0, "create: η (0 means the default, 1)");
-ABSL_FLAG(double, l2, 0.0, "create: L2 strength λ (logistic only)");
+ABSL_FLAG(std::string, hyperparameters, "",
+          "create: halfspace.v1.Hyperparameters in protobuf text format, e.g. "
+          "'loss: LOSS_LOG penalty: PENALTY_L1 alpha: 0.001'");
 ABSL_FLAG(int, max_passes, 100, "fit: the most passes over the data");
 ABSL_FLAG(int, batch_size, 256, "train, fit: examples per request");
 
@@ -89,10 +95,13 @@ absl::StatusOr<std::vector<LabeledExample>> ReadExamples(
 
 void PrintModel(const v1::Model& m) {
   const v1::ModelStats& s = m.stats();
+  std::string hyperparameters;
+  google::protobuf::TextFormat::Printer printer;
+  printer.SetSingleLineMode(true);
+  printer.PrintToString(m.hyperparameters(), &hyperparameters);
   std::cout << m.name() << "  " << v1::Algorithm_Name(m.algorithm())
-            << "  dimension=" << m.dimension()
-            << "  learning_rate=" << m.hyperparameters().learning_rate()
-            << "  l2=" << m.hyperparameters().l2() << "\n  examples_seen="
+            << "  dimension=" << m.dimension() << "  { "
+            << hyperparameters << "}\n  examples_seen="
             << s.examples_seen() << "  updates=" << s.updates()
             << "  mistakes=" << s.mistakes()
             << "  average_loss=" << s.average_loss()
@@ -101,17 +110,26 @@ void PrintModel(const v1::Model& m) {
 }
 
 absl::Status Create(Client& client, const std::string& name) {
-  const std::string algorithm = absl::GetFlag(FLAGS_algorithm);
-  v1::Algorithm a = v1::ALGORITHM_UNSPECIFIED;
-  if (algorithm == "perceptron") a = v1::ALGORITHM_PERCEPTRON;
-  if (algorithm == "logistic") a = v1::ALGORITHM_LOGISTIC_REGRESSION;
-  if (a == v1::ALGORITHM_UNSPECIFIED) {
+  v1::CreateModelRequest request;
+  request.set_name(name);
+  request.set_dimension(absl::GetFlag(FLAGS_dimension));
+  v1::Algorithm algorithm = v1::ALGORITHM_UNSPECIFIED;
+  if (!v1::Algorithm_Parse(
+          "ALGORITHM_" + absl::AsciiStrToUpper(absl::GetFlag(FLAGS_algorithm)),
+          &algorithm)) {
     return absl::InvalidArgumentError(
-        "--algorithm must be perceptron or logistic");
+        "--algorithm must be perceptron, logistic_regression, "
+        "averaged_perceptron, passive_aggressive or sgd");
   }
-  absl::StatusOr<v1::Model> model = client.CreateModel(
-      name, a, absl::GetFlag(FLAGS_dimension), absl::GetFlag(FLAGS_learning_rate),
-      absl::GetFlag(FLAGS_l2));
+  request.set_algorithm(algorithm);
+  if (!google::protobuf::TextFormat::ParseFromString(
+          absl::GetFlag(FLAGS_hyperparameters),
+          request.mutable_hyperparameters())) {
+    return absl::InvalidArgumentError(
+        "--hyperparameters is not a halfspace.v1.Hyperparameters in text "
+        "format; see proto/halfspace/v1/halfspace.proto");
+  }
+  absl::StatusOr<v1::Model> model = client.CreateModel(request);
   if (!model.ok()) return model.status();
   PrintModel(*model);
   return absl::OkStatus();
@@ -230,7 +248,8 @@ absl::Status Run(const std::vector<char*>& args) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "halfspace [--server=HOST:PORT] COMMAND [ARGS]\n"
-      "  create NAME --algorithm=perceptron|logistic --dimension=D\n"
+      "  create NAME --dimension=D [--algorithm=perceptron|logistic_regression|\n"
+      "    averaged_perceptron|passive_aggressive|sgd] [--hyperparameters=TEXT]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  predict NAME X1,X2,... [X1,X2,... ...]\n"
       "  train NAME FILE   (CSV lines label,x1,...,xd; - for stdin)\n"

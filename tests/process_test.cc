@@ -178,6 +178,14 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
               HasSubstr("label=1  score=1  distance=0.707107"));
   EXPECT_THAT(RunCommand(cli + "list"), HasSubstr("examples_seen=16"));
   EXPECT_THAT(RunCommand(cli + "get nope"), HasSubstr("NOT_FOUND"));
+  EXPECT_THAT(RunCommand(cli + "create lr --dimension=2 --algorithm=sgd "
+                               "--hyperparameters='loss: LOSS_LOG alpha: 0.01'"),
+              HasSubstr("ALGORITHM_SGD  dimension=2  { learning_rate: 1 "
+                        "loss: LOSS_LOG penalty: PENALTY_L2 alpha: 0.01"));
+  EXPECT_THAT(RunCommand(cli + "create x --dimension=2 --hyperparameters=nope"),
+              HasSubstr("not a halfspace.v1.Hyperparameters"));
+  EXPECT_THAT(RunCommand(cli + "create x --dimension=2 --algorithm=svm"),
+              HasSubstr("--algorithm must be"));
   std::ofstream(dir.File("fractional.csv")) << "0.5,1,1\n";
   EXPECT_THAT(RunCommand(cli + "train notes " + dir.File("fractional.csv")),
               HasSubstr("fractional.csv:1: the label 0.5 is not an integer"));
