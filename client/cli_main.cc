@@ -34,7 +34,7 @@
 ABSL_FLAG(std::string, server, "localhost:50051", "the server's host:port");
 ABSL_FLAG(std::string, algorithm, "perceptron",
           "create: perceptron, logistic_regression, averaged_perceptron, "
-          "passive_aggressive or sgd");
+          "passive_aggressive, sgd or pocket_perceptron");
 ABSL_FLAG(int64_t, dimension, 0, "create: the feature dimension");
 ABSL_FLAG(std::string, hyperparameters, "",
           "create: halfspace.v1.Hyperparameters in protobuf text format, e.g. "
@@ -119,7 +119,7 @@ absl::Status Create(Client& client, const std::string& name) {
           &algorithm)) {
     return absl::InvalidArgumentError(
         "--algorithm must be perceptron, logistic_regression, "
-        "averaged_perceptron, passive_aggressive or sgd");
+        "averaged_perceptron, passive_aggressive, sgd or pocket_perceptron");
   }
   request.set_algorithm(algorithm);
   if (!google::protobuf::TextFormat::ParseFromString(

@@ -15,17 +15,28 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
                       status.error_message());
 }
 
-// --- TrainingStream -----------------------------------------------------------
+namespace {
 
-absl::Status TrainingStream::Send(absl::Span<const LabeledExample> examples) {
-  v1::TrainRequest request;
-  if (!named_) request.set_model(model_);
+void AddExamples(absl::Span<const LabeledExample> examples,
+                 google::protobuf::RepeatedPtrField<v1::Example>* out) {
   for (const LabeledExample& e : examples) {
-    v1::Example* example = request.add_examples();
+    v1::Example* example = out->Add();
     example->mutable_features()->Add(e.features.begin(), e.features.end());
     example->set_label(e.label);
     if (e.weight != 1.0) example->set_weight(e.weight);
   }
+}
+
+}  // namespace
+
+// --- TrainingStream -----------------------------------------------------------
+
+absl::Status TrainingStream::Send(absl::Span<const LabeledExample> examples,
+                                  bool end_of_pass) {
+  v1::TrainRequest request;
+  if (!named_) request.set_model(model_);
+  request.set_end_of_pass(end_of_pass);
+  AddExamples(examples, request.mutable_examples());
   if (!stream_->Write(request)) {
     return absl::AbortedError(
         "the training stream is closed; Finish() returns the reason");
@@ -167,6 +178,30 @@ absl::StatusOr<v1::Model> Client::SetWeights(const std::string& name,
   return response.model();
 }
 
+absl::StatusOr<v1::EvaluateResponse> Client::Evaluate(
+    const std::string& model, absl::Span<const LabeledExample> examples,
+    std::optional<double> threshold, size_t batch_size) {
+  grpc::ClientContext context;
+  v1::EvaluateResponse response;
+  std::unique_ptr<grpc::ClientWriter<v1::EvaluateRequest>> writer =
+      stub_->Evaluate(&context, &response);
+  v1::EvaluateRequest request;
+  request.set_model(model);
+  if (threshold.has_value()) request.set_threshold(*threshold);
+  batch_size = std::max<size_t>(batch_size, 1);
+  for (size_t first = 0; first == 0 || first < examples.size();
+       first += batch_size) {
+    AddExamples(examples.subspan(first, batch_size),
+                request.mutable_examples());
+    if (!writer->Write(request)) break;  // Finish says why
+    request.Clear();
+  }
+  writer->WritesDone();
+  grpc::Status status = writer->Finish();
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
 std::unique_ptr<TrainingStream> Client::Train(const std::string& model) {
   std::unique_ptr<TrainingStream> stream(new TrainingStream(model));
   stream->stream_ = stub_->Train(&stream->context_);
@@ -175,19 +210,11 @@ std::unique_ptr<TrainingStream> Client::Train(const std::string& model) {
 
 namespace {
 
-// Updates and progressive mistakes of one pass.
-struct PassCounts {
-  uint64_t updates = 0;
-  uint64_t mistakes = 0;
-};
-
-// Reads the responses to `batches` requests that another thread sends, and
-// counts what they report. `first` is the pass offset of the first example.
-absl::StatusOr<PassCounts> ReadPass(TrainingStream& stream,
-                                    absl::Span<const LabeledExample> examples,
-                                    size_t batch_size) {
-  PassCounts counts;
-  for (size_t first = 0; first < examples.size(); first += batch_size) {
+// Reads the responses to one pass that another thread sends in requests of
+// `batch_size`, the last marked end_of_pass, and returns the pass's summary.
+absl::StatusOr<v1::PassSummary> ReadPass(TrainingStream& stream,
+                                         size_t examples, size_t batch_size) {
+  for (size_t first = 0; first < examples; first += batch_size) {
     absl::StatusOr<v1::TrainResponse> response = stream.Receive();
     if (!response.ok()) return response.status();
     for (int j = 0; j < response->results_size(); ++j) {
@@ -196,12 +223,10 @@ absl::StatusOr<PassCounts> ReadPass(TrainingStream& stream,
         return absl::InvalidArgumentError(absl::StrCat(
             "example ", first + j, " was rejected: ", r.error().message()));
       }
-      counts.updates += r.updated() ? 1 : 0;
-      counts.mistakes +=
-          r.predicted_label() != examples[first + j].label ? 1 : 0;
     }
+    if (response->has_pass_summary()) return response->pass_summary();
   }
-  return counts;
+  return absl::InternalError("the server sent no summary for the pass");
 }
 
 }  // namespace
@@ -222,10 +247,12 @@ absl::StatusOr<FitReport> Client::Fit(const std::string& model,
     std::thread writer([&] {
       for (size_t first = 0; first < examples.size(); first += batch_size) {
         const size_t n = std::min(batch_size, examples.size() - first);
-        if (!stream->Send(examples.subspan(first, n)).ok()) return;
+        const bool last = first + n == examples.size();
+        if (!stream->Send(examples.subspan(first, n), last).ok()) return;
       }
     });
-    absl::StatusOr<PassCounts> counts = ReadPass(*stream, examples, batch_size);
+    absl::StatusOr<v1::PassSummary> counts =
+        ReadPass(*stream, examples.size(), batch_size);
     // OUT_OF_RANGE: the server ended the stream, so the writer stops by
     // itself and Finish says why. Any other error: stop the writer here.
     const bool server_ended = absl::IsOutOfRange(counts.status());
@@ -236,10 +263,12 @@ absl::StatusOr<FitReport> Client::Fit(const std::string& model,
       return server_ended && !finish.ok() ? finish : counts.status();
     }
     report.passes += 1;
-    report.updates += counts->updates;
-    report.updates_per_pass.push_back(counts->updates);
-    report.mistakes_per_pass.push_back(counts->mistakes);
-    report.converged = counts->updates == 0;
+    report.updates += counts->updates();
+    report.updates_per_pass.push_back(counts->updates());
+    report.mistakes_per_pass.push_back(counts->mistakes());
+    report.converged = counts->converged();
+    report.weight_norm = counts->weight_norm();
+    report.max_example_norm = counts->max_example_norm();
   }
   if (absl::Status s = stream->Finish(); !s.ok()) return s;
   return report;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,10 @@ class TrainingStream {
   TrainingStream(const TrainingStream&) = delete;
   TrainingStream& operator=(const TrainingStream&) = delete;
 
-  // Sends one request holding `examples` (possibly none).
-  absl::Status Send(absl::Span<const LabeledExample> examples);
+  // Sends one request holding `examples` (possibly none). With end_of_pass,
+  // they close a pass and the response carries its PassSummary.
+  absl::Status Send(absl::Span<const LabeledExample> examples,
+                    bool end_of_pass = false);
 
   // The response to the oldest unanswered Send. Once the server has ended
   // the stream, returns OUT_OF_RANGE; Finish then tells why.
@@ -79,6 +82,8 @@ struct FitReport {
   bool converged = false;      // whether the last pass made no updates
   std::vector<uint64_t> updates_per_pass;
   std::vector<uint64_t> mistakes_per_pass;  // progressive, per pass
+  double weight_norm = 0.0;       // ‖w‖ after the last pass
+  double max_example_norm = 0.0;  // R, as the server reports it
 };
 
 class Client {
@@ -107,6 +112,12 @@ class Client {
   absl::StatusOr<v1::Model> SetWeights(const std::string& name,
                                        const std::vector<double>& weights,
                                        double bias);
+
+  // Scores `examples` on `model` without learning, in requests of
+  // batch_size; see EvaluateRequest for the threshold.
+  absl::StatusOr<v1::EvaluateResponse> Evaluate(
+      const std::string& model, absl::Span<const LabeledExample> examples,
+      std::optional<double> threshold = std::nullopt, size_t batch_size = 256);
 
   // Opens a training stream on `model`. The model is named in the first Send.
   std::unique_ptr<TrainingStream> Train(const std::string& model);

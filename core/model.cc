@@ -10,6 +10,7 @@
 #include "core/averaged_perceptron.h"
 #include "core/logistic_regression.h"
 #include "core/perceptron.h"
+#include "core/pocket_perceptron.h"
 
 namespace halfspace {
 namespace {
@@ -35,6 +36,10 @@ std::unique_ptr<OnlineClassifier> MakeClassifier(const ModelSpec& spec) {
     case Algorithm::kSgd:
       return std::make_unique<SgdClassifier>(spec.dimension,
                                              spec.learning_rate, spec.sgd);
+    case Algorithm::kPocketPerceptron:
+      return std::make_unique<PocketPerceptron>(
+          spec.dimension, spec.learning_rate, spec.ratchet,
+          spec.predict_with_pocket);
   }
   return nullptr;
 }
@@ -66,6 +71,9 @@ absl::Status ValidateApplicability(const ModelSpec& spec) {
                        sgd.average_from != d.average_from;
   const bool pa_set = spec.pa_variant != defaults.pa_variant ||
                       spec.aggressiveness != defaults.aggressiveness;
+  const bool pocket_set = spec.ratchet != defaults.ratchet ||
+                          spec.predict_with_pocket !=
+                              defaults.predict_with_pocket;
   const Field fields[] = {
       {"l2", spec.l2 != defaults.l2, Algorithm::kLogisticRegression,
        "logistic regression"},
@@ -75,6 +83,8 @@ absl::Status ValidateApplicability(const ModelSpec& spec) {
        sgd_set, Algorithm::kSgd, "SGD"},
       {"pa_variant and aggressiveness", pa_set, Algorithm::kPassiveAggressive,
        "passive-aggressive"},
+      {"ratchet and predict_with_pocket", pocket_set,
+       Algorithm::kPocketPerceptron, "the pocket perceptron"},
   };
   for (const Field& f : fields) {
     if (f.set && spec.algorithm != f.owner) {
@@ -143,7 +153,7 @@ absl::Status ValidateModelName(absl::string_view name) {
 
 absl::Status ValidateModelSpec(const ModelSpec& spec) {
   const Algorithm a = spec.algorithm;
-  if (a < Algorithm::kPerceptron || a > Algorithm::kSgd) {
+  if (a < Algorithm::kPerceptron || a > Algorithm::kPocketPerceptron) {
     return absl::InvalidArgumentError("algorithm is not one of halfspace's");
   }
   if (spec.dimension < 1 || spec.dimension > kMaxDimension) {
@@ -175,6 +185,7 @@ absl::Status ValidateModelSpec(const ModelSpec& spec) {
     case Algorithm::kSgd:
       return ValidateSgdOptions(spec.sgd);
     case Algorithm::kAveragedPerceptron:
+    case Algorithm::kPocketPerceptron:
       return absl::OkStatus();
   }
   return absl::OkStatus();
@@ -272,6 +283,32 @@ absl::Status Model::Predict(absl::Span<const Features> instances,
     p.probability = classifier_->Probability(p.score);
   }
   return absl::OkStatus();
+}
+
+void Model::Evaluate(absl::Span<const Example> examples,
+                     std::optional<double> threshold,
+                     BinaryEvaluation& evaluation) const {
+  std::shared_lock lock(mu_);
+  const LinearWeights& weights = classifier_->weights();
+  for (const Example& e : examples) {
+    absl::Status error = ValidateFeatures(e.features, spec_.dimension);
+    if (error.ok()) error = ValidateLabel(e.label);
+    if (!error.ok()) {
+      evaluation.Reject(error);
+      continue;
+    }
+    const double score = weights.Score(e.features);
+    const std::optional<double> p = classifier_->Probability(score);
+    const int predicted = threshold.has_value() && p.has_value()
+                              ? (*p >= *threshold ? 1 : -1)
+                              : PredictedLabel(score);
+    evaluation.Add(e.label, predicted, p);
+  }
+}
+
+bool Model::probabilistic() const {
+  std::shared_lock lock(mu_);
+  return classifier_->Probability(0.0).has_value();
 }
 
 absl::Status Model::SetWeights(std::vector<double> w, double b) {

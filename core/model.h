@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/evaluation.h"
 #include "core/features.h"
 #include "core/linear_weights.h"
 #include "core/online_classifier.h"
@@ -37,6 +38,7 @@ enum class Algorithm {
   kAveragedPerceptron = 3,
   kPassiveAggressive = 4,
   kSgd = 5,
+  kPocketPerceptron = 6,
 };
 
 // The largest feature dimension a model may have (128 MiB of weights).
@@ -53,6 +55,8 @@ struct ModelSpec {
   SgdOptions sgd;                 // SGD
   PaVariant pa_variant = PaVariant::kPaI;  // passive-aggressive
   double aggressiveness = 1.0;             // C: passive-aggressive
+  bool ratchet = true;                     // pocket perceptron
+  bool predict_with_pocket = true;         // pocket perceptron
 };
 
 // OK when `name` is 1 to 64 characters from [A-Za-z0-9_.-] and starts with a
@@ -129,6 +133,17 @@ class Model {
   // first bad one. REQUIRES: out.size() == instances.size().
   absl::Status Predict(absl::Span<const Features> instances,
                        absl::Span<Prediction> out) const;
+
+  // Predicts each example without learning and counts the outcome into
+  // `evaluation`; invalid examples count as rejected. With a threshold
+  // (probabilistic models only, see probabilistic()), predicts +1 when
+  // P(y = +1 | x) >= threshold instead of when f(x) >= 0.
+  void Evaluate(absl::Span<const Example> examples,
+                std::optional<double> threshold,
+                BinaryEvaluation& evaluation) const;
+
+  // Whether the model gives probabilities.
+  bool probabilistic() const;
 
   // Replaces w and b; counters are kept.
   absl::Status SetWeights(std::vector<double> w, double b);

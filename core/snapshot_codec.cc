@@ -88,6 +88,10 @@ constexpr HyperparameterKey kHyperparameterKeys[] = {
      [](ModelSpec& s, double v) { s.pa_variant = PaVariant(int(v)); }},
     {12, [](const ModelSpec& s) { return s.aggressiveness; },
      [](ModelSpec& s, double v) { s.aggressiveness = v; }},
+    {13, [](const ModelSpec& s) { return s.ratchet ? 1.0 : 0.0; },
+     [](ModelSpec& s, double v) { s.ratchet = v != 0.0; }},
+    {14, [](const ModelSpec& s) { return s.predict_with_pocket ? 1.0 : 0.0; },
+     [](ModelSpec& s, double v) { s.predict_with_pocket = v != 0.0; }},
 };
 
 absl::Status Corrupt(absl::string_view what) {

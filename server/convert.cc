@@ -22,6 +22,7 @@ constexpr EnumPair<v1::Algorithm, Algorithm> kAlgorithms[] = {
     {v1::ALGORITHM_AVERAGED_PERCEPTRON, Algorithm::kAveragedPerceptron},
     {v1::ALGORITHM_PASSIVE_AGGRESSIVE, Algorithm::kPassiveAggressive},
     {v1::ALGORITHM_SGD, Algorithm::kSgd},
+    {v1::ALGORITHM_POCKET_PERCEPTRON, Algorithm::kPocketPerceptron},
 };
 constexpr EnumPair<v1::Loss, LossKind> kLosses[] = {
     {v1::LOSS_HINGE, LossKind::kHinge},
@@ -100,6 +101,10 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
   if (h.has_power_t()) sgd.power_t = h.power_t();
   sgd.average_from = h.average_from();
   if (h.has_aggressiveness()) spec.aggressiveness = h.aggressiveness();
+  if (h.has_ratchet()) spec.ratchet = h.ratchet();
+  if (h.has_predict_with_pocket()) {
+    spec.predict_with_pocket = h.predict_with_pocket();
+  }
   return spec;
 }
 
@@ -120,6 +125,11 @@ void ToProto(const Model& model, v1::Model* out) {
       break;
     case Algorithm::kAveragedPerceptron:
       h->set_learning_rate(spec.learning_rate);
+      break;
+    case Algorithm::kPocketPerceptron:
+      h->set_learning_rate(spec.learning_rate);
+      h->set_ratchet(spec.ratchet);
+      h->set_predict_with_pocket(spec.predict_with_pocket);
       break;
     case Algorithm::kPassiveAggressive:
       h->set_pa_variant(ToProto(kPaVariants, spec.pa_variant));

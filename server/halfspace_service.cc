@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "server/convert.h"
+#include "server/evaluate_stream.h"
 #include "server/status.h"
 #include "server/train_stream.h"
 #include "spdlog/spdlog.h"
@@ -72,6 +73,11 @@ grpc::ServerUnaryReactor* HalfspaceService::Predict(
     grpc::CallbackServerContext* context, const v1::PredictRequest* request,
     v1::PredictResponse* response) {
   return Serve(context, [&] { return DoPredict(*request, *response); });
+}
+
+grpc::ServerReadReactor<v1::EvaluateRequest>* HalfspaceService::Evaluate(
+    grpc::CallbackServerContext*, v1::EvaluateResponse* response) {
+  return StartEvaluateStream(registry_, gate_, response);
 }
 
 grpc::ServerUnaryReactor* HalfspaceService::GetWeights(

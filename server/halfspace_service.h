@@ -43,6 +43,9 @@ class HalfspaceService final : public v1::Halfspace::CallbackService {
   grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
                                     const v1::PredictRequest* request,
                                     v1::PredictResponse* response) override;
+  grpc::ServerReadReactor<v1::EvaluateRequest>* Evaluate(
+      grpc::CallbackServerContext* context,
+      v1::EvaluateResponse* response) override;
   grpc::ServerUnaryReactor* GetWeights(
       grpc::CallbackServerContext* context,
       const v1::GetWeightsRequest* request,

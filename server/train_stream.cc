@@ -1,5 +1,6 @@
 #include "server/train_stream.h"
 
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -84,10 +85,36 @@ class TrainReactor final
     if (absl::Status s = model_->Learn(examples_, absl::MakeSpan(outcomes_)); !s.ok()) return s;
 
     response_.Clear();
-    for (const ExampleOutcome& outcome : outcomes_) {
+    for (int i = 0; i < n; ++i) {
+      const ExampleOutcome& outcome = outcomes_[i];
       ToProto(outcome, response_.add_results());
+      if (!outcome.error.ok()) continue;
+      pass_.examples += 1;
+      pass_.updates += outcome.update.updated ? 1 : 0;
+      pass_.mistakes +=
+          outcome.update.predicted_label != examples_[i].label ? 1 : 0;
+      pass_.loss_sum += outcome.update.loss;
     }
+    if (request_.end_of_pass()) EndPass();
     return absl::OkStatus();
+  }
+
+  // Sums up the pass into response_ and starts the next one.
+  void EndPass() {
+    const ModelStats stats = model_->Stats();
+    v1::PassSummary* summary = response_.mutable_pass_summary();
+    summary->set_pass(++passes_);
+    summary->set_examples(pass_.examples);
+    summary->set_updates(pass_.updates);
+    summary->set_mistakes(pass_.mistakes);
+    summary->set_average_loss(
+        pass_.examples == 0 ? 0.0 : pass_.loss_sum / pass_.examples);
+    summary->set_converged(pass_.examples > 0 && pass_.updates == 0);
+    summary->set_weight_norm(stats.weight_norm);
+    summary->set_bias(stats.bias);
+    summary->set_max_example_norm(
+        std::sqrt(stats.counters.max_squared_norm));
+    pass_ = PassCounters();
   }
 
   ModelRegistry* const registry_;
@@ -98,6 +125,16 @@ class TrainReactor final
   v1::TrainResponse response_;
   std::vector<Example> examples_;
   std::vector<ExampleOutcome> outcomes_;
+
+  // This stream's current pass.
+  struct PassCounters {
+    uint64_t examples = 0;
+    uint64_t updates = 0;
+    uint64_t mistakes = 0;
+    double loss_sum = 0.0;
+  };
+  PassCounters pass_;
+  uint64_t passes_ = 0;
 };
 
 }  // namespace

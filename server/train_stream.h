@@ -2,7 +2,8 @@
 //
 // Protocol: the first request names the model; every request may carry
 // examples; the server answers each request with exactly one response that
-// holds one result per example, in order. A bad example is reported in-band
+// holds one result per example, in order. A request marked end_of_pass
+// closes a pass: its response also sums up the pass. A bad example is reported in-band
 // (ExampleResult.error) and the stream goes on. A bad first request, a
 // request naming another model, or the model's deletion ends the stream with
 // INVALID_ARGUMENT or NOT_FOUND.

@@ -7,10 +7,12 @@
 #include <vector>
 
 #include "core/averaged_perceptron.h"
+#include "core/evaluation.h"
 #include "core/margin_loss.h"
 #include "core/model.h"
 #include "core/passive_aggressive.h"
 #include "core/perceptron.h"
+#include "core/pocket_perceptron.h"
 #include "core/sgd_classifier.h"
 #include "core/snapshot_codec.h"
 #include "gmock/gmock.h"
@@ -221,6 +223,46 @@ TEST(SgdClassifierTest, PredictsWithTheAverageOnlyOnceAveragingHasBegun) {
   EXPECT_EQ(sgd.weights().b, 0.5);
 }
 
+TEST(PocketPerceptronTest, RatchetKeepsAPocketThatDidAsWell) {
+  for (bool ratchet : {true, false}) {
+    SCOPED_TRACE(ratchet);
+    PocketPerceptron p(1, 1.0, ratchet, /*predict_with_pocket=*/true);
+    p.set_weights(Weights({1.0}, 0.0));
+    const std::vector<double> one = {1}, minus_one = {-1}, two = {2};
+    p.Learn(one, +1, 1.0);        // correct: run 1 for w = pocket
+    p.Learn(minus_one, +1, 1.0);  // noise: w = (0), b = 1; the pocket stays
+    p.Learn(two, +1, 1.0);        // both correct; w's run 1
+    p.Learn(two, +1, 1.0);        // both correct; w's run 2 > the pocket's 1
+    // With the ratchet, the pocket made no mistake on w's run: it stays.
+    EXPECT_EQ(p.weights().w[0], ratchet ? 1.0 : 0.0);
+    EXPECT_EQ(p.weights().b, ratchet ? 0.0 : 1.0);
+  }
+}
+
+TEST(PocketPerceptronTest, PocketBeatsTheLastWeightsOnNoisyData) {
+  const auto xs = RandomPoints(400, 2, 3);
+  std::mt19937 rng(5);
+  std::vector<int> noisy;
+  for (const auto& x : xs) noisy.push_back(rng() % 10 == 0 ? -Label(x) : Label(x));
+  PocketPerceptron pocket(2, 1.0, true, true);
+  PocketPerceptron last(2, 1.0, true, /*predict_with_pocket=*/false);
+  for (int pass = 0; pass < 5; ++pass) {
+    for (size_t i = 0; i < xs.size(); ++i) {
+      pocket.Learn(xs[i], noisy[i], 1.0);
+      last.Learn(xs[i], noisy[i], 1.0);
+    }
+  }
+  auto accuracy = [&](const LinearWeights& w) {
+    int correct = 0;
+    for (const auto& x : RandomPoints(2000, 2, 99)) {
+      correct += PredictedLabel(w.Score(x)) == Label(x) ? 1 : 0;
+    }
+    return correct / 2000.0;
+  };
+  EXPECT_GT(accuracy(pocket.weights()), 0.9);
+  EXPECT_GE(accuracy(pocket.weights()), accuracy(last.weights()));
+}
+
 // Learns half the data, goes through an encoded snapshot into a new model,
 // and checks that both then learn the rest identically.
 void ExpectExactContinuation(const ModelSpec& spec) {
@@ -255,7 +297,8 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
   spec.dimension = 4;
   for (Algorithm a : {Algorithm::kPerceptron, Algorithm::kLogisticRegression,
                       Algorithm::kAveragedPerceptron,
-                      Algorithm::kPassiveAggressive}) {
+                      Algorithm::kPassiveAggressive,
+                      Algorithm::kPocketPerceptron}) {
     spec.algorithm = a;
     SCOPED_TRACE(static_cast<int>(a));
     ExpectExactContinuation(spec);
@@ -267,6 +310,52 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
   spec.sgd.penalty = Penalty::kL2;
   spec.sgd.schedule = Schedule::kAdaGrad;
   ExpectExactContinuation(spec);
+}
+
+}  // namespace
+}  // namespace halfspace
+
+namespace halfspace {
+namespace {
+
+TEST(BinaryEvaluationTest, ConfusionMatrixMetricsAndLogLoss) {
+  BinaryEvaluation e;
+  // 3 true negatives, 1 false positive, 2 false negatives, 4 true positives.
+  for (int i = 0; i < 3; ++i) e.Add(-1, -1, std::nullopt);
+  e.Add(-1, +1, std::nullopt);
+  for (int i = 0; i < 2; ++i) e.Add(+1, -1, std::nullopt);
+  for (int i = 0; i < 4; ++i) e.Add(+1, +1, std::nullopt);
+  e.Reject(absl::InvalidArgumentError("first"));
+  e.Reject(absl::InvalidArgumentError("second"));
+  EXPECT_EQ(e.examples(), 10u);
+  EXPECT_EQ(e.rejected(), 2u);
+  EXPECT_EQ(e.first_error().message(), "first");
+  EXPECT_DOUBLE_EQ(e.accuracy(), 0.7);
+  EXPECT_EQ(e.confusion(0, 1), 1u);
+  EXPECT_EQ(e.confusion(1, 0), 2u);
+  const BinaryEvaluation::ClassMetrics positive = e.metrics(1);
+  EXPECT_EQ(positive.support, 6u);
+  EXPECT_DOUBLE_EQ(positive.precision, 4.0 / 5);
+  EXPECT_DOUBLE_EQ(positive.recall, 4.0 / 6);
+  EXPECT_DOUBLE_EQ(positive.f1, 8.0 / 11);
+  const BinaryEvaluation::ClassMetrics negative = e.metrics(0);
+  EXPECT_DOUBLE_EQ(negative.precision, 3.0 / 5);
+  EXPECT_DOUBLE_EQ(negative.recall, 3.0 / 4);
+  EXPECT_FALSE(e.log_loss().has_value());  // no probabilities
+}
+
+TEST(BinaryEvaluationTest, LogLossClipsCertainMistakes) {
+  BinaryEvaluation e;
+  e.Add(+1, +1, 0.8);
+  e.Add(-1, +1, 0.6);
+  e.Add(+1, -1, 0.0);  // certain and wrong: clipped to machine epsilon
+  EXPECT_DOUBLE_EQ(*e.log_loss(), -(std::log(0.8) + std::log(0.4) +
+                                    std::log(std::ldexp(1.0, -52))) /
+                                      3);
+  BinaryEvaluation empty;
+  EXPECT_EQ(empty.accuracy(), 0.0);
+  EXPECT_EQ(empty.metrics(1).f1, 0.0);
+  EXPECT_FALSE(empty.log_loss().has_value());
 }
 
 }  // namespace

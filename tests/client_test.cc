@@ -1,5 +1,6 @@
 #include "client/halfspace_client.h"
 
+#include <cmath>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -30,6 +31,8 @@ TEST_F(ClientTest, FitConvergesOnTheSecondWorkedExampleInPassThree) {
   EXPECT_TRUE(report->converged);
   EXPECT_THAT(report->updates_per_pass, ElementsAre(3, 2, 0));
   EXPECT_THAT(report->mistakes_per_pass, ElementsAre(2, 1, 0));
+  EXPECT_DOUBLE_EQ(report->weight_norm, std::sqrt(8.0));
+  EXPECT_DOUBLE_EQ(report->max_example_norm, std::sqrt(6.0));
   absl::StatusOr<v1::GetWeightsResponse> w = client_.GetWeights("m");
   EXPECT_THAT(w->weights(), ElementsAre(-2, 2));
   EXPECT_EQ(w->bias(), -1);

@@ -35,6 +35,9 @@ struct Expected {
   bool weighted = false;
   double intercept = 0;
   std::vector<double> coef;
+  double accuracy = 0;
+  double f1 = 0;        // of class +1
+  double log_loss = 0;  // NaN without probabilities
 };
 
 class ParityTest : public ::testing::Test {
@@ -54,7 +57,7 @@ class ParityTest : public ::testing::Test {
     std::ifstream expected(oracle_.File("expected.tsv"));
     for (std::string line; std::getline(expected, line);) {
       std::vector<std::string> f = absl::StrSplit(line, '\t');
-      ASSERT_EQ(f.size(), 5u) << line;
+      ASSERT_EQ(f.size(), 8u) << line;
       Expected e;
       e.name = f[0];
       ASSERT_TRUE(
@@ -63,6 +66,9 @@ class ParityTest : public ::testing::Test {
       e.weighted = f[2] == "1";
       e.intercept = ParseNumbers(f[3])[0];
       e.coef = ParseNumbers(f[4]);
+      e.accuracy = ParseNumbers(f[5])[0];
+      e.f1 = ParseNumbers(f[6])[0];
+      e.log_loss = ParseNumbers(f[7])[0];
       expected_.push_back(std::move(e));
     }
   }
@@ -107,6 +113,19 @@ TEST_F(ParityTest, OnePassMatchesScikitLearnToOneInABillion) {
     error = std::max(error, std::abs(got->bias() - e.intercept));
     EXPECT_LE(error, 1e-9 * scale)
         << "largest difference " << error << " at scale " << scale;
+
+    // The trained model, evaluated on the same data, scores as
+    // scikit-learn's metrics say.
+    absl::StatusOr<v1::EvaluateResponse> evaluation =
+        client.Evaluate(e.name, examples_);
+    ASSERT_TRUE(evaluation.ok()) << evaluation.status();
+    EXPECT_DOUBLE_EQ(evaluation->accuracy(), e.accuracy);
+    EXPECT_DOUBLE_EQ(evaluation->classes(1).f1(), e.f1);
+    if (std::isnan(e.log_loss)) {
+      EXPECT_FALSE(evaluation->has_log_loss());
+    } else {
+      EXPECT_NEAR(evaluation->log_loss(), e.log_loss, 1e-9 * e.log_loss);
+    }
   }
 }
 

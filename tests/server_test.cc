@@ -124,9 +124,11 @@ TEST_F(ServerTest, TrainStreamReproducesTheClassicWorkedExample) {
   // Pass 1 names the model; passes 2-4 repeat the same four points.
   std::vector<std::vector<bool>> updated;
   std::vector<double> first_scores;
+  std::vector<v1::PassSummary> summaries;
   for (int pass = 0; pass < 4; ++pass) {
     v1::TrainRequest request = FirstWorkedExamplePass();
     if (pass == 0) request.set_model("notes");
+    request.set_end_of_pass(true);
     ASSERT_TRUE(stream->Write(request));
     v1::TrainResponse response;
     ASSERT_TRUE(stream->Read(&response));
@@ -138,6 +140,8 @@ TEST_F(ServerTest, TrainStreamReproducesTheClassicWorkedExample) {
       updated.back().push_back(r.updated());
       if (pass == 0) first_scores.push_back(r.score());
     }
+    ASSERT_TRUE(response.has_pass_summary());
+    summaries.push_back(response.pass_summary());
   }
   stream->WritesDone();
   ASSERT_TRUE(stream->Finish().ok());
@@ -148,6 +152,20 @@ TEST_F(ServerTest, TrainStreamReproducesTheClassicWorkedExample) {
                                    ElementsAre(false, false, true, false),
                                    ElementsAre(false, false, true, false),
                                    ElementsAre(false, false, false, false)));
+  // Pass markers: updates 3, 1, 1, 0 and progressive mistakes 2, 1, 1, 0.
+  std::vector<uint64_t> updates, mistakes;
+  for (const v1::PassSummary& s : summaries) {
+    updates.push_back(s.updates());
+    mistakes.push_back(s.mistakes());
+    EXPECT_EQ(s.examples(), 4u);
+    EXPECT_EQ(s.converged(), s.pass() == 4);
+  }
+  EXPECT_THAT(updates, ElementsAre(3, 1, 1, 0));
+  EXPECT_THAT(mistakes, ElementsAre(2, 1, 1, 0));
+  EXPECT_DOUBLE_EQ(summaries.back().weight_norm(), std::sqrt(2.0));
+  EXPECT_EQ(summaries.back().bias(), -3);
+  EXPECT_DOUBLE_EQ(summaries.back().max_example_norm(), std::sqrt(14.0));
+
   absl::StatusOr<v1::GetWeightsResponse> weights = client_.GetWeights("notes");
   ASSERT_TRUE(weights.ok());
   EXPECT_THAT(weights->weights(), ElementsAre(1, 1));
@@ -256,6 +274,53 @@ TEST_F(ServerTest, LogisticStreamReportsProbabilityAndLogLoss) {
       client_.Predict("lr", {{0, 0}});
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE((*p)[0].has_probability());
+}
+
+TEST_F(ServerTest, EvaluateScoresWithoutLearning) {
+  CreatePerceptron("notes", 2);
+  ASSERT_TRUE(client_.SetWeights("notes", {1, 1}, -3).ok());
+  const std::vector<LabeledExample> held_out = {
+      {{2, 3}, 1}, {{3, 1}, 1}, {{0, 1}, -1}, {{1, -1}, -1},
+      {{1, 1}, 1},     // f = -1: a false negative
+      {{1, 2, 3}, 1},  // wrong dimension: rejected
+  };
+  absl::StatusOr<v1::EvaluateResponse> r =
+      client_.Evaluate("notes", held_out, std::nullopt, /*batch_size=*/2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->examples(), 5u);
+  EXPECT_EQ(r->rejected(), 1u);
+  EXPECT_THAT(r->first_error().message(), HasSubstr("dimension"));
+  EXPECT_DOUBLE_EQ(r->accuracy(), 0.8);
+  EXPECT_THAT(r->confusion_labels(), ElementsAre("-1", "+1"));
+  EXPECT_THAT(r->confusion(), ElementsAre(2, 0, 1, 2));
+  EXPECT_DOUBLE_EQ(r->classes(1).recall(), 2.0 / 3);
+  EXPECT_EQ(r->classes(1).precision(), 1.0);
+  EXPECT_FALSE(r->has_log_loss());
+  EXPECT_EQ(client_.GetModel("notes")->stats().examples_seen(), 0u);
+
+  EXPECT_TRUE(absl::IsNotFound(client_.Evaluate("nope", held_out).status()));
+  EXPECT_THAT(client_.Evaluate("notes", held_out, 0.5).status().message(),
+              HasSubstr("gives no probabilities"));
+}
+
+TEST_F(ServerTest, EvaluateThresholdsProbabilitiesAndReportsLogLoss) {
+  ASSERT_TRUE(
+      client_.CreateModel("lr", v1::ALGORITHM_LOGISTIC_REGRESSION, 1).ok());
+  ASSERT_TRUE(client_.SetWeights("lr", {1}, 0).ok());
+  // P(+1 | x) = σ(x): 0.73 for x = 1, 0.5 for x = 0, 0.27 for x = -1.
+  const std::vector<LabeledExample> data = {{{1}, 1}, {{0}, 1}, {{-1}, -1}};
+  absl::StatusOr<v1::EvaluateResponse> plain = client_.Evaluate("lr", data);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->accuracy(), 1.0);  // f(0) = 0 predicts +1
+  const double s1 = 1 / (1 + std::exp(-1.0));
+  EXPECT_DOUBLE_EQ(plain->log_loss(),
+                   -(std::log(s1) + std::log(0.5) + std::log(s1)) / 3);
+  absl::StatusOr<v1::EvaluateResponse> strict =
+      client_.Evaluate("lr", data, 0.6);
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  EXPECT_DOUBLE_EQ(strict->accuracy(), 2.0 / 3);  // x = 0 now predicts -1
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      client_.Evaluate("lr", data, 1.5).status()));
 }
 
 TEST_F(ServerTest, PredictValidatesItsInput) {

@@ -4,9 +4,11 @@ Writes two files into OUT_DIR:
   data.csv      one example per line: label (-1/+1), importance weight, x1..xd
                 (scikit-learn's breast cancer set, standardized, in file order)
   expected.tsv  one configuration per line: name, halfspace's CreateModelRequest
-                in protobuf text format, then the intercept and the weights
-                scikit-learn reaches after one pass over data.csv in order
-                (partial_fit, no shuffling), with %.17g digits.
+                in protobuf text format, whether the pass is weighted, the
+                intercept and the weights scikit-learn reaches after one pass
+                over data.csv in order (partial_fit, no shuffling), with %.17g
+                digits; then the trained model's accuracy, F1 of class +1 and
+                log loss (nan without probabilities) on data.csv.
 
 Usage: /usr/bin/python3 sklearn_oracle.py OUT_DIR
 """
@@ -17,6 +19,7 @@ import warnings
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
+from sklearn.metrics import accuracy_score, f1_score, log_loss
 from sklearn.linear_model import (PassiveAggressiveClassifier, Perceptron,
                                   SGDClassifier)
 from sklearn.preprocessing import StandardScaler
@@ -120,10 +123,16 @@ def main():
                 estimator.partial_fit(x, y, classes=np.array([-1, 1]),
                                       **fit_args)
             request = "algorithm: %s hyperparameters { %s }" % (algorithm, hyper)
+            predicted = estimator.predict(x)
+            loss = (log_loss(y, estimator.predict_proba(x))
+                    if hasattr(estimator, "predict_proba") else float("nan"))
             f.write("\t".join([name, request, "1" if weighted else "0",
                                "%.17g" % estimator.intercept_[0],
                                ",".join("%.17g" % v
-                                        for v in estimator.coef_[0])]) + "\n")
+                                        for v in estimator.coef_[0]),
+                               "%.17g" % accuracy_score(y, predicted),
+                               "%.17g" % f1_score(y, predicted),
+                               "%.17g" % loss]) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,63 @@
+// Accumulates how well a binary model predicts held-out examples: the
+// confusion matrix, accuracy, precision, recall and F1 per class, and the log
+// loss when the model gives probabilities.
+//
+// Classes are indexed 0 for y = -1 and 1 for y = +1. Precision, recall or F1
+// with a zero denominator are reported as 0, as scikit-learn does with
+// zero_division=0. The log loss clips probabilities to [ε, 1 - ε] with ε the
+// machine epsilon of double, as scikit-learn 1.2's log_loss does.
+//
+// A plain value type; not thread-safe.
+
+#ifndef HALFSPACE_CORE_EVALUATION_H_
+#define HALFSPACE_CORE_EVALUATION_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/status.h"
+
+namespace halfspace {
+
+class BinaryEvaluation {
+ public:
+  struct ClassMetrics {
+    uint64_t support = 0;  // examples of this true class
+    double precision = 0.0;
+    double recall = 0.0;
+    double f1 = 0.0;
+  };
+
+  // Counts one prediction. `probability` is P(y = +1 | x), if known.
+  void Add(int label, int predicted, std::optional<double> probability);
+
+  // Counts one rejected example; keeps the first error.
+  void Reject(const absl::Status& error);
+
+  uint64_t examples() const { return examples_; }
+  uint64_t rejected() const { return rejected_; }
+  const absl::Status& first_error() const { return first_error_; }
+
+  // confusion(t, p): examples of true class t predicted as class p.
+  uint64_t confusion(int true_class, int predicted_class) const {
+    return confusion_[true_class][predicted_class];
+  }
+  double accuracy() const;
+  ClassMetrics metrics(int cls) const;
+
+  // The mean log loss, if every example had a probability.
+  std::optional<double> log_loss() const;
+
+ private:
+  std::array<std::array<uint64_t, 2>, 2> confusion_{};
+  uint64_t examples_ = 0;
+  uint64_t with_probability_ = 0;
+  double log_loss_sum_ = 0.0;
+  uint64_t rejected_ = 0;
+  absl::Status first_error_;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_EVALUATION_H_

@@ -1,0 +1,131 @@
+#include "server/evaluate_stream.h"
+
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/evaluation.h"
+#include "server/status.h"
+
+namespace halfspace {
+namespace {
+
+class EvaluateReactor final
+    : public grpc::ServerReadReactor<v1::EvaluateRequest> {
+ public:
+  EvaluateReactor(ModelRegistry* registry, CallGate* gate,
+                  v1::EvaluateResponse* response)
+      : registry_(registry),
+        gate_(gate),
+        response_(response),
+        admitted_(gate->TryEnter()) {
+    if (admitted_) {
+      StartRead(&request_);
+    } else {
+      Finish(ToGrpcStatus(ShuttingDownError()));
+    }
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client is done sending, or the call was cancelled
+      Finish(ToGrpcStatus(Summarize()));
+      return;
+    }
+    if (absl::Status s = Score(); !s.ok()) {
+      Finish(ToGrpcStatus(s));
+      return;
+    }
+    StartRead(&request_);
+  }
+
+  void OnDone() override {
+    if (admitted_) gate_->Leave();
+    delete this;
+  }
+
+ private:
+  // Binds the model on the first request, then scores the request's examples.
+  absl::Status Score() {
+    const std::string& name = request_.model();
+    if (model_ == nullptr) {
+      if (name.empty()) {
+        return absl::InvalidArgumentError(
+            "the first EvaluateRequest must name the model");
+      }
+      absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(name);
+      if (!model.ok()) return model.status();
+      model_ = *std::move(model);
+      if (request_.has_threshold()) {
+        const double t = request_.threshold();
+        if (!(t >= 0.0 && t <= 1.0)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "threshold is ", t, "; it must be a probability in [0, 1]"));
+        }
+        if (!model_->probabilistic()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "model '", name,
+              "' gives no probabilities, so a threshold does not apply"));
+        }
+        threshold_ = t;
+      }
+    } else if (!name.empty() && name != model_->name()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "this stream evaluates '", model_->name(), "'; a request names '",
+          name, "'"));
+    }
+    examples_.clear();
+    for (const v1::Example& e : request_.examples()) {
+      examples_.push_back(Example{e.features(), e.label()});
+    }
+    model_->Evaluate(examples_, threshold_, evaluation_);
+    return absl::OkStatus();
+  }
+
+  // Fills the response from what was counted.
+  absl::Status Summarize() {
+    if (model_ == nullptr) {
+      return absl::InvalidArgumentError(
+          "the stream ended before a request named the model");
+    }
+    const BinaryEvaluation& e = evaluation_;
+    v1::EvaluateResponse& r = *response_;
+    r.set_examples(e.examples());
+    r.set_rejected(e.rejected());
+    if (!e.first_error().ok()) ToRpcStatus(e.first_error(), r.mutable_first_error());
+    r.set_accuracy(e.accuracy());
+    for (int cls : {0, 1}) {
+      const BinaryEvaluation::ClassMetrics m = e.metrics(cls);
+      v1::ClassMetrics* out = r.add_classes();
+      out->set_label(cls == 0 ? "-1" : "+1");
+      out->set_support(m.support);
+      out->set_precision(m.precision);
+      out->set_recall(m.recall);
+      out->set_f1(m.f1);
+      r.add_confusion_labels(out->label());
+    }
+    for (int t : {0, 1}) {
+      for (int p : {0, 1}) r.add_confusion(e.confusion(t, p));
+    }
+    if (e.log_loss().has_value()) r.set_log_loss(*e.log_loss());
+    return absl::OkStatus();
+  }
+
+  ModelRegistry* const registry_;
+  CallGate* const gate_;
+  v1::EvaluateResponse* const response_;
+  const bool admitted_;
+  std::shared_ptr<Model> model_;
+  std::optional<double> threshold_;
+  v1::EvaluateRequest request_;
+  std::vector<Example> examples_;
+  BinaryEvaluation evaluation_;
+};
+
+}  // namespace
+
+grpc::ServerReadReactor<v1::EvaluateRequest>* StartEvaluateStream(
+    ModelRegistry* registry, CallGate* gate, v1::EvaluateResponse* response) {
+  return new EvaluateReactor(registry, gate, response);
+}
+
+}  // namespace halfspace

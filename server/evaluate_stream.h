@@ -1,0 +1,28 @@
+// The Evaluate RPC: a client stream of labeled examples, scored without
+// learning, answered with one summary.
+//
+// Reactor rules obeyed here: one read in flight at a time; each reaction
+// scores one request's examples under the model's reader lock and never
+// waits on the client; Finish exactly once, from the read that fails (end of
+// stream or cancellation) or on a protocol error; OnDone leaves the CallGate
+// and frees the reactor.
+
+#ifndef HALFSPACE_SERVER_EVALUATE_STREAM_H_
+#define HALFSPACE_SERVER_EVALUATE_STREAM_H_
+
+#include "core/model_registry.h"
+#include "grpcpp/support/server_callback.h"
+#include "halfspace/v1/halfspace.pb.h"
+#include "server/call_gate.h"
+
+namespace halfspace {
+
+// Starts serving one Evaluate stream into `response`, or refuses it with
+// UNAVAILABLE when the gate is closed; the reactor deletes itself when done.
+// REQUIRES: `registry` and `gate` outlive the stream.
+grpc::ServerReadReactor<v1::EvaluateRequest>* StartEvaluateStream(
+    ModelRegistry* registry, CallGate* gate, v1::EvaluateResponse* response);
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_SERVER_EVALUATE_STREAM_H_
