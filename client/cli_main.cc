@@ -11,6 +11,7 @@
 //                           stdin), printing one line per example
 //   fit NAME FILE           passes over FILE until one makes no updates
 //                           (--max_passes)
+//   evaluate NAME FILE      scores FILE without learning
 
 #include <cmath>
 #include <cstdio>
@@ -194,8 +195,33 @@ absl::Status Fit(Client& client, const std::string& name,
   if (!report.ok()) return report.status();
   std::cout << "passes=" << report->passes << "  updates=" << report->updates
             << "  converged=" << (report->converged ? "yes" : "no")
+            << "  |w|=" << report->weight_norm
+            << "  R=" << report->max_example_norm
             << "\nupdates per pass: "
             << absl::StrJoin(report->updates_per_pass, " ") << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status Evaluate(Client& client, const std::string& name,
+                      const std::string& path) {
+  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamples(path);
+  if (!examples.ok()) return examples.status();
+  absl::StatusOr<v1::EvaluateResponse> r = client.Evaluate(name, *examples);
+  if (!r.ok()) return r.status();
+  std::cout << "examples=" << r->examples() << "  rejected=" << r->rejected()
+            << "  accuracy=" << r->accuracy();
+  if (r->has_log_loss()) std::cout << "  log_loss=" << r->log_loss();
+  std::cout << "\n";
+  for (const v1::ClassMetrics& c : r->classes()) {
+    std::cout << "class " << c.label() << ": support=" << c.support()
+              << "  precision=" << c.precision() << "  recall=" << c.recall()
+              << "  f1=" << c.f1() << "\n";
+  }
+  std::cout << "confusion (true × predicted): "
+            << absl::StrJoin(r->confusion(), " ") << "\n";
+  if (r->rejected() > 0) {
+    std::cout << "first rejection: " << r->first_error().message() << "\n";
+  }
   return absl::OkStatus();
 }
 
@@ -233,9 +259,10 @@ absl::Status Run(const std::vector<char*>& args) {
   if (command == "predict" && args.size() > 3) {
     return Predict(client, name, args);
   }
-  if ((command == "train" || command == "fit") && args.size() == 4) {
-    return command == "train" ? Train(client, name, args[3])
-                              : Fit(client, name, args[3]);
+  if (args.size() == 4) {
+    if (command == "train") return Train(client, name, args[3]);
+    if (command == "fit") return Fit(client, name, args[3]);
+    if (command == "evaluate") return Evaluate(client, name, args[3]);
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown command or wrong arguments: '", command,
@@ -253,7 +280,8 @@ int main(int argc, char** argv) {
       "  get NAME | list | delete NAME | weights NAME\n"
       "  predict NAME X1,X2,... [X1,X2,... ...]\n"
       "  train NAME FILE   (CSV lines label,x1,...,xd; - for stdin)\n"
-      "  fit NAME FILE     (passes until no updates; --max_passes)");
+      "  fit NAME FILE     (passes until no updates; --max_passes)\n"
+      "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   absl::Status status = halfspace::Run(args);
   if (!status.ok()) {

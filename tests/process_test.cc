@@ -174,6 +174,8 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
   EXPECT_THAT(RunCommand(cli + "fit notes " + dir.File("clean.csv")),
               HasSubstr("converged=yes"));
   EXPECT_THAT(RunCommand(cli + "weights notes"), HasSubstr("w=1,1\nb=-3"));
+  EXPECT_THAT(RunCommand(cli + "evaluate notes " + dir.File("clean.csv")),
+              HasSubstr("examples=4  rejected=0  accuracy=1\n"));
   EXPECT_THAT(RunCommand(cli + "predict notes 3,1"),
               HasSubstr("label=1  score=1  distance=0.707107"));
   EXPECT_THAT(RunCommand(cli + "list"), HasSubstr("examples_seen=16"));
