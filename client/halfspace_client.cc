@@ -24,6 +24,7 @@ void AddExamples(absl::Span<const LabeledExample> examples,
     example->mutable_features()->Add(e.features.begin(), e.features.end());
     example->set_label(e.label);
     if (e.weight != 1.0) example->set_weight(e.weight);
+    if (!e.class_label.empty()) example->set_class_label(e.class_label);
   }
 }
 

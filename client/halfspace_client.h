@@ -32,8 +32,9 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 // A labeled example as a client holds it.
 struct LabeledExample {
   std::vector<double> features;
-  int label = 0;       // -1 or +1
-  double weight = 1.0;  // importance weight
+  int label = 0;            // binary models: -1 or +1
+  double weight = 1.0;      // importance weight
+  std::string class_label = {};  // multiclass models
 };
 
 // One open Train stream. Send and Receive may run on two threads at once;

@@ -1,9 +1,10 @@
-// Accumulates how well a binary model predicts held-out examples: the
-// confusion matrix, accuracy, precision, recall and F1 per class, and the log
-// loss when the model gives probabilities.
+// Accumulates how well a model predicts held-out examples: the confusion
+// matrix, accuracy, precision, recall and F1 per class, and the log loss when
+// the model gives probabilities.
 //
-// Classes are indexed 0 for y = -1 and 1 for y = +1. Precision, recall or F1
-// with a zero denominator are reported as 0, as scikit-learn does with
+// Classes are named ("-1" and "+1" for binary models) and indexed in the
+// order they were first seen; a class can appear at any time. Precision,
+// recall or F1 with a zero denominator are 0, as scikit-learn's
 // zero_division=0. The log loss clips probabilities to [ε, 1 - ε] with ε the
 // machine epsilon of double, as scikit-learn 1.2's log_loss does.
 //
@@ -12,15 +13,18 @@
 #ifndef HALFSPACE_CORE_EVALUATION_H_
 #define HALFSPACE_CORE_EVALUATION_H_
 
-#include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace halfspace {
 
-class BinaryEvaluation {
+class Evaluation {
  public:
   struct ClassMetrics {
     uint64_t support = 0;  // examples of this true class
@@ -29,12 +33,18 @@ class BinaryEvaluation {
     double f1 = 0.0;
   };
 
-  // Counts one prediction. `probability` is P(y = +1 | x), if known.
-  void Add(int label, int predicted, std::optional<double> probability);
+  // The index of class `label`, added if new.
+  int ClassIndex(absl::string_view label);
+
+  // Counts one prediction; `probability` is the probability the model gave
+  // the true class, if any.
+  void Add(int true_class, int predicted_class,
+           std::optional<double> probability);
 
   // Counts one rejected example; keeps the first error.
   void Reject(const absl::Status& error);
 
+  const std::vector<std::string>& classes() const { return classes_; }
   uint64_t examples() const { return examples_; }
   uint64_t rejected() const { return rejected_; }
   const absl::Status& first_error() const { return first_error_; }
@@ -50,7 +60,9 @@ class BinaryEvaluation {
   std::optional<double> log_loss() const;
 
  private:
-  std::array<std::array<uint64_t, 2>, 2> confusion_{};
+  std::vector<std::string> classes_;
+  absl::flat_hash_map<std::string, int> index_;
+  std::vector<std::vector<uint64_t>> confusion_;  // square, classes_.size()
   uint64_t examples_ = 0;
   uint64_t with_probability_ = 0;
   double log_loss_sum_ = 0.0;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace halfspace {
@@ -17,12 +18,15 @@ namespace halfspace {
 // A dense feature vector x ∈ R^d, borrowed from the caller.
 using Features = absl::Span<const double>;
 
-// A labeled example (x, y) with y ∈ {-1, +1} and an importance weight s >= 0
-// (s = 2 counts as two copies of the example, s = 0 as none).
+// A labeled example (x, y) with an importance weight s >= 0 (s = 2 counts as
+// two copies of the example, s = 0 as none). Binary models read y from
+// `label` (-1 or +1), multiclass models from `class_label`, which is
+// borrowed like the features.
 struct Example {
   Features features;
   int label = 0;
   double weight = 1.0;
+  absl::string_view class_label = {};
 };
 
 // The classic decision rule: +1 when f(x) >= 0, else -1 (sign(0) = +1).

@@ -19,6 +19,7 @@
 #include <shared_mutex>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -26,45 +27,11 @@
 #include "core/evaluation.h"
 #include "core/features.h"
 #include "core/linear_weights.h"
+#include "core/model_spec.h"
+#include "core/multiclass_classifier.h"
 #include "core/online_classifier.h"
-#include "core/passive_aggressive.h"
-#include "core/sgd_classifier.h"
 
 namespace halfspace {
-
-enum class Algorithm {
-  kPerceptron = 1,
-  kLogisticRegression = 2,
-  kAveragedPerceptron = 3,
-  kPassiveAggressive = 4,
-  kSgd = 5,
-  kPocketPerceptron = 6,
-};
-
-// The largest feature dimension a model may have (128 MiB of weights).
-inline constexpr int64_t kMaxDimension = int64_t{1} << 24;
-
-// What a model is: fixed at creation. Each hyperparameter applies to the
-// algorithms named beside it and must keep its default for the others.
-struct ModelSpec {
-  Algorithm algorithm = Algorithm::kPerceptron;
-  int64_t dimension = 0;
-  double learning_rate = 1.0;     // η: all but passive-aggressive
-  double l2 = 0.0;                // λ: logistic regression
-  double margin_threshold = 0.0;  // τ: perceptron
-  SgdOptions sgd;                 // SGD
-  PaVariant pa_variant = PaVariant::kPaI;  // passive-aggressive
-  double aggressiveness = 1.0;             // C: passive-aggressive
-  bool ratchet = true;                     // pocket perceptron
-  bool predict_with_pocket = true;         // pocket perceptron
-};
-
-// OK when `name` is 1 to 64 characters from [A-Za-z0-9_.-] and starts with a
-// letter or digit, so it is safe as a file name.
-absl::Status ValidateModelName(absl::string_view name);
-
-// OK when the spec describes a model that can be built.
-absl::Status ValidateModelSpec(const ModelSpec& spec);
 
 // Counters since creation.
 struct ModelCounters {
@@ -78,41 +45,57 @@ struct ModelCounters {
 // A consistent read of the counters and the weights' summary.
 struct ModelStats {
   ModelCounters counters;
-  double weight_norm = 0.0;  // ‖w‖
-  double bias = 0.0;         // b
+  double weight_norm = 0.0;  // ‖w‖; for multiclass, √Σ_k ‖w_k‖²
+  double bias = 0.0;         // b; 0 for multiclass
 };
 
 // A consistent read of a model's whole state, for persistence.
 struct ModelSnapshot {
   std::string name;
   ModelSpec spec;
-  LinearWeights weights;      // the weights the model predicts with
-  std::vector<double> state;  // the algorithm's state beyond them
+  LinearWeights weights;      // binary: the weights the model predicts with
+  std::vector<std::string> classes;         // multiclass: in index order
+  std::vector<LinearWeights> class_weights;  // multiclass: one per class
+  std::vector<double> state;  // the algorithm's state beyond the weights
   ModelCounters counters;
 };
 
 // What happened to one example of a batch. On a rejected example, `error` is
-// not OK and the other fields are unset.
+// not OK and the other fields are unset. For multiclass models, `update`
+// holds the true class's score and probability, the multiclass margin
+// s_y - max_{k≠y} s_k, the loss and whether it updated. Buffers are reused
+// when the outcome is.
 struct ExampleOutcome {
   absl::Status error;
   Update update;
+  bool mistake = false;        // predicted wrong, before the update
   uint64_t examples_seen = 0;  // the model's counter after this example
   uint64_t updates = 0;        // the model's counter after this example
+  int predicted_class = -1;    // multiclass
+  std::vector<double> class_scores;         // multiclass, by class index
+  std::vector<double> class_probabilities;  // multiclass, if probabilistic
 };
 
-// A prediction for one feature vector.
+// A prediction for one feature vector. Binary models fill label, score,
+// signed_distance and probability; multiclass models the class fields.
 struct Prediction {
   int label = 0;
   double score = 0.0;
   std::optional<double> signed_distance;  // f(x)/‖w‖; unset while w = 0
   std::optional<double> probability;      // probabilistic models only
+  int predicted_class = -1;
+  std::vector<double> class_scores;
+  std::vector<double> class_probabilities;
 };
 
 class Model {
  public:
-  // A fresh model: w = 0, b = 0, zero counters.
-  static absl::StatusOr<std::unique_ptr<Model>> Create(std::string name,
-                                                       const ModelSpec& spec);
+  // A fresh model: w = 0, b = 0, zero counters. A multiclass model starts
+  // with `classes` (each 1 to 128 bytes, no repeats); more arrive with the
+  // examples.
+  static absl::StatusOr<std::unique_ptr<Model>> Create(
+      std::string name, const ModelSpec& spec,
+      const std::vector<std::string>& classes = {});
   // A model restored from a snapshot (validated like user input).
   static absl::StatusOr<std::unique_ptr<Model>> Restore(ModelSnapshot snapshot);
 
@@ -121,32 +104,48 @@ class Model {
 
   const std::string& name() const { return name_; }
   const ModelSpec& spec() const { return spec_; }
+  bool multiclass() const { return multiclass_ != nullptr; }
+
+  // A multiclass model's classes, in index order.
+  std::vector<std::string> classes() const;
 
   // Learns from `examples` in order and writes one outcome per example.
-  // Invalid examples get an INVALID_ARGUMENT outcome and leave the model
-  // unchanged. Returns NOT_FOUND, learning nothing, once the model is deleted.
+  // Invalid examples get an INVALID_ARGUMENT outcome (RESOURCE_EXHAUSTED for
+  // a class past the limits) and leave the model unchanged. A multiclass
+  // model adds the classes it has not seen. Returns NOT_FOUND, learning
+  // nothing, once the model is deleted. If `class_names` is given, appends
+  // the names of the classes it does not hold yet, so that it lists every
+  // class an outcome's indices refer to.
   // REQUIRES: outcomes.size() == examples.size().
   absl::Status Learn(absl::Span<const Example> examples,
-                     absl::Span<ExampleOutcome> outcomes);
+                     absl::Span<ExampleOutcome> outcomes,
+                     std::vector<std::string>* class_names = nullptr);
 
   // Predicts for every instance, or fails with INVALID_ARGUMENT naming the
-  // first bad one. REQUIRES: out.size() == instances.size().
+  // first bad one; `class_names` as in Learn.
+  // REQUIRES: out.size() == instances.size().
   absl::Status Predict(absl::Span<const Features> instances,
-                       absl::Span<Prediction> out) const;
+                       absl::Span<Prediction> out,
+                       std::vector<std::string>* class_names = nullptr) const;
 
   // Predicts each example without learning and counts the outcome into
   // `evaluation`; invalid examples count as rejected. With a threshold
-  // (probabilistic models only, see probabilistic()), predicts +1 when
-  // P(y = +1 | x) >= threshold instead of when f(x) >= 0.
+  // (binary probabilistic models only, see probabilistic()), predicts +1
+  // when P(y = +1 | x) >= threshold instead of when f(x) >= 0.
   void Evaluate(absl::Span<const Example> examples,
                 std::optional<double> threshold,
-                BinaryEvaluation& evaluation) const;
+                Evaluation& evaluation) const;
 
   // Whether the model gives probabilities.
-  bool probabilistic() const;
+  bool probabilistic() const { return IsProbabilistic(spec_); }
 
-  // Replaces w and b; counters are kept.
+  // Replaces w and b of a binary model; counters are kept.
   absl::Status SetWeights(std::vector<double> w, double b);
+
+  // Replaces the weights of one class of a multiclass model, adding the
+  // class if it is new.
+  absl::Status SetClassWeights(absl::string_view label, std::vector<double> w,
+                               double b);
 
   // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
   ModelStats Stats() const;
@@ -164,20 +163,29 @@ class Model {
   }
 
  private:
-  Model(std::string name, const ModelSpec& spec,
-        std::unique_ptr<OnlineClassifier> classifier);
+  Model(std::string name, const ModelSpec& spec);
 
   // REQUIRES: mu_ held exclusively.
   void LearnOne(const Example& example, ExampleOutcome& outcome);
+  // The index of class `label`, added if new. REQUIRES: mu_ held
+  // exclusively; a multiclass model.
+  absl::StatusOr<int> ClassIndex(absl::string_view label);
+  // REQUIRES: mu_ held.
+  void AppendClassNames(std::vector<std::string>* class_names) const;
 
   const std::string name_;
   const ModelSpec spec_;
 
   // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
   // which ThreadSanitizer models even with an uninstrumented Abseil.
+  // Exactly one of classifier_ (binary) and multiclass_ is set, for life;
+  // the objects they point to, classes_ and counters_ are guarded by mu_.
   mutable std::shared_mutex mu_;
-  std::unique_ptr<OnlineClassifier> classifier_;  // guarded by mu_
-  ModelCounters counters_;                        // guarded by mu_
+  std::unique_ptr<OnlineClassifier> classifier_;
+  std::unique_ptr<MulticlassClassifier> multiclass_;
+  std::vector<std::string> classes_;  // append-only: indices never change
+  absl::flat_hash_map<std::string, int> class_index_;
+  ModelCounters counters_;
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};

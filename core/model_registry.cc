@@ -36,9 +36,10 @@ absl::Status ModelRegistry::Load() {
 }
 
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
-    absl::string_view name, const ModelSpec& spec) {
+    absl::string_view name, const ModelSpec& spec,
+    const std::vector<std::string>& classes) {
   absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::Create(std::string(name), spec);
+      Model::Create(std::string(name), spec, classes);
   if (!model.ok()) return model.status();
 
   std::lock_guard io_lock(io_mu_);

@@ -38,10 +38,12 @@ class ModelRegistry {
   // Loads every stored model. Call once, before serving.
   absl::Status Load();
 
-  // Creates and stores a fresh model. INVALID_ARGUMENT for a bad name or
-  // spec, ALREADY_EXISTS for a taken name.
-  absl::StatusOr<std::shared_ptr<Model>> Create(absl::string_view name,
-                                                const ModelSpec& spec);
+  // Creates and stores a fresh model (a multiclass one starting with
+  // `classes`). INVALID_ARGUMENT for a bad name, spec or class,
+  // ALREADY_EXISTS for a taken name.
+  absl::StatusOr<std::shared_ptr<Model>> Create(
+      absl::string_view name, const ModelSpec& spec,
+      const std::vector<std::string>& classes = {});
 
   // NOT_FOUND for an unknown name.
   absl::StatusOr<std::shared_ptr<Model>> Get(absl::string_view name) const;

@@ -92,6 +92,8 @@ constexpr HyperparameterKey kHyperparameterKeys[] = {
      [](ModelSpec& s, double v) { s.ratchet = v != 0.0; }},
     {14, [](const ModelSpec& s) { return s.predict_with_pocket ? 1.0 : 0.0; },
      [](ModelSpec& s, double v) { s.predict_with_pocket = v != 0.0; }},
+    {15, [](const ModelSpec& s) { return s.one_vs_rest ? 1.0 : 0.0; },
+     [](ModelSpec& s, double v) { s.one_vs_rest = v != 0.0; }},
 };
 
 absl::Status Corrupt(absl::string_view what) {
@@ -112,6 +114,40 @@ bool DecodeHyperparameters(Reader& in, ModelSpec& spec) {
   return true;
 }
 
+// f64 bias, f64 w[dimension].
+void EncodeWeights(const LinearWeights& weights, std::string& out) {
+  Put(out, weights.b);
+  out.append(reinterpret_cast<const char*>(weights.w.data()),
+             weights.w.size() * sizeof(double));
+}
+
+bool DecodeWeights(Reader& in, int64_t dimension, LinearWeights& weights) {
+  if (!in.Get(weights.b) ||
+      in.remaining() < static_cast<size_t>(dimension) * sizeof(double)) {
+    return false;
+  }
+  weights.w.resize(dimension);
+  for (double& w : weights.w) in.Get(w);
+  return true;
+}
+
+// u32 classes, then per class: u32 name_size, name, its weights.
+bool DecodeClasses(Reader& in, ModelSnapshot& s) {
+  uint32_t classes = 0;
+  if (!in.Get(classes) || classes > kMaxClasses) return false;
+  for (uint32_t k = 0; k < classes; ++k) {
+    uint32_t size = 0;
+    absl::string_view label;
+    LinearWeights& row = s.class_weights.emplace_back();
+    if (!in.Get(size) || !in.GetBytes(size, label) ||
+        !DecodeWeights(in, s.spec.dimension, row)) {
+      return false;
+    }
+    s.classes.emplace_back(label);
+  }
+  return true;
+}
+
 absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
   Reader in(payload);
   ModelSnapshot s;
@@ -122,17 +158,19 @@ absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
       !in.Get(algorithm) || !in.Get(s.spec.dimension) ||
       !DecodeHyperparameters(in, s.spec) || !in.Get(c.examples_seen) ||
       !in.Get(c.updates) || !in.Get(c.mistakes) || !in.Get(c.loss_sum) ||
-      !in.Get(c.max_squared_norm) || !in.Get(s.weights.b)) {
+      !in.Get(c.max_squared_norm)) {
     return Corrupt("header fields are truncated");
   }
   s.name = std::string(name);
   s.spec.algorithm = static_cast<Algorithm>(algorithm);
-  if (s.spec.dimension < 1 || s.spec.dimension > kMaxDimension ||
-      in.remaining() < static_cast<size_t>(s.spec.dimension) * sizeof(double)) {
+  if (s.spec.dimension < 1 || s.spec.dimension > kMaxDimension) {
+    return Corrupt("the dimension is out of range");
+  }
+  if (IsMulticlass(s.spec)) {
+    if (!DecodeClasses(in, s)) return Corrupt("class rows are truncated");
+  } else if (!DecodeWeights(in, s.spec.dimension, s.weights)) {
     return Corrupt("weight vector size does not match the dimension");
   }
-  s.weights.w.resize(s.spec.dimension);
-  for (double& w : s.weights.w) in.Get(w);
   uint64_t state_size = 0;
   if (!in.Get(state_size) || in.remaining() != state_size * sizeof(double)) {
     return Corrupt("algorithm state size does not match the file");
@@ -170,9 +208,16 @@ std::string EncodeSnapshot(const ModelSnapshot& s) {
   Put(payload, c.mistakes);
   Put(payload, c.loss_sum);
   Put(payload, c.max_squared_norm);
-  Put(payload, s.weights.b);
-  payload.append(reinterpret_cast<const char*>(s.weights.w.data()),
-                 s.weights.w.size() * sizeof(double));
+  if (IsMulticlass(s.spec)) {
+    Put(payload, static_cast<uint32_t>(s.classes.size()));
+    for (size_t k = 0; k < s.classes.size(); ++k) {
+      Put(payload, static_cast<uint32_t>(s.classes[k].size()));
+      payload.append(s.classes[k]);
+      EncodeWeights(s.class_weights[k], payload);
+    }
+  } else {
+    EncodeWeights(s.weights, payload);
+  }
   Put(payload, static_cast<uint64_t>(s.state.size()));
   payload.append(reinterpret_cast<const char*>(s.state.data()),
                  s.state.size() * sizeof(double));

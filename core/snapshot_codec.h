@@ -7,7 +7,10 @@
 //   payload: u32 name_size, name bytes, u32 algorithm, i64 dimension,
 //            u32 n, n × (u32 key, f64 value)   the hyperparameters
 //            u64 examples_seen, u64 updates, u64 mistakes, f64 loss_sum,
-//            f64 max_squared_norm, f64 bias, f64 weights[dimension],
+//            f64 max_squared_norm,
+//            binary:     f64 bias, f64 weights[dimension]
+//            multiclass: u32 classes, per class u32 label_size, label bytes,
+//                        f64 bias, f64 weights[dimension]
 //            u64 state_size, f64 state[state_size]
 //
 // Hyperparameters are keyed (see kHyperparameterKeys in the source), so a

@@ -23,6 +23,8 @@ constexpr EnumPair<v1::Algorithm, Algorithm> kAlgorithms[] = {
     {v1::ALGORITHM_PASSIVE_AGGRESSIVE, Algorithm::kPassiveAggressive},
     {v1::ALGORITHM_SGD, Algorithm::kSgd},
     {v1::ALGORITHM_POCKET_PERCEPTRON, Algorithm::kPocketPerceptron},
+    {v1::ALGORITHM_MULTICLASS_PERCEPTRON, Algorithm::kMulticlassPerceptron},
+    {v1::ALGORITHM_SOFTMAX_REGRESSION, Algorithm::kSoftmaxRegression},
 };
 constexpr EnumPair<v1::Loss, LossKind> kLosses[] = {
     {v1::LOSS_HINGE, LossKind::kHinge},
@@ -93,6 +95,7 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
     if (!s.ok()) return s;
   }
   spec.dimension = req.dimension();
+  spec.one_vs_rest = req.one_vs_rest();
   if (h.learning_rate() != 0.0) spec.learning_rate = h.learning_rate();
   spec.l2 = h.l2();
   spec.margin_threshold = h.margin_threshold();
@@ -113,6 +116,10 @@ void ToProto(const Model& model, v1::Model* out) {
   out->set_name(model.name());
   out->set_algorithm(ToProto(kAlgorithms, spec.algorithm));
   out->set_dimension(spec.dimension);
+  out->set_one_vs_rest(spec.one_vs_rest);
+  for (std::string& label : model.classes()) {
+    out->add_classes(std::move(label));
+  }
   v1::Hyperparameters* h = out->mutable_hyperparameters();
   switch (spec.algorithm) {
     case Algorithm::kPerceptron:
@@ -120,8 +127,12 @@ void ToProto(const Model& model, v1::Model* out) {
       h->set_margin_threshold(spec.margin_threshold);
       break;
     case Algorithm::kLogisticRegression:
+    case Algorithm::kSoftmaxRegression:
       h->set_learning_rate(spec.learning_rate);
       h->set_l2(spec.l2);
+      break;
+    case Algorithm::kMulticlassPerceptron:
+      h->set_learning_rate(spec.learning_rate);
       break;
     case Algorithm::kAveragedPerceptron:
       h->set_learning_rate(spec.learning_rate);
@@ -160,7 +171,25 @@ void ToProto(const Model& model, v1::Model* out) {
   s->set_bias(stats.bias);
 }
 
-void ToProto(const ExampleOutcome& outcome, v1::ExampleResult* out) {
+namespace {
+
+void AddClassScores(absl::Span<const double> scores,
+                    absl::Span<const double> probabilities,
+                    const std::vector<std::string>& class_names,
+                    google::protobuf::RepeatedPtrField<v1::ClassScore>* out) {
+  for (size_t k = 0; k < scores.size(); ++k) {
+    v1::ClassScore* c = out->Add();
+    c->set_label(class_names[k]);
+    c->set_score(scores[k]);
+    if (!probabilities.empty()) c->set_probability(probabilities[k]);
+  }
+}
+
+}  // namespace
+
+void ToProto(const ExampleOutcome& outcome,
+             const std::vector<std::string>& class_names,
+             v1::ExampleResult* out) {
   if (!outcome.error.ok()) {
     ToRpcStatus(outcome.error, out->mutable_error());
     return;
@@ -174,9 +203,22 @@ void ToProto(const ExampleOutcome& outcome, v1::ExampleResult* out) {
   if (u.probability.has_value()) out->set_probability(*u.probability);
   out->set_examples_seen(outcome.examples_seen);
   out->set_updates(outcome.updates);
+  if (outcome.predicted_class >= 0) {
+    out->set_predicted_class(class_names[outcome.predicted_class]);
+    AddClassScores(outcome.class_scores, outcome.class_probabilities,
+                   class_names, out->mutable_class_scores());
+  }
 }
 
-void ToProto(const Prediction& prediction, v1::Prediction* out) {
+void ToProto(const Prediction& prediction,
+             const std::vector<std::string>& class_names,
+             v1::Prediction* out) {
+  if (prediction.predicted_class >= 0) {
+    out->set_predicted_class(class_names[prediction.predicted_class]);
+    AddClassScores(prediction.class_scores, prediction.class_probabilities,
+                   class_names, out->mutable_class_scores());
+    return;
+  }
   out->set_label(prediction.label);
   out->set_score(prediction.score);
   if (prediction.signed_distance.has_value()) {
@@ -185,6 +227,12 @@ void ToProto(const Prediction& prediction, v1::Prediction* out) {
   if (prediction.probability.has_value()) {
     out->set_probability(*prediction.probability);
   }
+}
+
+Example FromProto(const v1::Example& example) {
+  return Example{example.features(), example.label(),
+                 example.has_weight() ? example.weight() : 1.0,
+                 example.class_label()};
 }
 
 }  // namespace halfspace

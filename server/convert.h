@@ -4,6 +4,9 @@
 #ifndef HALFSPACE_SERVER_CONVERT_H_
 #define HALFSPACE_SERVER_CONVERT_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "core/model.h"
 #include "halfspace/v1/halfspace.pb.h"
@@ -14,14 +17,21 @@ namespace halfspace {
 // the values is left to core.
 absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req);
 
-// The model's name, spec and current statistics.
+// The model's name, spec, classes and current statistics.
 void ToProto(const Model& model, v1::Model* out);
 
-// One training result.
-void ToProto(const ExampleOutcome& outcome, v1::ExampleResult* out);
+// One training result. `class_names` names the class indices of a
+// multiclass outcome.
+void ToProto(const ExampleOutcome& outcome,
+             const std::vector<std::string>& class_names,
+             v1::ExampleResult* out);
 
-// One prediction.
-void ToProto(const Prediction& prediction, v1::Prediction* out);
+// One prediction; `class_names` as above.
+void ToProto(const Prediction& prediction,
+             const std::vector<std::string>& class_names, v1::Prediction* out);
+
+// A core example viewing the proto's data (which must outlive it).
+Example FromProto(const v1::Example& example);
 
 }  // namespace halfspace
 

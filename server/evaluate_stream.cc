@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/evaluation.h"
+#include "server/convert.h"
 #include "server/status.h"
 
 namespace halfspace {
@@ -61,10 +62,10 @@ class EvaluateReactor final
           return absl::InvalidArgumentError(absl::StrCat(
               "threshold is ", t, "; it must be a probability in [0, 1]"));
         }
-        if (!model_->probabilistic()) {
+        if (!model_->probabilistic() || model_->multiclass()) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "model '", name,
-              "' gives no probabilities, so a threshold does not apply"));
+              "a threshold applies to binary models with probabilities; "
+              "model '", name, "' is not one"));
         }
         threshold_ = t;
       }
@@ -75,7 +76,7 @@ class EvaluateReactor final
     }
     examples_.clear();
     for (const v1::Example& e : request_.examples()) {
-      examples_.push_back(Example{e.features(), e.label()});
+      examples_.push_back(FromProto(e));
     }
     model_->Evaluate(examples_, threshold_, evaluation_);
     return absl::OkStatus();
@@ -87,24 +88,25 @@ class EvaluateReactor final
       return absl::InvalidArgumentError(
           "the stream ended before a request named the model");
     }
-    const BinaryEvaluation& e = evaluation_;
+    const Evaluation& e = evaluation_;
     v1::EvaluateResponse& r = *response_;
     r.set_examples(e.examples());
     r.set_rejected(e.rejected());
     if (!e.first_error().ok()) ToRpcStatus(e.first_error(), r.mutable_first_error());
     r.set_accuracy(e.accuracy());
-    for (int cls : {0, 1}) {
-      const BinaryEvaluation::ClassMetrics m = e.metrics(cls);
+    const int n = static_cast<int>(e.classes().size());
+    for (int cls = 0; cls < n; ++cls) {
+      const Evaluation::ClassMetrics m = e.metrics(cls);
       v1::ClassMetrics* out = r.add_classes();
-      out->set_label(cls == 0 ? "-1" : "+1");
+      out->set_label(e.classes()[cls]);
       out->set_support(m.support);
       out->set_precision(m.precision);
       out->set_recall(m.recall);
       out->set_f1(m.f1);
-      r.add_confusion_labels(out->label());
+      r.add_confusion_labels(e.classes()[cls]);
     }
-    for (int t : {0, 1}) {
-      for (int p : {0, 1}) r.add_confusion(e.confusion(t, p));
+    for (int t = 0; t < n; ++t) {
+      for (int p = 0; p < n; ++p) r.add_confusion(e.confusion(t, p));
     }
     if (e.log_loss().has_value()) r.set_log_loss(*e.log_loss());
     return absl::OkStatus();
@@ -118,7 +120,7 @@ class EvaluateReactor final
   std::optional<double> threshold_;
   v1::EvaluateRequest request_;
   std::vector<Example> examples_;
-  BinaryEvaluation evaluation_;
+  Evaluation evaluation_;
 };
 
 }  // namespace

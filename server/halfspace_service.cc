@@ -96,8 +96,9 @@ absl::Status HalfspaceService::DoCreateModel(
     const v1::CreateModelRequest& request, v1::CreateModelResponse& response) {
   absl::StatusOr<ModelSpec> spec = SpecFromRequest(request);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<std::shared_ptr<Model>> model =
-      registry_->Create(request.name(), *spec);
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Create(
+      request.name(), *spec,
+      {request.classes().begin(), request.classes().end()});
   if (!model.ok()) return model.status();
   spdlog::info("created model '{}' (dimension {})", request.name(),
                spec->dimension);
@@ -142,11 +143,12 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
     instances.emplace_back(x.values());
   }
   std::vector<Prediction> predictions(instances.size());
+  std::vector<std::string> class_names;
   absl::Status status =
-      (*model)->Predict(instances, absl::MakeSpan(predictions));
+      (*model)->Predict(instances, absl::MakeSpan(predictions), &class_names);
   if (!status.ok()) return status;
   for (const Prediction& p : predictions) {
-    ToProto(p, response.add_predictions());
+    ToProto(p, class_names, response.add_predictions());
   }
   return absl::OkStatus();
 }
@@ -159,6 +161,13 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
   response.mutable_weights()->Add(snapshot.weights.w.begin(),
                                   snapshot.weights.w.end());
   response.set_bias(snapshot.weights.b);
+  for (size_t k = 0; k < snapshot.classes.size(); ++k) {
+    v1::ClassWeights* row = response.add_classes();
+    row->set_label(snapshot.classes[k]);
+    const LinearWeights& w = snapshot.class_weights[k];
+    row->mutable_weights()->Add(w.w.begin(), w.w.end());
+    row->set_bias(w.b);
+  }
   return absl::OkStatus();
 }
 
@@ -166,8 +175,12 @@ absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request
                                             v1::SetWeightsResponse& response) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.name());
   if (!model.ok()) return model.status();
-  absl::Status status = (*model)->SetWeights(
-      {request.weights().begin(), request.weights().end()}, request.bias());
+  std::vector<double> w(request.weights().begin(), request.weights().end());
+  absl::Status status =
+      request.class_label().empty()
+          ? (*model)->SetWeights(std::move(w), request.bias())
+          : (*model)->SetClassWeights(request.class_label(), std::move(w),
+                                      request.bias());
   if (status.ok()) status = registry_->Save(request.name());
   if (!status.ok()) return status;
   ToProto(**model, response.mutable_model());

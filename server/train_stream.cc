@@ -77,22 +77,19 @@ class TrainReactor final
     const int n = request_.examples_size();
     examples_.resize(n);
     outcomes_.resize(n);
-    for (int i = 0; i < n; ++i) {
-      const v1::Example& e = request_.examples(i);
-      examples_[i] = Example{e.features(), e.label(),
-                             e.has_weight() ? e.weight() : 1.0};
-    }
-    if (absl::Status s = model_->Learn(examples_, absl::MakeSpan(outcomes_)); !s.ok()) return s;
+    for (int i = 0; i < n; ++i) examples_[i] = FromProto(request_.examples(i));
+    absl::Status learned =
+        model_->Learn(examples_, absl::MakeSpan(outcomes_), &class_names_);
+    if (!learned.ok()) return learned;
 
     response_.Clear();
     for (int i = 0; i < n; ++i) {
       const ExampleOutcome& outcome = outcomes_[i];
-      ToProto(outcome, response_.add_results());
+      ToProto(outcome, class_names_, response_.add_results());
       if (!outcome.error.ok()) continue;
       pass_.examples += 1;
       pass_.updates += outcome.update.updated ? 1 : 0;
-      pass_.mistakes +=
-          outcome.update.predicted_label != examples_[i].label ? 1 : 0;
+      pass_.mistakes += outcome.mistake ? 1 : 0;
       pass_.loss_sum += outcome.update.loss;
     }
     if (request_.end_of_pass()) EndPass();
@@ -125,6 +122,7 @@ class TrainReactor final
   v1::TrainResponse response_;
   std::vector<Example> examples_;
   std::vector<ExampleOutcome> outcomes_;
+  std::vector<std::string> class_names_;  // the model's classes, cached
 
   // This stream's current pass.
   struct PassCounters {

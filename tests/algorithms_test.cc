@@ -8,13 +8,18 @@
 
 #include "core/averaged_perceptron.h"
 #include "core/evaluation.h"
+#include "absl/strings/str_cat.h"
+#include "core/logistic_regression.h"
 #include "core/margin_loss.h"
 #include "core/model.h"
+#include "core/multiclass_perceptron.h"
+#include "core/one_vs_rest.h"
 #include "core/passive_aggressive.h"
 #include "core/perceptron.h"
 #include "core/pocket_perceptron.h"
 #include "core/sgd_classifier.h"
 #include "core/snapshot_codec.h"
+#include "core/softmax_regression.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -318,44 +323,224 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
 namespace halfspace {
 namespace {
 
-TEST(BinaryEvaluationTest, ConfusionMatrixMetricsAndLogLoss) {
-  BinaryEvaluation e;
+TEST(EvaluationTest, ConfusionMatrixMetricsAndLogLoss) {
+  Evaluation e;
+  const int neg = e.ClassIndex("-1"), pos = e.ClassIndex("+1");
   // 3 true negatives, 1 false positive, 2 false negatives, 4 true positives.
-  for (int i = 0; i < 3; ++i) e.Add(-1, -1, std::nullopt);
-  e.Add(-1, +1, std::nullopt);
-  for (int i = 0; i < 2; ++i) e.Add(+1, -1, std::nullopt);
-  for (int i = 0; i < 4; ++i) e.Add(+1, +1, std::nullopt);
+  for (int i = 0; i < 3; ++i) e.Add(neg, neg, std::nullopt);
+  e.Add(neg, pos, std::nullopt);
+  for (int i = 0; i < 2; ++i) e.Add(pos, neg, std::nullopt);
+  for (int i = 0; i < 4; ++i) e.Add(pos, pos, std::nullopt);
   e.Reject(absl::InvalidArgumentError("first"));
   e.Reject(absl::InvalidArgumentError("second"));
   EXPECT_EQ(e.examples(), 10u);
   EXPECT_EQ(e.rejected(), 2u);
   EXPECT_EQ(e.first_error().message(), "first");
   EXPECT_DOUBLE_EQ(e.accuracy(), 0.7);
-  EXPECT_EQ(e.confusion(0, 1), 1u);
-  EXPECT_EQ(e.confusion(1, 0), 2u);
-  const BinaryEvaluation::ClassMetrics positive = e.metrics(1);
+  EXPECT_EQ(e.confusion(neg, pos), 1u);
+  EXPECT_EQ(e.confusion(pos, neg), 2u);
+  const Evaluation::ClassMetrics positive = e.metrics(pos);
   EXPECT_EQ(positive.support, 6u);
   EXPECT_DOUBLE_EQ(positive.precision, 4.0 / 5);
   EXPECT_DOUBLE_EQ(positive.recall, 4.0 / 6);
   EXPECT_DOUBLE_EQ(positive.f1, 8.0 / 11);
-  const BinaryEvaluation::ClassMetrics negative = e.metrics(0);
+  const Evaluation::ClassMetrics negative = e.metrics(neg);
   EXPECT_DOUBLE_EQ(negative.precision, 3.0 / 5);
   EXPECT_DOUBLE_EQ(negative.recall, 3.0 / 4);
   EXPECT_FALSE(e.log_loss().has_value());  // no probabilities
 }
 
-TEST(BinaryEvaluationTest, LogLossClipsCertainMistakes) {
-  BinaryEvaluation e;
-  e.Add(+1, +1, 0.8);
-  e.Add(-1, +1, 0.6);
-  e.Add(+1, -1, 0.0);  // certain and wrong: clipped to machine epsilon
+TEST(EvaluationTest, ClassesAppearAsTheyComeAndGrowTheMatrix) {
+  Evaluation e;
+  const int cat = e.ClassIndex("cat");
+  e.Add(cat, cat, std::nullopt);
+  const int dog = e.ClassIndex("dog");
+  EXPECT_EQ(e.ClassIndex("cat"), cat);
+  e.Add(dog, cat, std::nullopt);
+  EXPECT_EQ(e.confusion(dog, cat), 1u);
+  EXPECT_EQ(e.metrics(dog).recall, 0.0);
+  EXPECT_EQ(e.metrics(cat).precision, 0.5);
+  EXPECT_THAT(e.classes(), ElementsAre("cat", "dog"));
+}
+
+TEST(EvaluationTest, LogLossClipsCertainMistakes) {
+  Evaluation e;
+  const int neg = e.ClassIndex("-1"), pos = e.ClassIndex("+1");
+  e.Add(pos, pos, 0.8);  // the probability of the true class
+  e.Add(neg, pos, 0.4);
+  e.Add(pos, neg, 0.0);  // certain and wrong: clipped to machine epsilon
   EXPECT_DOUBLE_EQ(*e.log_loss(), -(std::log(0.8) + std::log(0.4) +
                                     std::log(std::ldexp(1.0, -52))) /
                                       3);
-  BinaryEvaluation empty;
+  Evaluation empty;
   EXPECT_EQ(empty.accuracy(), 0.0);
-  EXPECT_EQ(empty.metrics(1).f1, 0.0);
   EXPECT_FALSE(empty.log_loss().has_value());
+}
+
+}  // namespace
+}  // namespace halfspace
+
+namespace halfspace {
+namespace {
+
+TEST(MulticlassPerceptronTest, RaisesTheTrueClassAndLowersTheRival) {
+  MulticlassPerceptron p(2, 1.0);
+  for (int k = 0; k < 3; ++k) p.AddClass();
+  std::vector<double> scores, probabilities;
+  const std::vector<double> x = {1, 0};
+  // All scores 0: the tie is a mistake; the rival is the first other class.
+  MulticlassUpdate u = p.Learn(x, 0, 1.0, scores, probabilities);
+  EXPECT_TRUE(u.updated);
+  EXPECT_EQ(u.margin, 0.0);
+  EXPECT_EQ(u.predicted_class, 0);
+  EXPECT_THAT(p.weights(0).w, ElementsAre(1, 0));
+  EXPECT_THAT(p.weights(1).w, ElementsAre(-1, 0));
+  EXPECT_THAT(p.weights(2).w, ElementsAre(0, 0));
+  EXPECT_TRUE(probabilities.empty());
+  // Class 2 now: scores (2, -2, 0) for x = (2, 0); the rival is class 0.
+  const std::vector<double> x2 = {2, 0};
+  u = p.Learn(x2, 2, 1.0, scores, probabilities);
+  EXPECT_THAT(scores, ElementsAre(3, -3, 0));  // biases 1, -1, 0
+  EXPECT_EQ(u.margin, -3.0);
+  EXPECT_EQ(u.loss, 3.0);
+  EXPECT_EQ(u.predicted_class, 0);
+  EXPECT_THAT(p.weights(2).w, ElementsAre(2, 0));
+  EXPECT_THAT(p.weights(0).w, ElementsAre(-1, 0));
+  // A clear win leaves everything alone.
+  u = p.Learn(x2, 2, 1.0, scores, probabilities);
+  EXPECT_FALSE(u.updated);
+}
+
+TEST(SoftmaxRegressionTest, FirstStepFromZeroAndProbabilitiesSumToOne) {
+  SoftmaxRegression softmax(1, 0.3, 0.0);
+  for (int k = 0; k < 3; ++k) softmax.AddClass();
+  std::vector<double> scores, probabilities;
+  const std::vector<double> x = {2};
+  MulticlassUpdate u = softmax.Learn(x, 1, 1.0, scores, probabilities);
+  EXPECT_DOUBLE_EQ(u.loss, std::log(3.0));
+  EXPECT_THAT(probabilities, ElementsAre(DoubleEq(1.0 / 3), DoubleEq(1.0 / 3),
+                                         DoubleEq(1.0 / 3)));
+  EXPECT_DOUBLE_EQ(softmax.weights(1).w[0], 0.3 * (2.0 / 3) * 2);
+  EXPECT_DOUBLE_EQ(softmax.weights(0).w[0], -0.3 * (1.0 / 3) * 2);
+  EXPECT_DOUBLE_EQ(softmax.weights(1).b, 0.3 * (2.0 / 3));
+  softmax.Predict(x, scores, probabilities);
+  EXPECT_DOUBLE_EQ(probabilities[0] + probabilities[1] + probabilities[2], 1);
+  EXPECT_EQ(ArgMax(scores), 1);
+  // Huge scores neither overflow nor produce NaN.
+  softmax.set_weights(0, Weights({800.0}, 0.0));
+  softmax.Predict(x, scores, probabilities);
+  EXPECT_DOUBLE_EQ(probabilities[0], 1.0);
+  EXPECT_FALSE(std::isnan(probabilities[1]));
+}
+
+TEST(OneVsRestTest, IsIndependentBinaryModelsAndNormalizesProbabilities) {
+  ModelSpec spec;
+  spec.algorithm = Algorithm::kLogisticRegression;
+  spec.dimension = 2;
+  OneVsRest ovr([spec] { return MakeBinaryClassifier(spec); });
+  LogisticRegression alone_0(2, 1.0, 0.0), alone_1(2, 1.0, 0.0);
+  ovr.AddClass();
+  ovr.AddClass();
+  std::vector<double> scores, probabilities;
+  const auto xs = RandomPoints(50, 2, 17);
+  for (const auto& x : xs) {
+    const int y = Label(x) > 0 ? 1 : 0;
+    ovr.Learn(x, y, 1.0, scores, probabilities);
+    alone_0.Learn(x, y == 0 ? 1 : -1, 1.0);
+    alone_1.Learn(x, y == 1 ? 1 : -1, 1.0);
+  }
+  EXPECT_EQ(ovr.weights(0).w, alone_0.weights().w);
+  EXPECT_EQ(ovr.weights(1).w, alone_1.weights().w);
+  ovr.Predict(xs[0], scores, probabilities);
+  const double p0 = Sigmoid(scores[0]), p1 = Sigmoid(scores[1]);
+  EXPECT_DOUBLE_EQ(probabilities[0], p0 / (p0 + p1));
+  EXPECT_DOUBLE_EQ(probabilities[0] + probabilities[1], 1.0);
+}
+
+std::unique_ptr<Model> Multiclass(Algorithm algorithm, bool one_vs_rest,
+                                  std::vector<std::string> classes = {}) {
+  ModelSpec spec;
+  spec.algorithm = algorithm;
+  spec.one_vs_rest = one_vs_rest;
+  spec.dimension = 4;
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Create("m", spec, classes);
+  EXPECT_TRUE(model.ok()) << model.status();
+  return *std::move(model);
+}
+
+TEST(MulticlassModelTest, ClassesArriveMidStreamAndAreNamedInOrder) {
+  std::unique_ptr<Model> model =
+      Multiclass(Algorithm::kSoftmaxRegression, false, {"b"});
+  const std::vector<double> x = {1, 0, 0, 0};
+  std::vector<Example> batch = {{x, 0, 1.0, "a"}, {x, 0, 1.0, "b"},
+                                {x, 0, 1.0, ""}, {x, 0, 1.0, "c"}};
+  std::vector<ExampleOutcome> out(batch.size());
+  std::vector<std::string> names;
+  ASSERT_TRUE(model->Learn(batch, absl::MakeSpan(out), &names).ok());
+  EXPECT_THAT(names, ElementsAre("b", "a", "c"));
+  EXPECT_EQ(out[0].class_scores.size(), 2u);  // "a" joined "b"
+  EXPECT_EQ(out[1].class_scores.size(), 2u);
+  EXPECT_THAT(out[2].error.message(), testing::HasSubstr("class_label is empty"));
+  EXPECT_EQ(out[3].class_scores.size(), 3u);
+  EXPECT_DOUBLE_EQ(out[3].class_probabilities[0] +
+                       out[3].class_probabilities[1] +
+                       out[3].class_probabilities[2],
+                   1.0);
+  EXPECT_EQ(model->Stats().counters.examples_seen, 3u);
+}
+
+TEST(MulticlassModelTest, RefusesAClassPastTheLimitInBand) {
+  ModelSpec spec;
+  spec.algorithm = Algorithm::kMulticlassPerceptron;
+  spec.dimension = 1;
+  std::vector<std::string> classes;
+  for (int k = 0; k < kMaxClasses; ++k) classes.push_back(absl::StrCat(k));
+  std::unique_ptr<Model> model = *Model::Create("m", spec, classes);
+  const std::vector<double> x = {1};
+  std::vector<ExampleOutcome> out(1);
+  ASSERT_TRUE(
+      model->Learn({Example{x, 0, 1.0, "one more"}}, absl::MakeSpan(out)).ok());
+  EXPECT_EQ(out[0].error.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_FALSE(Model::Create("dup", spec, {"a", "a"}).ok());
+  spec.algorithm = Algorithm::kPerceptron;
+  EXPECT_FALSE(Model::Create("binary", spec, {"a"}).ok());
+}
+
+TEST(SnapshotContinuationTest, MulticlassModelsResumeExactly) {
+  for (auto [algorithm, ovr] :
+       {std::pair{Algorithm::kMulticlassPerceptron, false},
+        std::pair{Algorithm::kSoftmaxRegression, false},
+        std::pair{Algorithm::kAveragedPerceptron, true},
+        std::pair{Algorithm::kSgd, true}}) {
+    SCOPED_TRACE(static_cast<int>(algorithm));
+    const auto xs = RandomPoints(300, 4, 23);
+    const char* names[] = {"x", "y", "z"};
+    auto learn = [&](Model& model, size_t from, size_t to) {
+      std::vector<Example> batch;
+      for (size_t i = from; i < to; ++i) {
+        const int k = xs[i][0] > 0.5 ? 0 : xs[i][1] > 0 ? 1 : 2;
+        batch.push_back({xs[i], 0, 1.0, names[k]});
+      }
+      std::vector<ExampleOutcome> out(batch.size());
+      ASSERT_TRUE(model.Learn(batch, absl::MakeSpan(out)).ok());
+    };
+    std::unique_ptr<Model> original = Multiclass(algorithm, ovr);
+    learn(*original, 0, 150);
+    absl::StatusOr<std::unique_ptr<Model>> restored = Model::Restore(
+        *DecodeSnapshot(EncodeSnapshot(original->Snapshot())));
+    ASSERT_TRUE(restored.ok()) << restored.status();
+    learn(*original, 150, 300);
+    learn(**restored, 150, 300);
+    ModelSnapshot a = original->Snapshot(), b = (*restored)->Snapshot();
+    EXPECT_EQ(a.classes, b.classes);
+    ASSERT_EQ(a.class_weights.size(), 3u);
+    for (size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(a.class_weights[k].w, b.class_weights[k].w);
+      EXPECT_EQ(a.class_weights[k].b, b.class_weights[k].b);
+    }
+    EXPECT_EQ(a.state, b.state);
+  }
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ TEST(ModelSpecTest, RejectsOutOfRangeValuesWithAReason) {
   spec = PerceptronSpec(3);
   spec.l2 = 0.1;
   EXPECT_THAT(ValidateModelSpec(spec).message(),
-              HasSubstr("l2: for logistic regression only"));
+              HasSubstr("l2: for logistic and softmax regression only"));
   spec.algorithm = Algorithm::kLogisticRegression;
   EXPECT_TRUE(ValidateModelSpec(spec).ok());
   spec.l2 = 1.0;  // η·λ = 1

@@ -300,7 +300,7 @@ TEST_F(ServerTest, EvaluateScoresWithoutLearning) {
 
   EXPECT_TRUE(absl::IsNotFound(client_.Evaluate("nope", held_out).status()));
   EXPECT_THAT(client_.Evaluate("notes", held_out, 0.5).status().message(),
-              HasSubstr("gives no probabilities"));
+              HasSubstr("binary models with probabilities"));
 }
 
 TEST_F(ServerTest, EvaluateThresholdsProbabilitiesAndReportsLogLoss) {
