@@ -129,5 +129,67 @@ TEST_F(ParityTest, OnePassMatchesScikitLearnToOneInABillion) {
   }
 }
 
+// One-vs-rest on iris, classes listed at creation as scikit-learn's
+// partial_fit takes them: every class's weights and intercept, and the
+// accuracy and log loss of the trained model.
+TEST_F(ParityTest, OneVsRestMatchesScikitLearnOnIris) {
+  std::vector<LabeledExample> iris;
+  std::ifstream data(oracle_.File("iris.csv"));
+  for (std::string line; std::getline(data, line);) {
+    std::vector<std::string> f = absl::StrSplit(line, absl::MaxSplits(',', 1));
+    iris.push_back({ParseNumbers(f[1]), 0, 1.0, f[0]});
+  }
+  ASSERT_EQ(iris.size(), 150u);
+  TestServer server;
+  Client client = server.NewClient();
+  std::ifstream expected(oracle_.File("multiclass.tsv"));
+  int configurations = 0;
+  for (std::string line; std::getline(expected, line); ++configurations) {
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    ASSERT_EQ(f.size(), 7u) << line;
+    SCOPED_TRACE(f[0]);
+    v1::CreateModelRequest request;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(f[1], &request));
+    request.set_name(f[0]);
+    request.set_dimension(4);
+    ASSERT_TRUE(client.CreateModel(request).ok());
+    FitOptions one_pass;
+    one_pass.max_passes = 1;
+    one_pass.batch_size = 32;
+    ASSERT_TRUE(client.Fit(f[0], iris, one_pass).ok());
+
+    const std::vector<std::string> classes = absl::StrSplit(f[2], ',');
+    const std::vector<double> intercepts = ParseNumbers(f[3]);
+    const std::vector<std::string> rows = absl::StrSplit(f[4], ';');
+    absl::StatusOr<v1::GetWeightsResponse> got = client.GetWeights(f[0]);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->classes_size(), 3);
+    for (int k = 0; k < 3; ++k) {
+      const v1::ClassWeights& row = got->classes(k);
+      EXPECT_EQ(row.label(), classes[k]);
+      const std::vector<double> coef = ParseNumbers(rows[k]);
+      double scale = std::abs(intercepts[k]);
+      double error = std::abs(row.bias() - intercepts[k]);
+      for (int j = 0; j < 4; ++j) {
+        scale = std::max(scale, std::abs(coef[j]));
+        error = std::max(error, std::abs(row.weights(j) - coef[j]));
+      }
+      EXPECT_LE(error, 1e-9 * scale) << "class " << classes[k];
+    }
+
+    absl::StatusOr<v1::EvaluateResponse> evaluation =
+        client.Evaluate(f[0], iris);
+    ASSERT_TRUE(evaluation.ok()) << evaluation.status();
+    EXPECT_DOUBLE_EQ(evaluation->accuracy(), ParseNumbers(f[5])[0]);
+    const double log_loss = ParseNumbers(f[6])[0];
+    if (std::isnan(log_loss)) {
+      EXPECT_FALSE(evaluation->has_log_loss());
+    } else {
+      EXPECT_NEAR(evaluation->log_loss(), log_loss, 1e-9 * log_loss);
+    }
+  }
+  EXPECT_EQ(configurations, 4);
+}
+
 }  // namespace
 }  // namespace halfspace

@@ -323,6 +323,89 @@ TEST_F(ServerTest, EvaluateThresholdsProbabilitiesAndReportsLogLoss) {
       client_.Evaluate("lr", data, 1.5).status()));
 }
 
+TEST_F(ServerTest, MulticlassModelsLearnNewClassesFromTheStream) {
+  v1::CreateModelRequest request;
+  request.set_name("animals");
+  request.set_algorithm(v1::ALGORITHM_SOFTMAX_REGRESSION);
+  request.set_dimension(2);
+  request.add_classes("cat");
+  absl::StatusOr<v1::Model> created = client_.CreateModel(request);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_THAT(created->classes(), ElementsAre("cat"));
+
+  std::unique_ptr<TrainingStream> stream = client_.Train("animals");
+  std::vector<LabeledExample> batch = {{{1, 0}, 0, 1.0, "cat"},
+                                       {{0, 1}, 0, 1.0, "dog"},
+                                       {{0, 1}, 1, 1.0, ""}};
+  ASSERT_TRUE(stream->Send(batch).ok());
+  absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+  ASSERT_TRUE(response.ok()) << response.status();
+  const v1::ExampleResult& dog = response->results(1);
+  EXPECT_EQ(dog.predicted_class(), "cat");  // before it learned "dog"
+  ASSERT_EQ(dog.class_scores_size(), 2);
+  EXPECT_EQ(dog.class_scores(1).label(), "dog");
+  EXPECT_DOUBLE_EQ(dog.class_scores(0).probability() +
+                       dog.class_scores(1).probability(),
+                   1.0);
+  EXPECT_THAT(response->results(2).error().message(),
+              HasSubstr("class_label is empty"));
+  EXPECT_TRUE(stream->Finish().ok());
+
+  absl::StatusOr<std::vector<v1::Prediction>> p =
+      client_.Predict("animals", {{0, 3}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ((*p)[0].predicted_class(), "dog");
+  EXPECT_EQ((*p)[0].class_scores_size(), 2);
+
+  absl::StatusOr<v1::GetWeightsResponse> w = client_.GetWeights("animals");
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->classes_size(), 2);
+  EXPECT_EQ(w->classes(1).label(), "dog");
+  EXPECT_EQ(w->classes(1).weights_size(), 2);
+
+  // Import a new class's weights; it predicts at once.
+  grpc::ClientContext context;
+  v1::SetWeightsRequest set;
+  set.set_name("animals");
+  set.set_class_label("bird");
+  set.add_weights(0);
+  set.add_weights(100);
+  set.set_bias(0);
+  v1::SetWeightsResponse set_response;
+  ASSERT_TRUE(stub_->SetWeights(&context, set, &set_response).ok());
+  EXPECT_THAT(set_response.model().classes(), ElementsAre("cat", "dog", "bird"));
+  EXPECT_EQ((*client_.Predict("animals", {{0, 3}}))[0].predicted_class(),
+            "bird");
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      client_.SetWeights("animals", {1, 1}, 0).status()));
+
+  absl::StatusOr<v1::EvaluateResponse> evaluation = client_.Evaluate(
+      "animals", {{{0, 3}, 0, 1.0, "bird"}, {{5, 0}, 0, 1.0, "fish"}});
+  ASSERT_TRUE(evaluation.ok()) << evaluation.status();
+  EXPECT_THAT(evaluation->confusion_labels(),
+              testing::IsSupersetOf({"bird", "fish"}));
+  EXPECT_DOUBLE_EQ(evaluation->accuracy(), 0.5);  // no model predicts "fish"
+}
+
+TEST_F(ServerTest, OneVsRestIsForBinaryAlgorithmsOnly) {
+  v1::CreateModelRequest request;
+  request.set_name("m");
+  request.set_dimension(2);
+  request.set_algorithm(v1::ALGORITHM_SOFTMAX_REGRESSION);
+  request.set_one_vs_rest(true);
+  EXPECT_THAT(client_.CreateModel(request).status().message(),
+              HasSubstr("one_vs_rest: for binary algorithms"));
+  request.set_algorithm(v1::ALGORITHM_PERCEPTRON);
+  request.set_one_vs_rest(false);
+  request.add_classes("a");
+  EXPECT_THAT(client_.CreateModel(request).status().message(),
+              HasSubstr("classes apply to multiclass models"));
+  request.set_one_vs_rest(true);
+  absl::StatusOr<v1::Model> model = client_.CreateModel(request);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_TRUE(model->one_vs_rest());
+}
+
 TEST_F(ServerTest, PredictValidatesItsInput) {
   CreatePerceptron("m", 2);
   EXPECT_TRUE(absl::IsNotFound(client_.Predict("nope", {{1, 2}}).status()));

@@ -10,6 +10,14 @@ Writes two files into OUT_DIR:
                 digits; then the trained model's accuracy, F1 of class +1 and
                 log loss (nan without probabilities) on data.csv.
 
+  iris.csv      the multiclass set: class name, x1..x4 (iris, standardized,
+                in a fixed shuffled order)
+  multiclass.tsv  one one-vs-rest configuration per line: name, the
+                CreateModelRequest (text format), the classes in order, the
+                intercepts, the weight rows (";" between classes), and the
+                trained model's accuracy and log loss (nan without
+                probabilities) on iris.csv.
+
 Usage: /usr/bin/python3 sklearn_oracle.py OUT_DIR
 """
 
@@ -18,7 +26,7 @@ import sys
 import warnings
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer
+from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.metrics import accuracy_score, f1_score, log_loss
 from sklearn.linear_model import (PassiveAggressiveClassifier, Perceptron,
                                   SGDClassifier)
@@ -96,8 +104,53 @@ SGD_CONFIGS = {
 }
 
 
+# name -> (estimator, algorithm, hyperparameters): one-vs-rest on iris.
+MULTICLASS_CONFIGS = {
+    "ovr_perceptron": (Perceptron(shuffle=False), "ALGORITHM_PERCEPTRON", ""),
+    "ovr_sgd_hinge": (SGDClassifier(shuffle=False), "ALGORITHM_SGD", ""),
+    "ovr_sgd_log_averaged": (
+        SGDClassifier(loss="log_loss", learning_rate="constant", eta0=0.01,
+                      average=True, shuffle=False),
+        "ALGORITHM_SGD",
+        "loss: LOSS_LOG schedule: SCHEDULE_CONSTANT learning_rate: 0.01 "
+        "average_from: 1"),
+    "ovr_pa_i": (PassiveAggressiveClassifier(C=0.1, shuffle=False),
+                 "ALGORITHM_PASSIVE_AGGRESSIVE",
+                 "pa_variant: PA_VARIANT_PA_I aggressiveness: 0.1"),
+}
+
+
+def write_multiclass(out_dir):
+    iris = load_iris()
+    order = np.random.RandomState(0).permutation(len(iris.target))
+    x = StandardScaler().fit_transform(iris.data)[order]
+    y = iris.target_names[iris.target][order]
+    with open(os.path.join(out_dir, "iris.csv"), "w") as f:
+        for label, row in zip(y, x):
+            f.write(",".join([label] + [repr(float(v)) for v in row]) + "\n")
+    with open(os.path.join(out_dir, "multiclass.tsv"), "w") as f:
+        for name, (estimator, algorithm, hyper) in MULTICLASS_CONFIGS.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                estimator.partial_fit(x, y, classes=np.unique(y))
+            classes = [str(c) for c in estimator.classes_]
+            request = ("algorithm: %s one_vs_rest: true hyperparameters { %s } "
+                       % (algorithm, hyper) +
+                       " ".join('classes: "%s"' % c for c in classes))
+            loss = (log_loss(y, estimator.predict_proba(x))
+                    if hasattr(estimator, "predict_proba") else float("nan"))
+            f.write("\t".join([
+                name, request, ",".join(classes),
+                ",".join("%.17g" % b for b in estimator.intercept_),
+                ";".join(",".join("%.17g" % v for v in row)
+                         for row in estimator.coef_),
+                "%.17g" % accuracy_score(y, estimator.predict(x)),
+                "%.17g" % loss]) + "\n")
+
+
 def main():
     out_dir = sys.argv[1]
+    write_multiclass(out_dir)
     data = load_breast_cancer()
     x = StandardScaler().fit_transform(data.data)
     y = np.where(data.target == 1, 1, -1)
