@@ -3,7 +3,9 @@
 //   halfspace [--server=HOST:PORT] COMMAND [ARGS]
 //
 //   create NAME --dimension=D [--algorithm=perceptron|logistic_regression|
-//               averaged_perceptron|passive_aggressive|sgd]
+//               averaged_perceptron|passive_aggressive|sgd|pocket_perceptron|
+//               multiclass_perceptron|softmax_regression] [--one_vs_rest]
+//               [--classes=a,b,c]
 //               [--hyperparameters='TEXT PROTO', e.g. 'learning_rate: 0.1']
 //   get NAME | list | delete NAME | weights NAME
 //   predict NAME X1,X2,...  [more vectors]
@@ -35,8 +37,13 @@
 ABSL_FLAG(std::string, server, "localhost:50051", "the server's host:port");
 ABSL_FLAG(std::string, algorithm, "perceptron",
           "create: perceptron, logistic_regression, averaged_perceptron, "
-          "passive_aggressive, sgd or pocket_perceptron");
+          "passive_aggressive, sgd, pocket_perceptron, multiclass_perceptron "
+          "or softmax_regression");
 ABSL_FLAG(int64_t, dimension, 0, "create: the feature dimension");
+ABSL_FLAG(bool, one_vs_rest, false,
+          "create: one binary model per class (a multiclass model)");
+ABSL_FLAG(std::vector<std::string>, classes, {},
+          "create: a multiclass model's first classes, e.g. cat,dog");
 ABSL_FLAG(std::string, hyperparameters, "",
           "create: halfspace.v1.Hyperparameters in protobuf text format, e.g. "
           "'loss: LOSS_LOG penalty: PENALTY_L1 alpha: 0.001'");
@@ -61,8 +68,11 @@ absl::Status ParseVector(absl::string_view text, std::vector<double>& out) {
 
 // Reads "label,x1,...,xd" lines; blank lines and lines starting with '#' are
 // skipped.
+// Reads "label,x1,...,xd" lines; blank lines and lines starting with '#' are
+// skipped. For a multiclass model the label is the class's name, else -1 or
+// +1.
 absl::StatusOr<std::vector<LabeledExample>> ReadExamples(
-    const std::string& path) {
+    const std::string& path, bool multiclass) {
   std::ifstream file;
   if (path != "-") {
     file.open(path);
@@ -71,31 +81,52 @@ absl::StatusOr<std::vector<LabeledExample>> ReadExamples(
   std::istream& in = path == "-" ? std::cin : file;
   std::vector<LabeledExample> examples;
   std::string line;
-  std::vector<double> values;
   for (int line_number = 1; std::getline(in, line); ++line_number) {
     absl::string_view text = absl::StripAsciiWhitespace(line);
     if (text.empty() || text[0] == '#') continue;
-    if (absl::Status s = ParseVector(text, values); !s.ok()) {
+    const std::vector<absl::string_view> fields =
+        absl::StrSplit(text, absl::MaxSplits(',', 1));
+    auto error = [&](absl::string_view what) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", line_number, ": ", s.message()));
+          absl::StrCat(path, ":", line_number, ": ", what));
+    };
+    if (fields.size() < 2) return error("expected label,x1,...,xd");
+    LabeledExample example;
+    if (absl::Status s = ParseVector(fields[1], example.features); !s.ok()) {
+      return error(s.message());
     }
-    if (values.size() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ":", line_number, ": expected label,x1,...,xd"));
+    const absl::string_view label = absl::StripAsciiWhitespace(fields[0]);
+    double value = 0;
+    if (multiclass) {
+      example.class_label = std::string(label);
+    } else if (!absl::SimpleAtod(label, &value) || value != std::trunc(value) ||
+               std::abs(value) > 1e9) {
+      return error(absl::StrCat("the label ", label,
+                                " is not an integer; labels are -1 and +1"));
+    } else {
+      example.label = static_cast<int>(value);
     }
-    if (values[0] != std::trunc(values[0]) || std::abs(values[0]) > 1e9) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ":", line_number, ": the label ", values[0],
-          " is not an integer; labels are -1 and +1"));
-    }
-    examples.push_back({std::vector<double>(values.begin() + 1, values.end()),
-                        static_cast<int>(values[0])});
+    examples.push_back(std::move(example));
   }
   return examples;
 }
 
+// Reads examples for model `name`, in the form its kind takes.
+absl::StatusOr<std::vector<LabeledExample>> ReadExamplesFor(
+    Client& client, const std::string& name, const std::string& path) {
+  absl::StatusOr<v1::Model> model = client.GetModel(name);
+  if (!model.ok()) return model.status();
+  const bool multiclass =
+      model->one_vs_rest() ||
+      model->algorithm() == v1::ALGORITHM_MULTICLASS_PERCEPTRON ||
+      model->algorithm() == v1::ALGORITHM_SOFTMAX_REGRESSION;
+  return ReadExamples(path, multiclass);
+}
+
 void PrintModel(const v1::Model& m) {
   const v1::ModelStats& s = m.stats();
+  const std::string kind =
+      m.one_vs_rest() ? "  one-vs-rest" : "";
   std::string hyperparameters;
   google::protobuf::TextFormat::Printer printer;
   printer.SetSingleLineMode(true);
@@ -108,6 +139,10 @@ void PrintModel(const v1::Model& m) {
             << "  average_loss=" << s.average_loss()
             << "  |w|=" << s.weight_norm() << "  b=" << s.bias()
             << "  R=" << s.max_example_norm() << "\n";
+  if (m.classes_size() > 0 || !kind.empty()) {
+    std::cout << " " << kind << "  classes: " << absl::StrJoin(m.classes(), ",")
+              << "\n";
+  }
 }
 
 absl::Status Create(Client& client, const std::string& name) {
@@ -120,9 +155,14 @@ absl::Status Create(Client& client, const std::string& name) {
           &algorithm)) {
     return absl::InvalidArgumentError(
         "--algorithm must be perceptron, logistic_regression, "
-        "averaged_perceptron, passive_aggressive, sgd or pocket_perceptron");
+        "averaged_perceptron, passive_aggressive, sgd, pocket_perceptron, "
+        "multiclass_perceptron or softmax_regression");
   }
   request.set_algorithm(algorithm);
+  request.set_one_vs_rest(absl::GetFlag(FLAGS_one_vs_rest));
+  for (const std::string& label : absl::GetFlag(FLAGS_classes)) {
+    request.add_classes(label);
+  }
   if (!google::protobuf::TextFormat::ParseFromString(
           absl::GetFlag(FLAGS_hyperparameters),
           request.mutable_hyperparameters())) {
@@ -148,6 +188,15 @@ absl::Status Predict(Client& client, const std::string& name,
       client.Predict(name, instances);
   if (!predictions.ok()) return predictions.status();
   for (const v1::Prediction& p : *predictions) {
+    if (!p.predicted_class().empty()) {
+      std::cout << "class=" << p.predicted_class();
+      for (const v1::ClassScore& c : p.class_scores()) {
+        std::cout << "  " << c.label() << ":" << c.score();
+        if (c.has_probability()) std::cout << " (p=" << c.probability() << ")";
+      }
+      std::cout << "\n";
+      continue;
+    }
     std::cout << "label=" << p.label() << "  score=" << p.score();
     if (p.has_signed_distance()) std::cout << "  distance=" << p.signed_distance();
     if (p.has_probability()) std::cout << "  probability=" << p.probability();
@@ -158,7 +207,7 @@ absl::Status Predict(Client& client, const std::string& name,
 
 absl::Status Train(Client& client, const std::string& name,
                    const std::string& path) {
-  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamples(path);
+  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamplesFor(client, name, path);
   if (!examples.ok()) return examples.status();
   std::unique_ptr<TrainingStream> stream = client.Train(name);
   const size_t batch = std::max(1, absl::GetFlag(FLAGS_batch_size));
@@ -178,6 +227,9 @@ absl::Status Train(Client& client, const std::string& name,
                 << "  updated=" << (r.updated() ? "yes" : "no")
                 << "  loss=" << r.loss();
       if (r.has_probability()) std::cout << "  probability=" << r.probability();
+      if (!r.predicted_class().empty()) {
+        std::cout << "  predicted=" << r.predicted_class();
+      }
       std::cout << "\n";
     }
   }
@@ -186,7 +238,7 @@ absl::Status Train(Client& client, const std::string& name,
 
 absl::Status Fit(Client& client, const std::string& name,
                  const std::string& path) {
-  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamples(path);
+  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamplesFor(client, name, path);
   if (!examples.ok()) return examples.status();
   FitOptions options;
   options.max_passes = absl::GetFlag(FLAGS_max_passes);
@@ -204,7 +256,7 @@ absl::Status Fit(Client& client, const std::string& name,
 
 absl::Status Evaluate(Client& client, const std::string& name,
                       const std::string& path) {
-  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamples(path);
+  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamplesFor(client, name, path);
   if (!examples.ok()) return examples.status();
   absl::StatusOr<v1::EvaluateResponse> r = client.Evaluate(name, *examples);
   if (!r.ok()) return r.status();
@@ -275,11 +327,12 @@ absl::Status Run(const std::vector<char*>& args) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "halfspace [--server=HOST:PORT] COMMAND [ARGS]\n"
-      "  create NAME --dimension=D [--algorithm=perceptron|logistic_regression|\n"
-      "    averaged_perceptron|passive_aggressive|sgd] [--hyperparameters=TEXT]\n"
+      "  create NAME --dimension=D [--algorithm=perceptron|...|softmax_regression]\n"
+      "    [--one_vs_rest] [--classes=a,b] [--hyperparameters=TEXT]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
-      "  predict NAME X1,X2,... [X1,X2,... ...]\n"
-      "  train NAME FILE   (CSV lines label,x1,...,xd; - for stdin)\n"
+      "  predict NAME [--] X1,X2,... [X1,X2,... ...]   (-- before a negative X1)\n"
+      "  train NAME FILE   (CSV lines label,x1,...,xd; - for stdin; a multiclass\n"
+      "                    model's label is the class name)\n"
       "  fit NAME FILE     (passes until no updates; --max_passes)\n"
       "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);

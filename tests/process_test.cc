@@ -184,6 +184,15 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
                                "--hyperparameters='loss: LOSS_LOG alpha: 0.01'"),
               HasSubstr("ALGORITHM_SGD  dimension=2  { learning_rate: 1 "
                         "loss: LOSS_LOG penalty: PENALTY_L2 alpha: 0.01"));
+  EXPECT_THAT(RunCommand(cli + "create animals --dimension=2 "
+                               "--algorithm=multiclass_perceptron "
+                               "--classes=cat,dog"),
+              HasSubstr("classes: cat,dog"));
+  std::ofstream(dir.File("animals.csv")) << "cat,1,0\ndog,0,1\nbird,-1,-1\n";
+  EXPECT_THAT(RunCommand(cli + "fit animals " + dir.File("animals.csv")),
+              HasSubstr("converged=yes"));
+  EXPECT_THAT(RunCommand(cli + "predict animals -- -2,-2"),
+              HasSubstr("class=bird  cat:"));
   EXPECT_THAT(RunCommand(cli + "create x --dimension=2 --hyperparameters=nope"),
               HasSubstr("not a halfspace.v1.Hyperparameters"));
   EXPECT_THAT(RunCommand(cli + "create x --dimension=2 --algorithm=svm"),
