@@ -13,10 +13,7 @@ AveragedPerceptron::AveragedPerceptron(int64_t dimension, double learning_rate)
       average_(dimension) {}
 
 Update AveragedPerceptron::Learn(Features x, int y, double s) {
-  Update u;
-  u.score = w_.Score(x);
-  u.margin = y * u.score;
-  u.predicted_label = PredictedLabel(u.score);
+  Update u = ScoreUpdate(w_, x, y);
   u.loss = std::max(0.0, -u.margin);
   if (u.margin <= 0.0 && s > 0.0) {
     const double delta = learning_rate_ * s * y;

@@ -20,10 +20,7 @@ LogisticRegression::LogisticRegression(int64_t dimension, double learning_rate,
     : LinearClassifier(dimension), learning_rate_(learning_rate), l2_(l2) {}
 
 Update LogisticRegression::Learn(Features x, int y, double s) {
-  Update u;
-  u.score = weights_.Score(x);
-  u.margin = y * u.score;
-  u.predicted_label = PredictedLabel(u.score);
+  Update u = ScoreUpdate(weights_, x, y);
   u.loss = LogLoss(u.margin);
   const double p = Sigmoid(u.score);
   u.probability = p;

@@ -25,6 +25,22 @@ absl::Status ValidateExample(const Example& example, int64_t dimension,
   return ValidateImportanceWeight(example.weight);
 }
 
+// A LinearWeights from user input: w of the model's dimension, all finite.
+absl::StatusOr<LinearWeights> CheckedWeights(std::vector<double> w, double b,
+                                             int64_t dimension) {
+  if (absl::Status s = ValidateFeatures(w, dimension, "weights"); !s.ok()) {
+    return s;
+  }
+  if (!std::isfinite(b)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bias is ", b, "; it must be finite"));
+  }
+  LinearWeights weights;
+  weights.w = std::move(w);
+  weights.b = b;
+  return weights;
+}
+
 }  // namespace
 
 Model::Model(std::string name, const ModelSpec& spec)
@@ -280,19 +296,11 @@ absl::Status Model::SetWeights(std::vector<double> w, double b) {
     return absl::InvalidArgumentError(
         "a multiclass model's weights are set per class: name the class");
   }
-  if (absl::Status s = ValidateFeatures(w, spec_.dimension, "weights");
-      !s.ok()) {
-    return s;
-  }
-  if (!std::isfinite(b)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bias is ", b, "; it must be finite"));
-  }
-  LinearWeights weights;
-  weights.w = std::move(w);
-  weights.b = b;
+  absl::StatusOr<LinearWeights> weights =
+      CheckedWeights(std::move(w), b, spec_.dimension);
+  if (!weights.ok()) return weights.status();
   std::unique_lock lock(mu_);
-  classifier_->set_weights(std::move(weights));
+  classifier_->set_weights(*std::move(weights));
   generation_.fetch_add(1, std::memory_order_acq_rel);
   return absl::OkStatus();
 }
@@ -303,21 +311,13 @@ absl::Status Model::SetClassWeights(absl::string_view label,
     return absl::InvalidArgumentError(
         "a binary model has one weight vector: leave the class unset");
   }
-  if (absl::Status s = ValidateFeatures(w, spec_.dimension, "weights");
-      !s.ok()) {
-    return s;
-  }
-  if (!std::isfinite(b)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bias is ", b, "; it must be finite"));
-  }
-  LinearWeights weights;
-  weights.w = std::move(w);
-  weights.b = b;
+  absl::StatusOr<LinearWeights> weights =
+      CheckedWeights(std::move(w), b, spec_.dimension);
+  if (!weights.ok()) return weights.status();
   std::unique_lock lock(mu_);
   absl::StatusOr<int> k = ClassIndex(label);
   if (!k.ok()) return k.status();
-  multiclass_->set_weights(*k, std::move(weights));
+  multiclass_->set_weights(*k, *std::move(weights));
   generation_.fetch_add(1, std::memory_order_acq_rel);
   return absl::OkStatus();
 }

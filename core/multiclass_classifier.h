@@ -9,6 +9,8 @@
 #ifndef HALFSPACE_CORE_MULTICLASS_CLASSIFIER_H_
 #define HALFSPACE_CORE_MULTICLASS_CLASSIFIER_H_
 
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -62,6 +64,31 @@ class MulticlassClassifier {
                          : absl::InvalidArgumentError(
                                "this algorithm keeps no state beyond weights");
   }
+};
+
+// The base of multiclass classifiers whose whole state is one weight row
+// per class.
+class MulticlassLinearClassifier : public MulticlassClassifier {
+ public:
+  int num_classes() const final { return static_cast<int>(rows_.size()); }
+  void AddClass() final { rows_.emplace_back(dimension_); }
+  const LinearWeights& weights(int k) const final { return rows_[k]; }
+  void set_weights(int k, LinearWeights weights) final {
+    rows_[k] = std::move(weights);
+  }
+
+ protected:
+  explicit MulticlassLinearClassifier(int64_t dimension)
+      : dimension_(dimension) {}
+
+  // The scores of x, one per class.
+  void Scores(Features x, std::vector<double>& scores) const {
+    scores.resize(rows_.size());
+    for (size_t k = 0; k < rows_.size(); ++k) scores[k] = rows_[k].Score(x);
+  }
+
+  const int64_t dimension_;
+  std::vector<LinearWeights> rows_;
 };
 
 // The index of the largest score, the first one among ties.

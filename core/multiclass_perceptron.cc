@@ -6,12 +6,11 @@ namespace halfspace {
 
 MulticlassPerceptron::MulticlassPerceptron(int64_t dimension,
                                            double learning_rate)
-    : dimension_(dimension), learning_rate_(learning_rate) {}
+    : MulticlassLinearClassifier(dimension), learning_rate_(learning_rate) {}
 
 void MulticlassPerceptron::Predict(Features x, std::vector<double>& scores,
                                    std::vector<double>& probabilities) const {
-  scores.resize(rows_.size());
-  for (size_t k = 0; k < rows_.size(); ++k) scores[k] = rows_[k].Score(x);
+  Scores(x, scores);
   probabilities.clear();
 }
 

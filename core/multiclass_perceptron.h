@@ -23,27 +23,19 @@
 
 namespace halfspace {
 
-class MulticlassPerceptron final : public MulticlassClassifier {
+class MulticlassPerceptron final : public MulticlassLinearClassifier {
  public:
   // REQUIRES: dimension >= 1, learning_rate > 0.
   MulticlassPerceptron(int64_t dimension, double learning_rate);
 
-  int num_classes() const override { return static_cast<int>(rows_.size()); }
-  void AddClass() override { rows_.emplace_back(dimension_); }
   MulticlassUpdate Learn(Features x, int y, double s,
                          std::vector<double>& scores,
                          std::vector<double>& probabilities) override;
   void Predict(Features x, std::vector<double>& scores,
                std::vector<double>& probabilities) const override;
-  const LinearWeights& weights(int k) const override { return rows_[k]; }
-  void set_weights(int k, LinearWeights weights) override {
-    rows_[k] = std::move(weights);
-  }
 
  private:
-  const int64_t dimension_;
   const double learning_rate_;
-  std::vector<LinearWeights> rows_;
 };
 
 }  // namespace halfspace

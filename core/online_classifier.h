@@ -32,6 +32,16 @@ struct Update {
   std::optional<double> probability;  // P(y = +1 | x), if probabilistic
 };
 
+// An Update with the score, margin and predicted label of (x, y) under
+// `weights` filled in; the rest is the algorithm's to fill.
+inline Update ScoreUpdate(const LinearWeights& weights, Features x, int y) {
+  Update u;
+  u.score = weights.Score(x);
+  u.margin = y * u.score;
+  u.predicted_label = PredictedLabel(u.score);
+  return u;
+}
+
 class OnlineClassifier {
  public:
   virtual ~OnlineClassifier() = default;

@@ -11,10 +11,7 @@ PassiveAggressive::PassiveAggressive(int64_t dimension, PaVariant variant,
       aggressiveness_(aggressiveness) {}
 
 Update PassiveAggressive::Learn(Features x, int y, double s) {
-  Update u;
-  u.score = weights_.Score(x);
-  u.margin = y * u.score;
-  u.predicted_label = PredictedLabel(u.score);
+  Update u = ScoreUpdate(weights_, x, y);
   u.loss = u.margin <= 1.0 ? 1.0 - u.margin : 0.0;
 
   const double squared_norm = SquaredNorm(x);

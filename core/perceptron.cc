@@ -11,10 +11,7 @@ Perceptron::Perceptron(int64_t dimension, double learning_rate,
       margin_threshold_(margin_threshold) {}
 
 Update Perceptron::Learn(Features x, int y, double s) {
-  Update u;
-  u.score = weights_.Score(x);
-  u.margin = y * u.score;
-  u.predicted_label = PredictedLabel(u.score);
+  Update u = ScoreUpdate(weights_, x, y);
   u.loss = std::max(0.0, margin_threshold_ - u.margin);
   if (u.margin <= margin_threshold_ && s > 0.0) {
     weights_.AddScaled(learning_rate_ * s * y, x);

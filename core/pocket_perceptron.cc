@@ -15,10 +15,7 @@ PocketPerceptron::PocketPerceptron(int64_t dimension, double learning_rate,
       pocket_(dimension) {}
 
 Update PocketPerceptron::Learn(Features x, int y, double s) {
-  Update u;
-  u.score = w_.Score(x);
-  u.margin = y * u.score;
-  u.predicted_label = PredictedLabel(u.score);
+  Update u = ScoreUpdate(w_, x, y);
   u.loss = std::max(0.0, -u.margin);
   if (s == 0.0) return u;  // an example of weight 0 counts as none
   if (!pocket_is_w_ && y * pocket_.Score(x) <= 0.0) {

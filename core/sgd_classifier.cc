@@ -61,10 +61,7 @@ double SgdClassifier::LearningRate() const {
 }
 
 Update SgdClassifier::Learn(Features x, int y, double s) {
-  Update u;
-  u.score = w_.Score(x);
-  u.margin = y * u.score;
-  u.predicted_label = PredictedLabel(u.score);
+  Update u = ScoreUpdate(w_, x, y);
   u.loss = loss_->Value(u.margin);
   u.probability = loss_->Probability(u.score);
 

@@ -7,14 +7,15 @@ namespace halfspace {
 
 SoftmaxRegression::SoftmaxRegression(int64_t dimension, double learning_rate,
                                      double l2)
-    : dimension_(dimension), learning_rate_(learning_rate), l2_(l2) {}
+    : MulticlassLinearClassifier(dimension),
+      learning_rate_(learning_rate),
+      l2_(l2) {}
 
 void SoftmaxRegression::Predict(Features x, std::vector<double>& scores,
                                 std::vector<double>& probabilities) const {
   const size_t n = rows_.size();
-  scores.resize(n);
+  Scores(x, scores);
   probabilities.resize(n);
-  for (size_t k = 0; k < n; ++k) scores[k] = rows_[k].Score(x);
   const double top = *std::max_element(scores.begin(), scores.end());
   double sum = 0.0;
   for (size_t k = 0; k < n; ++k) {

@@ -22,29 +22,21 @@
 
 namespace halfspace {
 
-class SoftmaxRegression final : public MulticlassClassifier {
+class SoftmaxRegression final : public MulticlassLinearClassifier {
  public:
   // REQUIRES: dimension >= 1, learning_rate > 0, l2 >= 0,
   // learning_rate * l2 < 1.
   SoftmaxRegression(int64_t dimension, double learning_rate, double l2);
 
-  int num_classes() const override { return static_cast<int>(rows_.size()); }
-  void AddClass() override { rows_.emplace_back(dimension_); }
   MulticlassUpdate Learn(Features x, int y, double s,
                          std::vector<double>& scores,
                          std::vector<double>& probabilities) override;
   void Predict(Features x, std::vector<double>& scores,
                std::vector<double>& probabilities) const override;
-  const LinearWeights& weights(int k) const override { return rows_[k]; }
-  void set_weights(int k, LinearWeights weights) override {
-    rows_[k] = std::move(weights);
-  }
 
  private:
-  const int64_t dimension_;
   const double learning_rate_;
   const double l2_;
-  std::vector<LinearWeights> rows_;
 };
 
 }  // namespace halfspace

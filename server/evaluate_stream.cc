@@ -7,6 +7,7 @@
 #include "core/evaluation.h"
 #include "server/convert.h"
 #include "server/status.h"
+#include "server/stream_model.h"
 
 namespace halfspace {
 namespace {
@@ -47,15 +48,11 @@ class EvaluateReactor final
  private:
   // Binds the model on the first request, then scores the request's examples.
   absl::Status Score() {
-    const std::string& name = request_.model();
-    if (model_ == nullptr) {
-      if (name.empty()) {
-        return absl::InvalidArgumentError(
-            "the first EvaluateRequest must name the model");
-      }
-      absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(name);
-      if (!model.ok()) return model.status();
-      model_ = *std::move(model);
+    const bool first = model_ == nullptr;
+    absl::Status bound = BindStreamModel(*registry_, request_.model(),
+                                         "EvaluateRequest", model_);
+    if (!bound.ok()) return bound;
+    if (first) {
       if (request_.has_threshold()) {
         const double t = request_.threshold();
         if (!(t >= 0.0 && t <= 1.0)) {
@@ -65,14 +62,10 @@ class EvaluateReactor final
         if (!model_->probabilistic() || model_->multiclass()) {
           return absl::InvalidArgumentError(absl::StrCat(
               "a threshold applies to binary models with probabilities; "
-              "model '", name, "' is not one"));
+              "model '", model_->name(), "' is not one"));
         }
         threshold_ = t;
       }
-    } else if (!name.empty() && name != model_->name()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "this stream evaluates '", model_->name(), "'; a request names '",
-          name, "'"));
     }
     examples_.clear();
     for (const v1::Example& e : request_.examples()) {

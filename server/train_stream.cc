@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/convert.h"
 #include "server/status.h"
+#include "server/stream_model.h"
 #include "spdlog/spdlog.h"
 
 namespace halfspace {
@@ -57,22 +58,11 @@ class TrainReactor final
   // Binds the stream to its model on the first request, then learns from the
   // request's examples and fills response_.
   absl::Status Learn() {
-    const std::string& name = request_.model();
-    if (model_ == nullptr) {
-      if (name.empty()) {
-        return absl::InvalidArgumentError(
-            "the first TrainRequest must name the model");
-      }
-      absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(name);
-      if (!model.ok()) return model.status();
-      model_ = *std::move(model);
-      spdlog::debug("train stream opened on '{}'", name);
-    } else if (!name.empty() && name != model_->name()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("this stream trains '", model_->name(),
-                       "'; a request names '", name,
-                       "'. Open one stream per model"));
-    }
+    const bool first = model_ == nullptr;
+    absl::Status bound = BindStreamModel(*registry_, request_.model(),
+                                         "TrainRequest", model_);
+    if (!bound.ok()) return bound;
+    if (first) spdlog::debug("train stream opened on '{}'", model_->name());
 
     const int n = request_.examples_size();
     examples_.resize(n);

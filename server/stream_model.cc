@@ -1,0 +1,30 @@
+#include "server/stream_model.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace halfspace {
+
+absl::Status BindStreamModel(const ModelRegistry& registry,
+                             absl::string_view requested,
+                             absl::string_view request_kind,
+                             std::shared_ptr<Model>& model) {
+  if (model != nullptr) {
+    if (requested.empty() || requested == model->name()) {
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("this stream works on '", model->name(), "'; a ",
+                     request_kind, " names '", requested,
+                     "'. Open one stream per model"));
+  }
+  if (requested.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the first ", request_kind, " must name the model"));
+  }
+  absl::StatusOr<std::shared_ptr<Model>> found = registry.Get(requested);
+  if (!found.ok()) return found.status();
+  model = *std::move(found);
+  return absl::OkStatus();
+}
+
+}  // namespace halfspace

@@ -1,0 +1,26 @@
+// Which model a Train or Evaluate stream works on: the first request names
+// it, later requests may repeat the name but not name another.
+
+#ifndef HALFSPACE_SERVER_STREAM_MODEL_H_
+#define HALFSPACE_SERVER_STREAM_MODEL_H_
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/model_registry.h"
+
+namespace halfspace {
+
+// Binds `model` (null before the first request) to the model `requested`
+// names: INVALID_ARGUMENT if the first request names none or a later one
+// names another, NOT_FOUND for an unknown model. `request_kind` names the
+// message in errors, e.g. "TrainRequest".
+absl::Status BindStreamModel(const ModelRegistry& registry,
+                             absl::string_view requested,
+                             absl::string_view request_kind,
+                             std::shared_ptr<Model>& model);
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_SERVER_STREAM_MODEL_H_
