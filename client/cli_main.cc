@@ -5,7 +5,7 @@
 //   create NAME --dimension=D [--algorithm=perceptron|logistic_regression|
 //               averaged_perceptron|passive_aggressive|sgd|pocket_perceptron|
 //               multiclass_perceptron|softmax_regression] [--one_vs_rest]
-//               [--classes=a,b,c]
+//               [--classes=a,b,c] [--standardize]
 //               [--hyperparameters='TEXT PROTO', e.g. 'learning_rate: 0.1']
 //   get NAME | list | delete NAME | weights NAME
 //   predict NAME X1,X2,...  [more vectors]
@@ -44,6 +44,8 @@ ABSL_FLAG(bool, one_vs_rest, false,
           "create: one binary model per class (a multiclass model)");
 ABSL_FLAG(std::vector<std::string>, classes, {},
           "create: a multiclass model's first classes, e.g. cat,dog");
+ABSL_FLAG(bool, standardize, false,
+          "create: learn on online-standardized features");
 ABSL_FLAG(std::string, hyperparameters, "",
           "create: halfspace.v1.Hyperparameters in protobuf text format, e.g. "
           "'loss: LOSS_LOG penalty: PENALTY_L1 alpha: 0.001'");
@@ -160,6 +162,7 @@ absl::Status Create(Client& client, const std::string& name) {
   }
   request.set_algorithm(algorithm);
   request.set_one_vs_rest(absl::GetFlag(FLAGS_one_vs_rest));
+  request.set_standardize(absl::GetFlag(FLAGS_standardize));
   for (const std::string& label : absl::GetFlag(FLAGS_classes)) {
     request.add_classes(label);
   }
@@ -328,7 +331,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "halfspace [--server=HOST:PORT] COMMAND [ARGS]\n"
       "  create NAME --dimension=D [--algorithm=perceptron|...|softmax_regression]\n"
-      "    [--one_vs_rest] [--classes=a,b] [--hyperparameters=TEXT]\n"
+      "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hyperparameters=TEXT]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  predict NAME [--] X1,X2,... [X1,X2,... ...]   (-- before a negative X1)\n"
       "  train NAME FILE   (CSV lines label,x1,...,xd; - for stdin; a multiclass\n"

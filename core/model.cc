@@ -45,6 +45,9 @@ absl::StatusOr<LinearWeights> CheckedWeights(std::vector<double> w, double b,
 
 Model::Model(std::string name, const ModelSpec& spec)
     : name_(std::move(name)), spec_(spec) {
+  if (spec.standardize) {
+    standardizer_ = std::make_unique<Standardizer>(spec.dimension);
+  }
   if (IsMulticlass(spec)) {
     multiclass_ = MakeMulticlassClassifier(spec);
   } else {
@@ -96,6 +99,9 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(ModelSnapshot snapshot) {
   std::unique_lock lock(m.mu_);
   s = m.multiclass() ? m.multiclass_->ImportState(snapshot.state)
                      : m.classifier_->ImportState(snapshot.state);
+  if (s.ok() && m.standardizer_ != nullptr) {
+    s = m.standardizer_->Import(snapshot.standardizer);
+  }
   if (!s.ok()) return s;
   m.counters_ = snapshot.counters;
   return model;
@@ -123,8 +129,8 @@ absl::Status Model::Learn(absl::Span<const Example> examples,
 }
 
 void Model::LearnOne(const Example& example, ExampleOutcome& outcome) {
-  const Features x = example.features;
-  const double squared_norm = SquaredNorm(x);
+  Features x = example.features;
+  double squared_norm = SquaredNorm(x);
   outcome.error = ValidateExample(example, spec_.dimension, squared_norm);
   int true_class = 0;
   if (outcome.error.ok()) {
@@ -144,6 +150,11 @@ void Model::LearnOne(const Example& example, ExampleOutcome& outcome) {
     outcome.class_scores.clear();
     outcome.class_probabilities.clear();
     return;
+  }
+  if (standardizer_ != nullptr) {
+    standardizer_->Observe(x);
+    x = Prepared(x, scratch_);
+    squared_norm = SquaredNorm(x);
   }
   if (multiclass()) {
     const MulticlassUpdate m =
@@ -197,6 +208,12 @@ std::vector<std::string> Model::classes() const {
   return classes_;
 }
 
+Features Model::Prepared(Features x, std::vector<double>& scratch) const {
+  if (standardizer_ == nullptr) return x;
+  standardizer_->Transform(x, scratch);
+  return scratch;
+}
+
 void Model::AppendClassNames(std::vector<std::string>* class_names) const {
   if (class_names == nullptr) return;
   for (size_t k = class_names->size(); k < classes_.size(); ++k) {
@@ -216,6 +233,7 @@ absl::Status Model::Predict(absl::Span<const Features> instances,
   }
   std::shared_lock lock(mu_);
   AppendClassNames(class_names);
+  std::vector<double> scratch;
   if (multiclass()) {
     if (classes_.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -224,7 +242,7 @@ absl::Status Model::Predict(absl::Span<const Features> instances,
     }
     for (size_t i = 0; i < instances.size(); ++i) {
       Prediction& p = out[i];
-      multiclass_->Predict(instances[i], p.class_scores,
+      multiclass_->Predict(Prepared(instances[i], scratch), p.class_scores,
                            p.class_probabilities);
       p.predicted_class = ArgMax(p.class_scores);
     }
@@ -234,7 +252,7 @@ absl::Status Model::Predict(absl::Span<const Features> instances,
   const double norm = weights.Norm();
   for (size_t i = 0; i < instances.size(); ++i) {
     Prediction& p = out[i];
-    p.score = weights.Score(instances[i]);
+    p.score = weights.Score(Prepared(instances[i], scratch));
     p.label = PredictedLabel(p.score);
     p.signed_distance = norm > 0.0 ? std::optional<double>(p.score / norm)
                                    : std::nullopt;
@@ -251,7 +269,7 @@ void Model::Evaluate(absl::Span<const Example> examples,
     evaluation.ClassIndex("-1");  // the binary classes, in their order
     evaluation.ClassIndex("+1");
   }
-  std::vector<double> scores, probabilities;
+  std::vector<double> scores, probabilities, scratch;
   for (const Example& e : examples) {
     absl::Status error =
         ValidateExample(e, spec_.dimension, SquaredNorm(e.features));
@@ -269,7 +287,8 @@ void Model::Evaluate(absl::Span<const Example> examples,
             "the model knows no class yet"));
         continue;
       }
-      multiclass_->Predict(e.features, scores, probabilities);
+      multiclass_->Predict(Prepared(e.features, scratch), scores,
+                           probabilities);
       const int predicted = ArgMax(scores);
       const int truth = evaluation.ClassIndex(e.class_label);
       auto known = class_index_.find(e.class_label);
@@ -280,7 +299,8 @@ void Model::Evaluate(absl::Span<const Example> examples,
       evaluation.Add(truth, evaluation.ClassIndex(classes_[predicted]), p);
       continue;
     }
-    const double score = classifier_->weights().Score(e.features);
+    const double score =
+        classifier_->weights().Score(Prepared(e.features, scratch));
     const std::optional<double> p = classifier_->Probability(score);
     const int predicted = threshold.has_value() && p.has_value()
                               ? (*p >= *threshold ? 1 : -1)
@@ -353,6 +373,9 @@ ModelSnapshot Model::Snapshot() const {
   } else {
     snapshot.weights = classifier_->weights();
     snapshot.state = classifier_->ExportState();
+  }
+  if (standardizer_ != nullptr) {
+    snapshot.standardizer = standardizer_->Export();
   }
   snapshot.counters = counters_;
   return snapshot;

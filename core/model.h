@@ -30,6 +30,7 @@
 #include "core/model_spec.h"
 #include "core/multiclass_classifier.h"
 #include "core/online_classifier.h"
+#include "core/standardizer.h"
 
 namespace halfspace {
 
@@ -57,6 +58,7 @@ struct ModelSnapshot {
   std::vector<std::string> classes;         // multiclass: in index order
   std::vector<LinearWeights> class_weights;  // multiclass: one per class
   std::vector<double> state;  // the algorithm's state beyond the weights
+  std::vector<double> standardizer;  // Standardizer::Export(), if any
   ModelCounters counters;
 };
 
@@ -172,6 +174,9 @@ class Model {
   absl::StatusOr<int> ClassIndex(absl::string_view label);
   // REQUIRES: mu_ held.
   void AppendClassNames(std::vector<std::string>* class_names) const;
+  // x as the classifier sees it: standardized into `scratch` if the model
+  // standardizes, else x itself. REQUIRES: mu_ held.
+  Features Prepared(Features x, std::vector<double>& scratch) const;
 
   const std::string name_;
   const ModelSpec spec_;
@@ -185,6 +190,8 @@ class Model {
   std::unique_ptr<MulticlassClassifier> multiclass_;
   std::vector<std::string> classes_;  // append-only: indices never change
   absl::flat_hash_map<std::string, int> class_index_;
+  std::unique_ptr<Standardizer> standardizer_;  // if spec_.standardize
+  std::vector<double> scratch_;  // a standardized example, while learning
   ModelCounters counters_;
 
   std::atomic<bool> deleted_{false};

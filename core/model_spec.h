@@ -49,6 +49,7 @@ struct ModelSpec {
   bool ratchet = true;                     // pocket perceptron
   bool predict_with_pocket = true;         // pocket perceptron
   bool one_vs_rest = false;  // a multiclass model of binary `algorithm`s
+  bool standardize = false;  // all: learn on online-standardized features
 };
 
 // Whether the spec describes a multiclass model: one-vs-rest, or a natively

@@ -94,6 +94,8 @@ constexpr HyperparameterKey kHyperparameterKeys[] = {
      [](ModelSpec& s, double v) { s.predict_with_pocket = v != 0.0; }},
     {15, [](const ModelSpec& s) { return s.one_vs_rest ? 1.0 : 0.0; },
      [](ModelSpec& s, double v) { s.one_vs_rest = v != 0.0; }},
+    {16, [](const ModelSpec& s) { return s.standardize ? 1.0 : 0.0; },
+     [](ModelSpec& s, double v) { s.standardize = v != 0.0; }},
 };
 
 absl::Status Corrupt(absl::string_view what) {
@@ -148,6 +150,21 @@ bool DecodeClasses(Reader& in, ModelSnapshot& s) {
   return true;
 }
 
+// u64 n, f64 values[n].
+void EncodeDoubles(const std::vector<double>& values, std::string& out) {
+  Put(out, static_cast<uint64_t>(values.size()));
+  out.append(reinterpret_cast<const char*>(values.data()),
+             values.size() * sizeof(double));
+}
+
+bool DecodeDoubles(Reader& in, std::vector<double>& values) {
+  uint64_t n = 0;
+  if (!in.Get(n) || n > in.remaining() / sizeof(double)) return false;
+  values.resize(n);
+  for (double& v : values) in.Get(v);
+  return true;
+}
+
 absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
   Reader in(payload);
   ModelSnapshot s;
@@ -171,12 +188,10 @@ absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
   } else if (!DecodeWeights(in, s.spec.dimension, s.weights)) {
     return Corrupt("weight vector size does not match the dimension");
   }
-  uint64_t state_size = 0;
-  if (!in.Get(state_size) || in.remaining() != state_size * sizeof(double)) {
-    return Corrupt("algorithm state size does not match the file");
+  if (!DecodeDoubles(in, s.state) || !DecodeDoubles(in, s.standardizer) ||
+      in.remaining() != 0) {
+    return Corrupt("state sizes do not match the file");
   }
-  s.state.resize(state_size);
-  for (double& v : s.state) in.Get(v);
   return s;
 }
 
@@ -218,9 +233,8 @@ std::string EncodeSnapshot(const ModelSnapshot& s) {
   } else {
     EncodeWeights(s.weights, payload);
   }
-  Put(payload, static_cast<uint64_t>(s.state.size()));
-  payload.append(reinterpret_cast<const char*>(s.state.data()),
-                 s.state.size() * sizeof(double));
+  EncodeDoubles(s.state, payload);
+  EncodeDoubles(s.standardizer, payload);
 
   std::string out(kMagic);
   Put(out, kVersion);

@@ -12,6 +12,7 @@
 //            multiclass: u32 classes, per class u32 label_size, label bytes,
 //                        f64 bias, f64 weights[dimension]
 //            u64 state_size, f64 state[state_size]
+//            u64 standardizer_size, f64 standardizer[standardizer_size]
 //
 // Hyperparameters are keyed (see kHyperparameterKeys in the source), so a
 // later version can add one and still read these files: a missing key keeps

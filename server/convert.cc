@@ -96,6 +96,7 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
   }
   spec.dimension = req.dimension();
   spec.one_vs_rest = req.one_vs_rest();
+  spec.standardize = req.standardize();
   if (h.learning_rate() != 0.0) spec.learning_rate = h.learning_rate();
   spec.l2 = h.l2();
   spec.margin_threshold = h.margin_threshold();
@@ -117,6 +118,7 @@ void ToProto(const Model& model, v1::Model* out) {
   out->set_algorithm(ToProto(kAlgorithms, spec.algorithm));
   out->set_dimension(spec.dimension);
   out->set_one_vs_rest(spec.one_vs_rest);
+  out->set_standardize(spec.standardize);
   for (std::string& label : model.classes()) {
     out->add_classes(std::move(label));
   }

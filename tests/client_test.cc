@@ -87,6 +87,48 @@ TEST_F(ClientTest, FitReportsAMissingModelAndARejectedExample) {
   EXPECT_TRUE(absl::IsInvalidArgument(client_.Fit("m", {}).status()));
 }
 
+// Raw units: x1 near 1000 carries the label in its fractional part. The
+// perceptron must grow b to about -1000·w1 one step at a time; standardized,
+// the same data is easy.
+TEST_F(ClientTest, StandardizationTurnsThousandsOfPassesIntoAFew) {
+  std::vector<LabeledExample> data;
+  for (double u : {0.1, 0.3, 0.7, 0.9, 0.2, 0.8}) {
+    data.push_back({{1000 + u, 0.001 * u}, u > 0.5 ? 1 : -1});
+  }
+  v1::CreateModelRequest request;
+  request.set_algorithm(v1::ALGORITHM_PERCEPTRON);
+  request.set_dimension(2);
+  request.set_name("raw");
+  ASSERT_TRUE(client_.CreateModel(request).ok());
+  request.set_name("standardized");
+  request.set_standardize(true);
+  absl::StatusOr<v1::Model> created = client_.CreateModel(request);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_TRUE(created->standardize());
+
+  FitOptions options;
+  options.max_passes = 1000;
+  absl::StatusOr<FitReport> raw = client_.Fit("raw", data, options);
+  absl::StatusOr<FitReport> standardized =
+      client_.Fit("standardized", data, options);
+  ASSERT_TRUE(raw.ok() && standardized.ok());
+  EXPECT_TRUE(standardized->converged);
+  EXPECT_LE(standardized->passes, 10);
+  EXPECT_GT(raw->passes, 100 * standardized->passes);
+
+  // Predictions standardize too, and the statistics survive a restart.
+  auto predict = [&](Client& c) {
+    return (*c.Predict("standardized",
+                       {{1000.95, 0.00095}, {1000.05, 0.00005}}));
+  };
+  EXPECT_EQ(predict(client_)[0].label(), 1);
+  EXPECT_EQ(predict(client_)[1].label(), -1);
+  const double before = predict(client_)[0].score();
+  server_.Restart();
+  Client restarted = server_.NewClient();
+  EXPECT_EQ(predict(restarted)[0].score(), before);
+}
+
 TEST_F(ClientTest, UnaryCallsToAnUnreachableServerFailWithUnavailable) {
   Client nowhere(grpc::CreateChannel("127.0.0.1:1",
                                      grpc::InsecureChannelCredentials()),
