@@ -152,7 +152,7 @@ void Model::LearnOne(const Example& example, ExampleOutcome& outcome) {
     return;
   }
   if (standardizer_ != nullptr) {
-    standardizer_->Observe(x);
+    if (example.weight > 0.0) standardizer_->Observe(x);
     x = Prepared(x, scratch_);
     squared_norm = SquaredNorm(x);
   }

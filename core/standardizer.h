@@ -4,10 +4,10 @@
 //   z_j = (x_j - mean_j) / sd_j,   sd_j = √(Σ (x_j - mean_j)² / n)
 //
 // with z_j = x_j - mean_j while sd_j = 0 (so the first example maps to 0).
-// A model that standardizes observes each training example before it
-// learns from it, so features in any units learn at the same pace: a
-// perceptron on raw features of scale 1000 that needs thousands of passes
-// converges in a few.
+// A model that standardizes observes each training example of positive
+// importance weight before it learns from it, so features in any units learn
+// at the same pace: a perceptron on raw features of scale 1000 that needs
+// thousands of passes converges in a few.
 //
 // A plain value type; not thread-safe.
 
