@@ -25,6 +25,19 @@ void AddExamples(absl::Span<const LabeledExample> examples,
     example->set_label(e.label);
     if (e.weight != 1.0) example->set_weight(e.weight);
     if (!e.class_label.empty()) example->set_class_label(e.class_label);
+    if (!e.sparse_indices.empty() || !e.sparse_values.empty()) {
+      v1::SparseVector* sparse = example->mutable_sparse();
+      sparse->mutable_indices()->Add(e.sparse_indices.begin(),
+                                     e.sparse_indices.end());
+      sparse->mutable_values()->Add(e.sparse_values.begin(),
+                                    e.sparse_values.end());
+    }
+    for (const NamedValue& f : e.named) {
+      v1::NamedFeature* named = example->add_named();
+      named->set_group(f.group);
+      named->set_name(f.name);
+      if (f.value != 1.0) named->set_value(f.value);
+    }
   }
 }
 
@@ -138,13 +151,18 @@ absl::Status Client::DeleteModel(const std::string& name) {
 absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
     const std::string& model,
     const std::vector<std::vector<double>>& instances) {
-  grpc::ClientContext context;
-  SetDeadline(context);
   v1::PredictRequest request;
   request.set_model(model);
   for (const std::vector<double>& x : instances) {
     request.add_instances()->mutable_values()->Add(x.begin(), x.end());
   }
+  return Predict(request);
+}
+
+absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
+    const v1::PredictRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(context);
   v1::PredictResponse response;
   grpc::Status status = stub_->Predict(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);

@@ -29,12 +29,23 @@ namespace halfspace {
 // The client side of the one gRPC → absl status conversion.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
-// A labeled example as a client holds it.
+// A named feature (see v1::NamedFeature).
+struct NamedValue {
+  std::string group;
+  std::string name;
+  double value = 1.0;
+};
+
+// A labeled example as a client holds it: dense, sparse and named features
+// in any mix.
 struct LabeledExample {
   std::vector<double> features;
   int label = 0;            // binary models: -1 or +1
   double weight = 1.0;      // importance weight
   std::string class_label = {};  // multiclass models
+  std::vector<uint32_t> sparse_indices = {};
+  std::vector<double> sparse_values = {};
+  std::vector<NamedValue> named = {};
 };
 
 // One open Train stream. Send and Receive may run on two threads at once;
@@ -108,6 +119,9 @@ class Client {
   absl::StatusOr<std::vector<v1::Prediction>> Predict(
       const std::string& model,
       const std::vector<std::vector<double>>& instances);
+  // Any feature forms, as the proto has them.
+  absl::StatusOr<std::vector<v1::Prediction>> Predict(
+      const v1::PredictRequest& request);
 
   absl::StatusOr<v1::GetWeightsResponse> GetWeights(const std::string& name);
   absl::StatusOr<v1::Model> SetWeights(const std::string& name,

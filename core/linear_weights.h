@@ -20,11 +20,19 @@ struct LinearWeights {
   // w = 0, b = 0 in R^dimension.
   explicit LinearWeights(int64_t dimension) : w(dimension, 0.0) {}
 
-  // f(x) = w·x + b.  REQUIRES: x.size() == w.size().
-  double Score(Features x) const;
+  // f(x) = w·x + b.  REQUIRES: every index of x is below w.size().
+  double Score(const Features& x) const { return Dot(w, x) + b; }
 
-  // w ← w + c·x and b ← b + c.  REQUIRES: x.size() == w.size().
-  void AddScaled(double c, Features x);
+  // w ← w + c·x and b ← b + c.  REQUIRES: as Score.
+  void AddScaled(double c, const Features& x) {
+    halfspace::AddScaled(c, x, absl::MakeSpan(w));
+    b += c;
+  }
+
+  // w ← c·w (the bias is left alone).
+  void ScaleWeights(double c) {
+    for (double& wj : w) wj *= c;
+  }
 
   // ‖w‖ (the bias excluded).
   double Norm() const;

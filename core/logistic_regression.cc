@@ -27,10 +27,8 @@ Update LogisticRegression::Learn(Features x, int y, double s) {
 
   const double t = (y + 1) / 2;
   const double step = learning_rate_ * s * (t - p);
-  const double decay = 1.0 - learning_rate_ * l2_;
-  std::vector<double>& w = weights_.w;
-  for (size_t i = 0; i < w.size(); ++i) w[i] = decay * w[i] + step * x[i];
-  weights_.b += step;
+  if (l2_ > 0.0) weights_.ScaleWeights(1.0 - learning_rate_ * l2_);
+  weights_.AddScaled(step, x);
   u.updated = step != 0.0 || l2_ > 0.0;
   return u;
 }

@@ -10,25 +10,16 @@
 namespace halfspace {
 namespace {
 
-// Validates what every example needs, binary or multiclass: the features,
-// and the importance weight. ‖x‖² is finite exactly when every value is
-// (barring overflow of huge values, which ValidateFeatures then accepts), so
-// one pass serves both R and the check; the full check runs only when
-// something is off.
-absl::Status ValidateExample(const Example& example, int64_t dimension,
-                             double squared_norm) {
-  const Features x = example.features;
-  if (static_cast<int64_t>(x.size()) != dimension ||
-      !std::isfinite(squared_norm)) {
-    if (absl::Status s = ValidateFeatures(x, dimension); !s.ok()) return s;
-  }
-  return ValidateImportanceWeight(example.weight);
-}
-
-// A LinearWeights from user input: w of the model's dimension, all finite.
+// A LinearWeights from user input: one weight per coordinate of the
+// feature space (`width`), all finite.
 absl::StatusOr<LinearWeights> CheckedWeights(std::vector<double> w, double b,
-                                             int64_t dimension) {
-  if (absl::Status s = ValidateFeatures(w, dimension, "weights"); !s.ok()) {
+                                             int64_t width) {
+  if (static_cast<int64_t>(w.size()) != width) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "weights has ", w.size(), " values but the model has ", width,
+        " (its dimension plus its hash buckets)"));
+  }
+  if (absl::Status s = ValidateFeatures(w, width, "weights"); !s.ok()) {
     return s;
   }
   if (!std::isfinite(b)) {
@@ -44,7 +35,7 @@ absl::StatusOr<LinearWeights> CheckedWeights(std::vector<double> w, double b,
 }  // namespace
 
 Model::Model(std::string name, const ModelSpec& spec)
-    : name_(std::move(name)), spec_(spec) {
+    : name_(std::move(name)), spec_(spec), space_(MakeFeatureSpace(spec)) {
   if (spec.standardize) {
     standardizer_ = std::make_unique<Standardizer>(spec.dimension);
   }
@@ -129,9 +120,14 @@ absl::Status Model::Learn(absl::Span<const Example> examples,
 }
 
 void Model::LearnOne(const Example& example, ExampleOutcome& outcome) {
-  Features x = example.features;
-  double squared_norm = SquaredNorm(x);
-  outcome.error = ValidateExample(example, spec_.dimension, squared_norm);
+  double squared_norm = 0.0;
+  absl::StatusOr<Features> canonical =
+      Canonical(example.features, features_scratch_, squared_norm);
+  Features x = canonical.ok() ? *canonical : Features();
+  outcome.error = canonical.status();
+  if (outcome.error.ok()) {
+    outcome.error = ValidateImportanceWeight(example.weight);
+  }
   int true_class = 0;
   if (outcome.error.ok()) {
     if (multiclass()) {
@@ -192,7 +188,7 @@ absl::StatusOr<int> Model::ClassIndex(absl::string_view label) {
   if (absl::Status s = ValidateClassLabel(label); !s.ok()) return s;
   const int64_t classes = static_cast<int64_t>(classes_.size()) + 1;
   if (classes > kMaxClasses ||
-      classes * (spec_.dimension + 1) > kMaxMulticlassWeights) {
+      classes * (FeatureWidth(spec_) + 1) > kMaxMulticlassWeights) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "model '", name_, "' cannot add class '", label, "': it has ",
         classes_.size(), " classes, the most its dimension allows"));
@@ -208,6 +204,21 @@ std::vector<std::string> Model::classes() const {
   return classes_;
 }
 
+absl::StatusOr<Features> Model::Canonical(const FeatureInput& input,
+                                          FeatureSpace::Scratch& scratch,
+                                          double& squared_norm) const {
+  absl::StatusOr<Features> x = space_.Prepare(input, scratch);
+  if (!x.ok()) return x;
+  // ‖x‖² is finite exactly when every value is (barring overflow of huge
+  // values, which ValidateFinite then accepts), so one pass serves both R
+  // and the check; the full check runs only when something is off.
+  squared_norm = SquaredNorm(*x);
+  if (!std::isfinite(squared_norm)) {
+    if (absl::Status s = ValidateFinite(input); !s.ok()) return s;
+  }
+  return x;
+}
+
 Features Model::Prepared(Features x, std::vector<double>& scratch) const {
   if (standardizer_ == nullptr) return x;
   standardizer_->Transform(x, scratch);
@@ -221,15 +232,21 @@ void Model::AppendClassNames(std::vector<std::string>* class_names) const {
   }
 }
 
-absl::Status Model::Predict(absl::Span<const Features> instances,
+absl::Status Model::Predict(absl::Span<const FeatureInput> instances,
                             absl::Span<Prediction> out,
                             std::vector<std::string>* class_names) const {
+  // Canonical forms of all instances first, each in its own scratch.
+  std::vector<FeatureSpace::Scratch> scratches(instances.size());
+  std::vector<Features> xs(instances.size());
   for (size_t i = 0; i < instances.size(); ++i) {
-    absl::Status s = ValidateFeatures(instances[i], spec_.dimension);
-    if (!s.ok()) {
+    double squared_norm = 0.0;
+    absl::StatusOr<Features> x =
+        Canonical(instances[i], scratches[i], squared_norm);
+    if (!x.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("instance ", i, ": ", s.message()));
+          absl::StrCat("instance ", i, ": ", x.status().message()));
     }
+    xs[i] = *x;
   }
   std::shared_lock lock(mu_);
   AppendClassNames(class_names);
@@ -242,7 +259,7 @@ absl::Status Model::Predict(absl::Span<const Features> instances,
     }
     for (size_t i = 0; i < instances.size(); ++i) {
       Prediction& p = out[i];
-      multiclass_->Predict(Prepared(instances[i], scratch), p.class_scores,
+      multiclass_->Predict(Prepared(xs[i], scratch), p.class_scores,
                            p.class_probabilities);
       p.predicted_class = ArgMax(p.class_scores);
     }
@@ -252,7 +269,7 @@ absl::Status Model::Predict(absl::Span<const Features> instances,
   const double norm = weights.Norm();
   for (size_t i = 0; i < instances.size(); ++i) {
     Prediction& p = out[i];
-    p.score = weights.Score(Prepared(instances[i], scratch));
+    p.score = weights.Score(Prepared(xs[i], scratch));
     p.label = PredictedLabel(p.score);
     p.signed_distance = norm > 0.0 ? std::optional<double>(p.score / norm)
                                    : std::nullopt;
@@ -270,9 +287,12 @@ void Model::Evaluate(absl::Span<const Example> examples,
     evaluation.ClassIndex("+1");
   }
   std::vector<double> scores, probabilities, scratch;
+  FeatureSpace::Scratch features_scratch;
   for (const Example& e : examples) {
-    absl::Status error =
-        ValidateExample(e, spec_.dimension, SquaredNorm(e.features));
+    double squared_norm = 0.0;
+    absl::StatusOr<Features> x =
+        Canonical(e.features, features_scratch, squared_norm);
+    absl::Status error = x.status();
     if (error.ok()) {
       error = multiclass() ? ValidateClassLabel(e.class_label)
                            : ValidateLabel(e.label);
@@ -287,8 +307,7 @@ void Model::Evaluate(absl::Span<const Example> examples,
             "the model knows no class yet"));
         continue;
       }
-      multiclass_->Predict(Prepared(e.features, scratch), scores,
-                           probabilities);
+      multiclass_->Predict(Prepared(*x, scratch), scores, probabilities);
       const int predicted = ArgMax(scores);
       const int truth = evaluation.ClassIndex(e.class_label);
       auto known = class_index_.find(e.class_label);
@@ -299,8 +318,7 @@ void Model::Evaluate(absl::Span<const Example> examples,
       evaluation.Add(truth, evaluation.ClassIndex(classes_[predicted]), p);
       continue;
     }
-    const double score =
-        classifier_->weights().Score(Prepared(e.features, scratch));
+    const double score = classifier_->weights().Score(Prepared(*x, scratch));
     const std::optional<double> p = classifier_->Probability(score);
     const int predicted = threshold.has_value() && p.has_value()
                               ? (*p >= *threshold ? 1 : -1)
@@ -317,7 +335,7 @@ absl::Status Model::SetWeights(std::vector<double> w, double b) {
         "a multiclass model's weights are set per class: name the class");
   }
   absl::StatusOr<LinearWeights> weights =
-      CheckedWeights(std::move(w), b, spec_.dimension);
+      CheckedWeights(std::move(w), b, FeatureWidth(spec_));
   if (!weights.ok()) return weights.status();
   std::unique_lock lock(mu_);
   classifier_->set_weights(*std::move(weights));
@@ -332,7 +350,7 @@ absl::Status Model::SetClassWeights(absl::string_view label,
         "a binary model has one weight vector: leave the class unset");
   }
   absl::StatusOr<LinearWeights> weights =
-      CheckedWeights(std::move(w), b, spec_.dimension);
+      CheckedWeights(std::move(w), b, FeatureWidth(spec_));
   if (!weights.ok()) return weights.status();
   std::unique_lock lock(mu_);
   absl::StatusOr<int> k = ClassIndex(label);

@@ -126,7 +126,7 @@ class Model {
   // Predicts for every instance, or fails with INVALID_ARGUMENT naming the
   // first bad one; `class_names` as in Learn.
   // REQUIRES: out.size() == instances.size().
-  absl::Status Predict(absl::Span<const Features> instances,
+  absl::Status Predict(absl::Span<const FeatureInput> instances,
                        absl::Span<Prediction> out,
                        std::vector<std::string>* class_names = nullptr) const;
 
@@ -174,12 +174,17 @@ class Model {
   absl::StatusOr<int> ClassIndex(absl::string_view label);
   // REQUIRES: mu_ held.
   void AppendClassNames(std::vector<std::string>* class_names) const;
+  // The input in the model's feature space, checked finite, and its ‖x‖².
+  absl::StatusOr<Features> Canonical(const FeatureInput& input,
+                                     FeatureSpace::Scratch& scratch,
+                                     double& squared_norm) const;
   // x as the classifier sees it: standardized into `scratch` if the model
   // standardizes, else x itself. REQUIRES: mu_ held.
   Features Prepared(Features x, std::vector<double>& scratch) const;
 
   const std::string name_;
   const ModelSpec spec_;
+  const FeatureSpace space_;
 
   // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
   // which ThreadSanitizer models even with an uninstrumented Abseil.
@@ -191,6 +196,7 @@ class Model {
   std::vector<std::string> classes_;  // append-only: indices never change
   absl::flat_hash_map<std::string, int> class_index_;
   std::unique_ptr<Standardizer> standardizer_;  // if spec_.standardize
+  FeatureSpace::Scratch features_scratch_;  // while learning
   std::vector<double> scratch_;  // a standardized example, while learning
   ModelCounters counters_;
 

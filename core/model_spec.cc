@@ -78,6 +78,43 @@ absl::Status ValidateApplicability(const ModelSpec& spec) {
   return absl::OkStatus();
 }
 
+// The dense dimension, the hash buckets and the interactions.
+absl::Status ValidateFeatureSpace(const ModelSpec& spec) {
+  if (spec.hash_bits < 0 || spec.hash_bits > kMaxHashBits) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hash_bits is ", spec.hash_bits, "; it must be from 0 to ",
+        kMaxHashBits));
+  }
+  const int64_t min_dimension = spec.hash_bits > 0 ? 0 : 1;
+  if (spec.dimension < min_dimension || spec.dimension > kMaxDimension) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dimension is ", spec.dimension, "; it must be from ", min_dimension,
+        " to ", kMaxDimension,
+        spec.hash_bits > 0 ? "" : " (0 only with hash buckets)"));
+  }
+  if (!spec.interactions.empty() && spec.hash_bits == 0) {
+    return absl::InvalidArgumentError(
+        "interactions need hash buckets: set hash_bits");
+  }
+  if (spec.interactions.size() > kMaxInteractions) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "there are ", spec.interactions.size(), " interactions; the limit is ",
+        kMaxInteractions));
+  }
+  for (const Interaction& i : spec.interactions) {
+    if (i.first.empty() || i.second.empty() || i.first.size() > 64 ||
+        i.second.size() > 64) {
+      return absl::InvalidArgumentError(
+          "an interaction names two groups of 1 to 64 bytes");
+    }
+  }
+  if (spec.standardize && spec.hash_bits > 0) {
+    return absl::InvalidArgumentError(
+        "standardize applies to dense models; leave hash_bits 0");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateSgdOptions(const SgdOptions& o) {
   if (o.loss < LossKind::kHinge || o.loss > LossKind::kPerceptron) {
     return absl::InvalidArgumentError("loss is not one of halfspace's");
@@ -116,6 +153,15 @@ absl::Status ValidateSgdOptions(const SgdOptions& o) {
 }
 
 }  // namespace
+
+FeatureSpace MakeFeatureSpace(const ModelSpec& spec) {
+  return FeatureSpace(spec.dimension, spec.hash_bits, spec.interactions);
+}
+
+int64_t FeatureWidth(const ModelSpec& spec) {
+  return spec.dimension +
+         (spec.hash_bits > 0 ? int64_t{1} << spec.hash_bits : 0);
+}
 
 bool IsMulticlass(const ModelSpec& spec) {
   return spec.one_vs_rest ||
@@ -169,11 +215,7 @@ absl::Status ValidateModelSpec(const ModelSpec& spec) {
   if (a < Algorithm::kPerceptron || a > Algorithm::kSoftmaxRegression) {
     return absl::InvalidArgumentError("algorithm is not one of halfspace's");
   }
-  if (spec.dimension < 1 || spec.dimension > kMaxDimension) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("dimension is ", spec.dimension, "; it must be from 1 to ",
-                     kMaxDimension));
-  }
+  if (absl::Status s = ValidateFeatureSpace(spec); !s.ok()) return s;
   if (!(std::isfinite(spec.learning_rate) && spec.learning_rate > 0.0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "learning_rate is ", spec.learning_rate, "; it must be positive"));
@@ -209,23 +251,23 @@ absl::Status ValidateModelSpec(const ModelSpec& spec) {
 std::unique_ptr<OnlineClassifier> MakeBinaryClassifier(const ModelSpec& spec) {
   switch (spec.algorithm) {
     case Algorithm::kPerceptron:
-      return std::make_unique<Perceptron>(spec.dimension, spec.learning_rate,
+      return std::make_unique<Perceptron>(FeatureWidth(spec), spec.learning_rate,
                                           spec.margin_threshold);
     case Algorithm::kLogisticRegression:
       return std::make_unique<LogisticRegression>(
-          spec.dimension, spec.learning_rate, spec.l2);
+          FeatureWidth(spec), spec.learning_rate, spec.l2);
     case Algorithm::kAveragedPerceptron:
-      return std::make_unique<AveragedPerceptron>(spec.dimension,
+      return std::make_unique<AveragedPerceptron>(FeatureWidth(spec),
                                                   spec.learning_rate);
     case Algorithm::kPassiveAggressive:
       return std::make_unique<PassiveAggressive>(
-          spec.dimension, spec.pa_variant, spec.aggressiveness);
+          FeatureWidth(spec), spec.pa_variant, spec.aggressiveness);
     case Algorithm::kSgd:
-      return std::make_unique<SgdClassifier>(spec.dimension,
+      return std::make_unique<SgdClassifier>(FeatureWidth(spec),
                                              spec.learning_rate, spec.sgd);
     case Algorithm::kPocketPerceptron:
       return std::make_unique<PocketPerceptron>(
-          spec.dimension, spec.learning_rate, spec.ratchet,
+          FeatureWidth(spec), spec.learning_rate, spec.ratchet,
           spec.predict_with_pocket);
     case Algorithm::kMulticlassPerceptron:
     case Algorithm::kSoftmaxRegression:
@@ -242,10 +284,10 @@ std::unique_ptr<MulticlassClassifier> MakeMulticlassClassifier(
     });
   }
   if (spec.algorithm == Algorithm::kMulticlassPerceptron) {
-    return std::make_unique<MulticlassPerceptron>(spec.dimension,
+    return std::make_unique<MulticlassPerceptron>(FeatureWidth(spec),
                                                   spec.learning_rate);
   }
-  return std::make_unique<SoftmaxRegression>(spec.dimension,
+  return std::make_unique<SoftmaxRegression>(FeatureWidth(spec),
                                              spec.learning_rate, spec.l2);
 }
 

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/feature_space.h"
 #include "core/multiclass_classifier.h"
 #include "core/online_classifier.h"
 #include "core/passive_aggressive.h"
@@ -50,7 +52,19 @@ struct ModelSpec {
   bool predict_with_pocket = true;         // pocket perceptron
   bool one_vs_rest = false;  // a multiclass model of binary `algorithm`s
   bool standardize = false;  // all: learn on online-standardized features
+  int hash_bits = 0;         // all: 2^hash_bits buckets after the dense part
+  std::vector<Interaction> interactions;  // all, with buckets
 };
+
+// The most hash bits, and interactions, a model may have.
+inline constexpr int kMaxHashBits = 24;
+inline constexpr int kMaxInteractions = 16;
+
+// The model's feature space: dense coordinates, then hash buckets.
+FeatureSpace MakeFeatureSpace(const ModelSpec& spec);
+
+// The number of weights per class: dimension + 2^hash_bits (if any).
+int64_t FeatureWidth(const ModelSpec& spec);
 
 // Whether the spec describes a multiclass model: one-vs-rest, or a natively
 // multiclass algorithm.

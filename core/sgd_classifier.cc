@@ -77,8 +77,7 @@ Update SgdClassifier::Learn(Features x, int y, double s) {
     const double shrink = 1.0 - (1.0 - L1Share()) * eta * options_.alpha;
     if (options_.penalty == Penalty::kL2 ||
         options_.penalty == Penalty::kElasticNet) {
-      const double scale = std::max(0.0, shrink);
-      for (double& wj : w_.w) wj *= scale;
+      w_.ScaleWeights(std::max(0.0, shrink));
     }
     if (step != 0.0) w_.AddScaled(step, x);
   }
@@ -95,14 +94,20 @@ Update SgdClassifier::Learn(Features x, int y, double s) {
   return u;
 }
 
-void SgdClassifier::AdaGradStep(Features x, double gradient) {
+void SgdClassifier::AdaGradStep(const Features& x, double gradient) {
   const double l2 = options_.penalty == Penalty::kL2 ? options_.alpha : 0.0;
-  for (size_t j = 0; j < w_.w.size(); ++j) {
-    const double g = gradient * x[j] + l2 * w_.w[j];
-    if (g == 0.0) continue;
+  auto step = [&](size_t j, double xj) {
+    const double g = gradient * xj + l2 * w_.w[j];
+    if (g == 0.0) return;
     squared_gradients_[j] += g * g;
     w_.w[j] -= eta0_ * g /
                (std::sqrt(squared_gradients_[j]) + kAdaGradEpsilon);
+  };
+  // Without L2 only x's nonzeros have a gradient.
+  if (l2 > 0.0) {
+    x.ForEachCoordinate(w_.w.size(), step);
+  } else {
+    x.ForEach(step);
   }
   if (gradient != 0.0) {
     squared_bias_gradients_ += gradient * gradient;

@@ -76,7 +76,7 @@ class SgdClassifier final : public OnlineClassifier {
   double LearningRate() const;
   double L1Share() const;
   bool Averaging() const { return options_.average_from > 0; }
-  void AdaGradStep(Features x, double gradient);
+  void AdaGradStep(const Features& x, double gradient);
   void ApplyL1(double eta);
 
   const double eta0_;

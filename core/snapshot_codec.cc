@@ -96,6 +96,8 @@ constexpr HyperparameterKey kHyperparameterKeys[] = {
      [](ModelSpec& s, double v) { s.one_vs_rest = v != 0.0; }},
     {16, [](const ModelSpec& s) { return s.standardize ? 1.0 : 0.0; },
      [](ModelSpec& s, double v) { s.standardize = v != 0.0; }},
+    {17, [](const ModelSpec& s) { return double(s.hash_bits); },
+     [](ModelSpec& s, double v) { s.hash_bits = int(v); }},
 };
 
 absl::Status Corrupt(absl::string_view what) {
@@ -116,7 +118,34 @@ bool DecodeHyperparameters(Reader& in, ModelSpec& spec) {
   return true;
 }
 
-// f64 bias, f64 w[dimension].
+// u32 n, then n × (u32 size, first group, u32 size, second group).
+void EncodeInteractions(const std::vector<Interaction>& interactions,
+                        std::string& out) {
+  Put(out, static_cast<uint32_t>(interactions.size()));
+  for (const Interaction& i : interactions) {
+    for (const std::string* group : {&i.first, &i.second}) {
+      Put(out, static_cast<uint32_t>(group->size()));
+      out.append(*group);
+    }
+  }
+}
+
+bool DecodeInteractions(Reader& in, std::vector<Interaction>& interactions) {
+  uint32_t n = 0;
+  if (!in.Get(n) || n > kMaxInteractions) return false;
+  for (uint32_t k = 0; k < n; ++k) {
+    Interaction& i = interactions.emplace_back();
+    for (std::string* group : {&i.first, &i.second}) {
+      uint32_t size = 0;
+      absl::string_view bytes;
+      if (!in.Get(size) || !in.GetBytes(size, bytes)) return false;
+      *group = std::string(bytes);
+    }
+  }
+  return true;
+}
+
+// f64 bias, f64 w[width].
 void EncodeWeights(const LinearWeights& weights, std::string& out) {
   Put(out, weights.b);
   out.append(reinterpret_cast<const char*>(weights.w.data()),
@@ -142,7 +171,7 @@ bool DecodeClasses(Reader& in, ModelSnapshot& s) {
     absl::string_view label;
     LinearWeights& row = s.class_weights.emplace_back();
     if (!in.Get(size) || !in.GetBytes(size, label) ||
-        !DecodeWeights(in, s.spec.dimension, row)) {
+        !DecodeWeights(in, FeatureWidth(s.spec), row)) {
       return false;
     }
     s.classes.emplace_back(label);
@@ -173,19 +202,24 @@ absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
   ModelCounters& c = s.counters;
   if (!in.Get(name_size) || !in.GetBytes(name_size, name) ||
       !in.Get(algorithm) || !in.Get(s.spec.dimension) ||
-      !DecodeHyperparameters(in, s.spec) || !in.Get(c.examples_seen) ||
+      !DecodeHyperparameters(in, s.spec) ||
+      !DecodeInteractions(in, s.spec.interactions) ||
+      !in.Get(c.examples_seen) ||
       !in.Get(c.updates) || !in.Get(c.mistakes) || !in.Get(c.loss_sum) ||
       !in.Get(c.max_squared_norm)) {
     return Corrupt("header fields are truncated");
   }
   s.name = std::string(name);
   s.spec.algorithm = static_cast<Algorithm>(algorithm);
-  if (s.spec.dimension < 1 || s.spec.dimension > kMaxDimension) {
+  if (s.spec.dimension < 0 || s.spec.dimension > kMaxDimension) {
     return Corrupt("the dimension is out of range");
+  }
+  if (s.spec.hash_bits < 0 || s.spec.hash_bits > kMaxHashBits) {
+    return Corrupt("hash_bits is out of range");
   }
   if (IsMulticlass(s.spec)) {
     if (!DecodeClasses(in, s)) return Corrupt("class rows are truncated");
-  } else if (!DecodeWeights(in, s.spec.dimension, s.weights)) {
+  } else if (!DecodeWeights(in, FeatureWidth(s.spec), s.weights)) {
     return Corrupt("weight vector size does not match the dimension");
   }
   if (!DecodeDoubles(in, s.state) || !DecodeDoubles(in, s.standardizer) ||
@@ -217,6 +251,7 @@ std::string EncodeSnapshot(const ModelSnapshot& s) {
     Put(payload, k.key);
     Put(payload, k.get(s.spec));
   }
+  EncodeInteractions(s.spec.interactions, payload);
   const ModelCounters& c = s.counters;
   Put(payload, c.examples_seen);
   Put(payload, c.updates);

@@ -6,11 +6,13 @@
 //
 //   payload: u32 name_size, name bytes, u32 algorithm, i64 dimension,
 //            u32 n, n × (u32 key, f64 value)   the hyperparameters
+//            u32 n, n × (u32 size, group, u32 size, group)   interactions
 //            u64 examples_seen, u64 updates, u64 mistakes, f64 loss_sum,
 //            f64 max_squared_norm,
-//            binary:     f64 bias, f64 weights[dimension]
+//            binary:     f64 bias, f64 weights[width]
 //            multiclass: u32 classes, per class u32 label_size, label bytes,
-//                        f64 bias, f64 weights[dimension]
+//                        f64 bias, f64 weights[width]
+//            (width: the dimension plus 2^hash_bits buckets, if any)
 //            u64 state_size, f64 state[state_size]
 //            u64 standardizer_size, f64 standardizer[standardizer_size]
 //

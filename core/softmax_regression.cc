@@ -38,13 +38,11 @@ MulticlassUpdate SoftmaxRegression::Learn(Features x, int y, double s,
   for (double score : scores) sum += std::exp(score - top);
   u.loss = std::log(sum) - (scores[y] - top);
 
-  const double decay = 1.0 - learning_rate_ * l2_;
   for (int k = 0; k < num_classes(); ++k) {
     const double target = k == y ? 1.0 : 0.0;
     const double step = learning_rate_ * s * (target - probabilities[k]);
-    std::vector<double>& w = rows_[k].w;
-    for (size_t j = 0; j < w.size(); ++j) w[j] = decay * w[j] + step * x[j];
-    rows_[k].b += step;
+    if (l2_ > 0.0) rows_[k].ScaleWeights(1.0 - learning_rate_ * l2_);
+    rows_[k].AddScaled(step, x);
     u.updated = u.updated || step != 0.0 || l2_ > 0.0;
   }
   return u;

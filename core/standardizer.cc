@@ -7,22 +7,22 @@
 
 namespace halfspace {
 
-void Standardizer::Observe(Features x) {
+void Standardizer::Observe(const Features& x) {
   count_ += 1.0;
-  for (size_t j = 0; j < mean_.size(); ++j) {
-    const double delta = x[j] - mean_[j];
+  x.ForEachCoordinate(mean_.size(), [&](size_t j, double xj) {
+    const double delta = xj - mean_[j];
     mean_[j] += delta / count_;
-    m2_[j] += delta * (x[j] - mean_[j]);
-  }
+    m2_[j] += delta * (xj - mean_[j]);
+  });
 }
 
-void Standardizer::Transform(Features x, std::vector<double>& z) const {
+void Standardizer::Transform(const Features& x, std::vector<double>& z) const {
   z.resize(mean_.size());
-  for (size_t j = 0; j < mean_.size(); ++j) {
-    const double centered = x[j] - mean_[j];
+  x.ForEachCoordinate(mean_.size(), [&](size_t j, double xj) {
+    const double centered = xj - mean_[j];
     const double sd = count_ > 0.0 ? std::sqrt(m2_[j] / count_) : 0.0;
     z[j] = sd > 0.0 ? centered / sd : centered;
-  }
+  });
 }
 
 std::vector<double> Standardizer::Export() const {

@@ -28,11 +28,12 @@ class Standardizer {
   explicit Standardizer(int64_t dimension)
       : mean_(dimension, 0.0), m2_(dimension, 0.0) {}
 
-  // Adds x to the running statistics.  REQUIRES: x has the dimension.
-  void Observe(Features x);
+  // Adds x to the running statistics.  REQUIRES: x's indices are below the
+  // dimension.
+  void Observe(const Features& x);
 
-  // Writes the standardized x into z (resized).
-  void Transform(Features x, std::vector<double>& z) const;
+  // Writes the standardized x into z (resized to the dimension).
+  void Transform(const Features& x, std::vector<double>& z) const;
 
   // [n, mean..., m2...], and back.
   std::vector<double> Export() const;

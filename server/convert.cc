@@ -1,5 +1,6 @@
 #include "server/convert.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -97,6 +98,10 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
   spec.dimension = req.dimension();
   spec.one_vs_rest = req.one_vs_rest();
   spec.standardize = req.standardize();
+  spec.hash_bits = static_cast<int>(std::min(req.hash_bits(), 1u << 30));
+  for (const v1::Interaction& i : req.interactions()) {
+    spec.interactions.push_back({i.first_group(), i.second_group()});
+  }
   if (h.learning_rate() != 0.0) spec.learning_rate = h.learning_rate();
   spec.l2 = h.l2();
   spec.margin_threshold = h.margin_threshold();
@@ -119,6 +124,12 @@ void ToProto(const Model& model, v1::Model* out) {
   out->set_dimension(spec.dimension);
   out->set_one_vs_rest(spec.one_vs_rest);
   out->set_standardize(spec.standardize);
+  out->set_hash_bits(spec.hash_bits);
+  for (const Interaction& i : spec.interactions) {
+    v1::Interaction* pair = out->add_interactions();
+    pair->set_first_group(i.first);
+    pair->set_second_group(i.second);
+  }
   for (std::string& label : model.classes()) {
     out->add_classes(std::move(label));
   }
@@ -231,10 +242,45 @@ void ToProto(const Prediction& prediction,
   }
 }
 
-Example FromProto(const v1::Example& example) {
-  return Example{example.features(), example.label(),
-                 example.has_weight() ? example.weight() : 1.0,
-                 example.class_label()};
+namespace {
+
+// `sparse` is null when the message has no sparse part.
+FeatureInput Input(const google::protobuf::RepeatedField<double>& dense,
+                   const v1::SparseVector* sparse,
+                   const google::protobuf::RepeatedPtrField<v1::NamedFeature>&
+                       named_features,
+                   std::vector<NamedFeature>& named) {
+  named.clear();
+  for (const v1::NamedFeature& f : named_features) {
+    named.push_back(
+        NamedFeature{f.group(), f.name(), f.has_value() ? f.value() : 1.0});
+  }
+  FeatureInput input(absl::MakeConstSpan(dense));
+  if (sparse != nullptr) {
+    input.has_sparse = true;
+    input.sparse_indices = absl::MakeConstSpan(sparse->indices());
+    input.sparse_values = absl::MakeConstSpan(sparse->values());
+  }
+  input.named = named;
+  return input;
+}
+
+}  // namespace
+
+Example FromProto(const v1::Example& example,
+                  std::vector<NamedFeature>& named) {
+  return Example{
+      Input(example.features(),
+            example.has_sparse() ? &example.sparse() : nullptr,
+            example.named(), named),
+      example.label(), example.has_weight() ? example.weight() : 1.0,
+      example.class_label()};
+}
+
+FeatureInput FromProto(const v1::FeatureVector& x,
+                       std::vector<NamedFeature>& named) {
+  return Input(x.values(), x.has_sparse() ? &x.sparse() : nullptr, x.named(),
+               named);
 }
 
 }  // namespace halfspace

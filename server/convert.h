@@ -30,8 +30,14 @@ void ToProto(const ExampleOutcome& outcome,
 void ToProto(const Prediction& prediction,
              const std::vector<std::string>& class_names, v1::Prediction* out);
 
-// A core example viewing the proto's data (which must outlive it).
-Example FromProto(const v1::Example& example);
+// A core example viewing the proto's data (which must outlive it); its named
+// features go to `named`, which must outlive it too and not be resized.
+Example FromProto(const v1::Example& example,
+                  std::vector<NamedFeature>& named);
+
+// A core feature input viewing the proto's data, as above.
+FeatureInput FromProto(const v1::FeatureVector& x,
+                       std::vector<NamedFeature>& named);
 
 }  // namespace halfspace
 

@@ -67,9 +67,11 @@ class EvaluateReactor final
         threshold_ = t;
       }
     }
-    examples_.clear();
-    for (const v1::Example& e : request_.examples()) {
-      examples_.push_back(FromProto(e));
+    const int n = request_.examples_size();
+    examples_.resize(n);
+    if (static_cast<int>(named_.size()) < n) named_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      examples_[i] = FromProto(request_.examples(i), named_[i]);
     }
     model_->Evaluate(examples_, threshold_, evaluation_);
     return absl::OkStatus();
@@ -113,6 +115,7 @@ class EvaluateReactor final
   std::optional<double> threshold_;
   v1::EvaluateRequest request_;
   std::vector<Example> examples_;
+  std::vector<std::vector<NamedFeature>> named_;  // one per example
   Evaluation evaluation_;
 };
 

@@ -137,10 +137,11 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
     return absl::InvalidArgumentError(
         "PredictRequest has no instances; send at least one feature vector");
   }
-  std::vector<Features> instances;
-  instances.reserve(request.instances_size());
-  for (const v1::FeatureVector& x : request.instances()) {
-    instances.emplace_back(x.values());
+  const int n = request.instances_size();
+  std::vector<FeatureInput> instances(n);
+  std::vector<std::vector<NamedFeature>> named(n);
+  for (int i = 0; i < n; ++i) {
+    instances[i] = FromProto(request.instances(i), named[i]);
   }
   std::vector<Prediction> predictions(instances.size());
   std::vector<std::string> class_names;

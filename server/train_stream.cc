@@ -67,7 +67,10 @@ class TrainReactor final
     const int n = request_.examples_size();
     examples_.resize(n);
     outcomes_.resize(n);
-    for (int i = 0; i < n; ++i) examples_[i] = FromProto(request_.examples(i));
+    if (static_cast<int>(named_.size()) < n) named_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      examples_[i] = FromProto(request_.examples(i), named_[i]);
+    }
     absl::Status learned =
         model_->Learn(examples_, absl::MakeSpan(outcomes_), &class_names_);
     if (!learned.ok()) return learned;
@@ -112,6 +115,7 @@ class TrainReactor final
   v1::TrainResponse response_;
   std::vector<Example> examples_;
   std::vector<ExampleOutcome> outcomes_;
+  std::vector<std::vector<NamedFeature>> named_;  // one per example
   std::vector<std::string> class_names_;  // the model's classes, cached
 
   // This stream's current pass.

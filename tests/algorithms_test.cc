@@ -315,6 +315,10 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
   spec.sgd.penalty = Penalty::kL2;
   spec.sgd.schedule = Schedule::kAdaGrad;
   ExpectExactContinuation(spec);
+  // Hash buckets and interactions widen w and travel in the snapshot.
+  spec.hash_bits = 3;
+  spec.interactions = {{"a", "b"}};
+  ExpectExactContinuation(spec);
 }
 
 }  // namespace

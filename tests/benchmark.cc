@@ -32,8 +32,8 @@ struct Data {
   std::vector<double> x;  // row-major, n × d
   std::vector<int> y;
   size_t size() const { return y.size(); }
-  Features row(size_t i) const {
-    return Features(x.data() + i * dimension, dimension);
+  absl::Span<const double> row(size_t i) const {
+    return absl::Span<const double>(x.data() + i * dimension, dimension);
   }
 };
 

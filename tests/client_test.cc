@@ -129,6 +129,88 @@ TEST_F(ClientTest, StandardizationTurnsThousandsOfPassesIntoAFew) {
   EXPECT_EQ(predict(restarted)[0].score(), before);
 }
 
+// XOR, which no halfspace separates, as named features a:x and b:x with
+// values 0 and 1; crossing the groups adds x1·x2 and makes it separable.
+TEST_F(ClientTest, InteractionsMakeXorSeparable) {
+  std::vector<LabeledExample> xor_data;
+  for (int x1 : {0, 1}) {
+    for (int x2 : {0, 1}) {
+      LabeledExample e;
+      e.label = x1 != x2 ? 1 : -1;
+      e.named = {{"a", "x", double(x1)}, {"b", "x", double(x2)}};
+      xor_data.push_back(e);
+    }
+  }
+  v1::CreateModelRequest request;
+  request.set_algorithm(v1::ALGORITHM_PERCEPTRON);
+  request.set_dimension(0);
+  request.set_hash_bits(10);
+  request.set_name("plain");
+  ASSERT_TRUE(client_.CreateModel(request).ok());
+  request.set_name("crossed");
+  v1::Interaction* ab = request.add_interactions();
+  ab->set_first_group("a");
+  ab->set_second_group("b");
+  absl::StatusOr<v1::Model> crossed = client_.CreateModel(request);
+  ASSERT_TRUE(crossed.ok()) << crossed.status();
+  EXPECT_EQ(crossed->hash_bits(), 10u);
+  EXPECT_EQ(crossed->interactions(0).second_group(), "b");
+
+  FitOptions options;
+  options.max_passes = 100;
+  absl::StatusOr<FitReport> plain = client_.Fit("plain", xor_data, options);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->converged);
+  EXPECT_EQ(plain->passes, 100);
+  absl::StatusOr<FitReport> fitted = client_.Fit("crossed", xor_data, options);
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  EXPECT_TRUE(fitted->converged);
+
+  v1::PredictRequest predict;
+  predict.set_model("crossed");
+  for (const LabeledExample& e : xor_data) {
+    v1::FeatureVector* x = predict.add_instances();
+    for (const NamedValue& f : e.named) {
+      v1::NamedFeature* named = x->add_named();
+      named->set_group(f.group);
+      named->set_name(f.name);
+      named->set_value(f.value);
+    }
+  }
+  absl::StatusOr<std::vector<v1::Prediction>> p = client_.Predict(predict);
+  ASSERT_TRUE(p.ok()) << p.status();
+  for (size_t i = 0; i < xor_data.size(); ++i) {
+    EXPECT_EQ((*p)[i].label(), xor_data[i].label) << i;
+  }
+  EXPECT_EQ(client_.GetWeights("crossed")->weights_size(), 1024);
+}
+
+TEST_F(ClientTest, FeatureFormsAreCheckedInBand) {
+  ASSERT_TRUE(client_.CreateModel("dense", v1::ALGORITHM_PERCEPTRON, 2).ok());
+  std::unique_ptr<TrainingStream> stream = client_.Train("dense");
+  LabeledExample named;
+  named.label = 1;
+  named.named = {{"g", "f", 1.0}};
+  LabeledExample sparse;
+  sparse.label = 1;
+  sparse.sparse_indices = {1, 2};
+  sparse.sparse_values = {1.0, 1.0};
+  LabeledExample sparse_ok;
+  sparse_ok.label = -1;
+  sparse_ok.sparse_indices = {1};
+  sparse_ok.sparse_values = {3.0};
+  ASSERT_TRUE(stream->Send({named, sparse, sparse_ok}).ok());
+  absl::StatusOr<v1::TrainResponse> r = stream->Receive();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->results(0).error().message(),
+              HasSubstr("named features need hash buckets"));
+  EXPECT_THAT(r->results(1).error().message(),
+              HasSubstr("sparse index 2 is out of range"));
+  EXPECT_FALSE(r->results(2).has_error());
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_THAT(client_.GetWeights("dense")->weights(), ElementsAre(0, -3));
+}
+
 TEST_F(ClientTest, UnaryCallsToAnUnreachableServerFailWithUnavailable) {
   Client nowhere(grpc::CreateChannel("127.0.0.1:1",
                                      grpc::InsecureChannelCredentials()),

@@ -130,7 +130,7 @@ TEST(ModelTest, PredictsLabelScoreDistanceAndNoProbabilityForPerceptron) {
   std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
   ASSERT_TRUE(model->SetWeights({1, 1}, -3).ok());
   const std::vector<double> a = {3, 1}, b = {1, 1};
-  const std::vector<Features> xs = {a, b};
+  const std::vector<FeatureInput> xs = {a, b};
   std::vector<Prediction> out(2);
   ASSERT_TRUE(model->Predict(xs, absl::MakeSpan(out)).ok());
   EXPECT_EQ(out[0].label, 1);
@@ -146,7 +146,7 @@ TEST(ModelTest, ZeroScorePredictsPositiveAndZeroWeightsHaveNoDistance) {
   spec.algorithm = Algorithm::kLogisticRegression;
   std::unique_ptr<Model> model = MakeModel(spec);
   const std::vector<double> x = {5, -2};
-  const std::vector<Features> xs = {x};
+  const std::vector<FeatureInput> xs = {x};
   std::vector<Prediction> out(1);
   ASSERT_TRUE(model->Predict(xs, absl::MakeSpan(out)).ok());
   EXPECT_EQ(out[0].label, 1);
@@ -157,7 +157,7 @@ TEST(ModelTest, ZeroScorePredictsPositiveAndZeroWeightsHaveNoDistance) {
 TEST(ModelTest, PredictNamesTheFirstBadInstance) {
   std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
   const std::vector<double> good = {1, 2}, bad = {1, 2, 3};
-  const std::vector<Features> xs = {good, bad};
+  const std::vector<FeatureInput> xs = {good, bad};
   std::vector<Prediction> out(2);
   absl::Status s = model->Predict(xs, absl::MakeSpan(out));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

@@ -1,0 +1,179 @@
+#include "core/feature_space.h"
+
+#include <random>
+#include <vector>
+
+#include "core/model.h"
+#include "core/murmur_hash.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace halfspace {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(MurmurHash3Test, MatchesTheReferenceVectors) {
+  EXPECT_EQ(MurmurHash3("", 0), 0u);
+  EXPECT_EQ(MurmurHash3("", 1), 0x514E28B7u);
+  EXPECT_EQ(MurmurHash3("hello", 0), 0x248BFA47u);
+  EXPECT_EQ(MurmurHash3("The quick brown fox jumps over the lazy dog", 0),
+            0x2E4FF723u);
+}
+
+TEST(FeatureSpaceTest, DenseInputPassesThroughWithAnExactDimensionCheck) {
+  FeatureSpace space(3, 0, {});
+  FeatureSpace::Scratch scratch;
+  const std::vector<double> x = {1, 2, 3}, short_x = {1, 2};
+  absl::StatusOr<Features> f = space.Prepare(x, scratch);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->dense.data(), x.data());  // no copy
+  EXPECT_TRUE(f->indices.empty());
+  EXPECT_THAT(space.Prepare(short_x, scratch).status().message(),
+              HasSubstr("features has 2 values but the model's dimension is 3"));
+  EXPECT_FALSE(space.Prepare(FeatureInput(), scratch).ok());
+}
+
+TEST(FeatureSpaceTest, SparseEntriesAreSortedAndSummedAndChecked) {
+  FeatureSpace space(2, 2, {});  // width 2 + 4
+  EXPECT_EQ(space.width(), 6);
+  FeatureSpace::Scratch scratch;
+  const std::vector<uint32_t> indices = {5, 1, 5};
+  const std::vector<double> values = {1.5, -2, 0.5};
+  FeatureInput input;
+  input.sparse_indices = indices;
+  input.sparse_values = values;
+  absl::StatusOr<Features> f = space.Prepare(input, scratch);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_THAT(f->indices, ElementsAre(1, 5));
+  EXPECT_THAT(f->values, ElementsAre(-2, 2));
+
+  const std::vector<double> dense = {7, 8};
+  input.dense = dense;  // with dense values, index 1 overlaps them
+  EXPECT_THAT(space.Prepare(input, scratch).status().message(),
+              HasSubstr("sparse index 1 is out of range"));
+  const std::vector<uint32_t> past_the_end = {6};
+  const std::vector<double> one = {1};
+  input.sparse_indices = past_the_end;
+  input.sparse_values = one;
+  EXPECT_FALSE(space.Prepare(input, scratch).ok());
+  input.sparse_values = values;  // 3 values for 1 index
+  EXPECT_THAT(space.Prepare(input, scratch).status().message(),
+              HasSubstr("1 indices but 3 values"));
+}
+
+TEST(FeatureSpaceTest, NamedFeaturesHashIntoBucketsAndInteract) {
+  FeatureSpace space(1, 10, {{"a", "b"}, {"a", "a"}});
+  FeatureSpace::Scratch scratch;
+  const std::vector<NamedFeature> named = {
+      {"a", "x", 2.0}, {"a", "y", 3.0}, {"b", "z", 5.0}};
+  const std::vector<double> dense = {0.5};
+  FeatureInput input(dense);
+  input.named = named;
+  absl::StatusOr<Features> f = space.Prepare(input, scratch);
+  ASSERT_TRUE(f.ok()) << f.status();
+  auto bucket = [](absl::string_view group, absl::string_view name) {
+    return 1 + (MurmurHash3(name, MurmurHash3(group, 0)) & 1023);
+  };
+  const uint32_t hx = MurmurHash3("x", MurmurHash3("a", 0));
+  const uint32_t hy = MurmurHash3("y", MurmurHash3("a", 0));
+  const uint32_t hz = MurmurHash3("z", MurmurHash3("b", 0));
+  auto cross = [](uint32_t h1, uint32_t h2) {
+    return 1 + (((h1 * 16777619u) ^ h2) & 1023);
+  };
+  // 3 features, a×b gives x·z and y·z, a×a gives x·y once: 6 entries.
+  std::vector<std::pair<uint32_t, double>> expected = {
+      {bucket("a", "x"), 2.0}, {bucket("a", "y"), 3.0},
+      {bucket("b", "z"), 5.0}, {cross(hx, hz), 10.0},
+      {cross(hy, hz), 15.0},   {cross(hx, hy), 6.0}};
+  double total = 0;
+  for (const auto& [index, value] : expected) total += value;
+  double got = 0;
+  for (size_t k = 0; k < f->indices.size(); ++k) {
+    EXPECT_GE(f->indices[k], 1u);
+    EXPECT_LT(f->indices[k], 1025u);
+    got += f->values[k];
+  }
+  EXPECT_EQ(got, total);
+  EXPECT_THAT(f->dense, ElementsAre(0.5));
+
+  FeatureSpace no_buckets(1, 0, {});
+  EXPECT_THAT(no_buckets.Prepare(input, scratch).status().message(),
+              HasSubstr("named features need hash buckets"));
+}
+
+TEST(FeaturesTest, ForEachCoordinateVisitsZerosInOrder) {
+  const std::vector<double> dense = {1, 2};
+  const std::vector<uint32_t> indices = {3, 5};
+  const std::vector<double> values = {4, 6};
+  Features x(dense);
+  x.indices = indices;
+  x.values = values;
+  std::vector<double> all;
+  x.ForEachCoordinate(7, [&](size_t j, double v) {
+    EXPECT_EQ(j, all.size());
+    all.push_back(v);
+  });
+  EXPECT_THAT(all, ElementsAre(1, 2, 0, 4, 0, 6, 0));
+  EXPECT_EQ(SquaredNorm(x), 1 + 4 + 16 + 36);
+  const std::vector<double> w = {1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(Dot(w, x), 13);
+}
+
+// Every algorithm learns exactly the same from a vector sent dense or as its
+// nonzeros.
+TEST(FeatureSpaceTest, SparseAndDenseInputsTrainIdenticalModels) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  constexpr int kDim = 8;
+  std::vector<std::vector<double>> dense(200, std::vector<double>(kDim, 0.0));
+  std::vector<std::vector<uint32_t>> indices(dense.size());
+  std::vector<std::vector<double>> values(dense.size());
+  std::vector<int> labels;
+  for (size_t i = 0; i < dense.size(); ++i) {
+    for (int j = 0; j < kDim; ++j) {
+      if (rng() % 3 != 0) continue;  // about a third nonzero
+      dense[i][j] = uniform(rng);
+      indices[i].push_back(j);
+      values[i].push_back(dense[i][j]);
+    }
+    labels.push_back(dense[i][0] - dense[i][1] > 0 ? 1 : -1);
+  }
+  for (Algorithm a :
+       {Algorithm::kPerceptron, Algorithm::kLogisticRegression,
+        Algorithm::kAveragedPerceptron, Algorithm::kPassiveAggressive,
+        Algorithm::kSgd, Algorithm::kPocketPerceptron}) {
+    SCOPED_TRACE(static_cast<int>(a));
+    ModelSpec spec;
+    spec.algorithm = a;
+    spec.dimension = kDim;
+    if (a == Algorithm::kLogisticRegression) spec.l2 = 0.01;
+    if (a == Algorithm::kSgd) {
+      spec.sgd.penalty = Penalty::kElasticNet;
+      spec.sgd.average_from = 5;
+    }
+    std::unique_ptr<Model> from_dense = *Model::Create("d", spec);
+    std::unique_ptr<Model> from_sparse = *Model::Create("s", spec);
+    std::vector<Example> dense_batch, sparse_batch;
+    for (size_t i = 0; i < dense.size(); ++i) {
+      dense_batch.push_back({FeatureInput(dense[i]), labels[i]});
+      FeatureInput input;
+      input.has_sparse = true;
+      input.sparse_indices = indices[i];
+      input.sparse_values = values[i];
+      sparse_batch.push_back({input, labels[i]});
+    }
+    std::vector<ExampleOutcome> out(dense.size());
+    ASSERT_TRUE(from_dense->Learn(dense_batch, absl::MakeSpan(out)).ok());
+    ASSERT_TRUE(from_sparse->Learn(sparse_batch, absl::MakeSpan(out)).ok());
+    for (const ExampleOutcome& o : out) ASSERT_TRUE(o.error.ok()) << o.error;
+    ModelSnapshot d = from_dense->Snapshot(), s = from_sparse->Snapshot();
+    EXPECT_EQ(d.weights.w, s.weights.w);
+    EXPECT_EQ(d.weights.b, s.weights.b);
+    EXPECT_EQ(d.state, s.state);
+  }
+}
+
+}  // namespace
+}  // namespace halfspace
