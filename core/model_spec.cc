@@ -149,6 +149,11 @@ absl::Status ValidateSgdOptions(const SgdOptions& o) {
     return absl::InvalidArgumentError(
         "the ADAGRAD schedule takes penalty NONE or L2, not L1 or ELASTIC_NET");
   }
+  if (o.schedule == Schedule::kAdaGrad && o.average_from > 0) {
+    return absl::InvalidArgumentError(
+        "average_from takes the CONSTANT, OPTIMAL or INVERSE_SCALING "
+        "schedule, not ADAGRAD");
+  }
   return absl::OkStatus();
 }
 

@@ -18,7 +18,15 @@
 //           never past it
 //
 // AdaGrad instead takes per-coordinate steps η0·g_j/(√Σg_j² + 1e-8) on the
-// gradient of the loss plus the L2 term (no L1 with AdaGrad).
+// gradient of the loss plus the L2 term (no L1, no averaging with AdaGrad).
+//
+// Cost per example is O(nonzeros of x), as in scikit-learn, so hashed
+// models with millions of buckets stay fast: w is kept as wscale·v, so the
+// L2 shrink only scales wscale (v is folded in when wscale falls below
+// 1e-9); the average as (aw + a·v)/b (Bottou's trick); and L1 charges only
+// the coordinates x stores (for a dense x, all of them). The exceptions are
+// AdaGrad with L2, O(d) per example, and forming the prediction weights,
+// O(d) once per batch (EndBatch).
 //
 // Predictions use w̄ once averaging has begun, w before. The reported score,
 // margin and loss are those of w, the weights that learn.
@@ -67,7 +75,8 @@ class SgdClassifier final : public OnlineClassifier {
   std::optional<double> Probability(double score) const override {
     return loss_->Probability(score);
   }
-  const LinearWeights& weights() const override;
+  void EndBatch() override;
+  const LinearWeights& weights() const override { return prediction_; }
   void set_weights(LinearWeights weights) override;
   std::vector<double> ExportState() const override;
   absl::Status ImportState(absl::Span<const double> state) override;
@@ -77,16 +86,30 @@ class SgdClassifier final : public OnlineClassifier {
   double L1Share() const;
   bool Averaging() const { return options_.average_from > 0; }
   void AdaGradStep(const Features& x, double gradient);
-  void ApplyL1(double eta);
+  // w ← c·w, lazily.
+  void Scale(double c);
+  // Folds wscale into v (and the average's a and b into aw).
+  void ResetScale();
+  // Adds the step of the example (c·x) to the running average, which then
+  // covers k examples.
+  void AddToAverage(const Features& x, double c, double k);
+  void ApplyL1(const Features& x, double eta);
 
   const double eta0_;
   const SgdOptions options_;
   const std::unique_ptr<MarginLoss> loss_;
   double optimal_t0_ = 0.0;
 
-  LinearWeights w_;        // the weights that learn
-  LinearWeights average_;  // w̄, when averaging
-  double t_ = 1.0;         // the index of the next example
+  // The weights that learn: w = wscale_·v_.w, bias v_.b.
+  LinearWeights v_;
+  double wscale_ = 1.0;
+  // The average, when averaging: w̄ = (aw_ + average_a_·v)/average_b_.
+  std::vector<double> aw_;
+  double average_a_ = 0.0;
+  double average_b_ = 1.0;
+  double average_bias_ = 0.0;
+  LinearWeights prediction_;  // w or w̄, as of the last EndBatch
+  double t_ = 1.0;            // the index of the next example
   double u_ = 0.0;         // L1: the total penalty per weight so far
   std::vector<double> q_;  // L1: the penalty each weight has been charged
   std::vector<double> squared_gradients_;  // AdaGrad: Σg_j²

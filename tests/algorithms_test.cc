@@ -163,11 +163,13 @@ TEST(SgdClassifierTest, OptimalScheduleStartsAtScikitLearnsEta) {
   SgdClassifier sgd(2, 1.0, options);
   const std::vector<double> x = {1, 0};
   sgd.Learn(x, +1, 1.0);  // η_1 = √(1/√α) = 10, margin 0 <= 1
+  sgd.EndBatch();
   EXPECT_THAT(sgd.weights().w, ElementsAre(10, 0));
   EXPECT_EQ(sgd.weights().b, 10);
   // η_2 = 1/(α·(t0 + 1)) with t0 = 1/(10·α) = 1000; the margin is 20 > 1,
   // so only the L2 shrink acts.
   sgd.Learn(x, +1, 1.0);
+  sgd.EndBatch();
   const double eta2 = 1.0 / (1e-4 * 1001.0);
   EXPECT_DOUBLE_EQ(sgd.weights().w[0], 10 * (1 - eta2 * 1e-4));
   EXPECT_EQ(sgd.weights().b, 10);
@@ -181,8 +183,26 @@ TEST(SgdClassifierTest, L1NeverPushesAWeightPastZero) {
   SgdClassifier sgd(2, 0.1, options);
   const std::vector<double> x = {1, 0.05};
   sgd.Learn(x, +1, 1.0);  // step 0.1 adds (0.1, 0.005); L1 charges 0.1 each
+  sgd.EndBatch();
   EXPECT_THAT(sgd.weights().w, ElementsAre(0, 0));
   EXPECT_DOUBLE_EQ(sgd.weights().b, 0.1);  // the bias is not penalized
+}
+
+TEST(SgdClassifierTest, L1ChargesOnlyTheCoordinatesAnExampleStores) {
+  SgdOptions options;
+  options.penalty = Penalty::kL1;
+  options.alpha = 0.01;
+  options.schedule = Schedule::kConstant;
+  SgdClassifier sgd(3, 1.0, options);
+  sgd.set_weights(Weights({1.0, 1.0, 1.0}, 0.0));
+  const std::vector<uint32_t> indices = {1};
+  const std::vector<double> values = {0.0};  // stored, but zero: no step
+  Features x;
+  x.indices = indices;
+  x.values = values;
+  sgd.Learn(x, +1, 1.0);  // margin 0 <= 1: a step of 0·x, then L1
+  sgd.EndBatch();
+  EXPECT_THAT(sgd.weights().w, ElementsAre(1.0, DoubleEq(0.99), 1.0));
 }
 
 TEST(SgdClassifierTest, AdaGradFirstStepIsEtaPerActiveCoordinate) {
@@ -192,6 +212,7 @@ TEST(SgdClassifierTest, AdaGradFirstStepIsEtaPerActiveCoordinate) {
   SgdClassifier sgd(2, 0.5, options);
   const std::vector<double> x = {2, 0};
   sgd.Learn(x, +1, 1.0);
+  sgd.EndBatch();
   EXPECT_NEAR(sgd.weights().w[0], 0.5, 1e-8);
   EXPECT_EQ(sgd.weights().w[1], 0.0);
   EXPECT_NEAR(sgd.weights().b, 0.5, 1e-8);
@@ -205,8 +226,10 @@ TEST(SgdClassifierTest, ExponentialLossStepsByItsDerivative) {
   SgdClassifier sgd(1, 0.1, options);
   const std::vector<double> x = {1};
   EXPECT_EQ(sgd.Learn(x, -1, 1.0).loss, 1.0);  // e^0
+  sgd.EndBatch();
   EXPECT_DOUBLE_EQ(sgd.weights().w[0], -0.1);
   Update second = sgd.Learn(x, -1, 1.0);  // margin 0.2
+  sgd.EndBatch();
   EXPECT_DOUBLE_EQ(second.loss, std::exp(-0.2));
   EXPECT_DOUBLE_EQ(sgd.weights().w[0], -0.1 - 0.1 * std::exp(-0.2));
 }
@@ -219,11 +242,15 @@ TEST(SgdClassifierTest, PredictsWithTheAverageOnlyOnceAveragingHasBegun) {
   SgdClassifier sgd(1, 1.0, options);  // hinge, η = 1
   const std::vector<double> x = {1};
   sgd.Learn(x, +1, 1.0);  // t = 1: w = 1
+  sgd.EndBatch();
   sgd.Learn(x, -1, 1.0);  // t = 2: margin -2, w = 0
+  sgd.EndBatch();
   EXPECT_EQ(sgd.weights().w[0], 0.0);  // not averaging yet: the raw w
   sgd.Learn(x, +1, 1.0);  // t = 3: w = 1, and w̄ = w_3 = 1
+  sgd.EndBatch();
   EXPECT_EQ(sgd.weights().w[0], 1.0);
   sgd.Learn(x, -1, 1.0);  // t = 4: w = 0, w̄ = (1 + 0)/2
+  sgd.EndBatch();
   EXPECT_EQ(sgd.weights().w[0], 0.5);
   EXPECT_EQ(sgd.weights().b, 0.5);
 }
@@ -280,7 +307,9 @@ void ExpectExactContinuation(const ModelSpec& spec) {
     std::vector<ExampleOutcome> out(batch.size());
     ASSERT_TRUE(model.Learn(batch, absl::MakeSpan(out)).ok());
   };
-  std::unique_ptr<Model> original = *Model::Create("m", spec);
+  absl::StatusOr<std::unique_ptr<Model>> created = Model::Create("m", spec);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Model> original = *std::move(created);
   learn(*original, 0, 150);
   absl::StatusOr<ModelSnapshot> decoded =
       DecodeSnapshot(EncodeSnapshot(original->Snapshot()));
@@ -314,6 +343,7 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
   ExpectExactContinuation(spec);
   spec.sgd.penalty = Penalty::kL2;
   spec.sgd.schedule = Schedule::kAdaGrad;
+  spec.sgd.average_from = 0;  // averaging does not go with AdaGrad
   ExpectExactContinuation(spec);
   // Hash buckets and interactions widen w and travel in the snapshot.
   spec.hash_bits = 3;
