@@ -182,6 +182,10 @@ void ToProto(const Model& model, v1::Model* out) {
   s->set_weight_norm(stats.weight_norm);
   s->set_max_example_norm(std::sqrt(c.max_squared_norm));
   s->set_bias(stats.bias);
+  s->set_progressive_accuracy(
+      c.examples_seen == 0
+          ? 0.0
+          : 1.0 - static_cast<double>(c.mistakes) / c.examples_seen);
 }
 
 namespace {

@@ -174,6 +174,8 @@ TEST_F(ServerTest, TrainStreamReproducesTheClassicWorkedExample) {
   absl::StatusOr<v1::Model> model = client_.GetModel("notes");
   EXPECT_EQ(model->stats().examples_seen(), 16u);
   EXPECT_EQ(model->stats().updates(), 5u);
+  EXPECT_EQ(model->stats().mistakes(), 4u);  // 2 + 1 + 1 + 0 by pass
+  EXPECT_DOUBLE_EQ(model->stats().progressive_accuracy(), 12.0 / 16);
   EXPECT_DOUBLE_EQ(model->stats().weight_norm(), std::sqrt(2.0));
   EXPECT_DOUBLE_EQ(model->stats().max_example_norm(), std::sqrt(14.0));
 
