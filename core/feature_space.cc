@@ -19,8 +19,8 @@ FeatureSpace::FeatureSpace(int64_t dimension, int hash_bits,
       width_(dimension + (hash_bits > 0 ? int64_t{1} << hash_bits : 0)),
       interactions_(std::move(interactions)) {}
 
-absl::StatusOr<Features> FeatureSpace::Prepare(const FeatureInput& input,
-                                               Scratch& scratch) const {
+absl::Status FeatureSpace::Prepare(const FeatureInput& input,
+                                   Scratch& scratch, Features& x) const {
   const bool has_dense = !input.dense.empty();
   if ((has_dense || input.only_dense()) &&
       static_cast<int64_t>(input.dense.size()) != dimension_) {
@@ -28,7 +28,8 @@ absl::StatusOr<Features> FeatureSpace::Prepare(const FeatureInput& input,
         absl::StrCat("features has ", input.dense.size(),
                      " values but the model's dimension is ", dimension_));
   }
-  if (input.only_dense()) return Features(input.dense);
+  x = Features(input.dense);
+  if (input.only_dense()) return absl::OkStatus();
   if (input.sparse_indices.size() != input.sparse_values.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sparse features have ", input.sparse_indices.size(), " indices but ",
@@ -79,10 +80,9 @@ absl::StatusOr<Features> FeatureSpace::Prepare(const FeatureInput& input,
       scratch.values.push_back(value);
     }
   }
-  Features x(input.dense);
   x.indices = scratch.indices;
   x.values = scratch.values;
-  return x;
+  return absl::OkStatus();
 }
 
 }  // namespace halfspace

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "core/features.h"
 
 namespace halfspace {
@@ -50,17 +50,17 @@ class FeatureSpace {
   FeatureSpace(int64_t dimension, int hash_bits,
                std::vector<Interaction> interactions);
 
-  int64_t dimension() const { return dimension_; }
   // The number of coordinates, dense and hashed: the length of w.
   int64_t width() const { return width_; }
 
-  // The canonical Features of `input`, viewing `input` and `scratch`.
+  // Sets `x` to the canonical Features of `input`, viewing `input` and
+  // `scratch`.
   // INVALID_ARGUMENT for a dense part of another size than the dimension, an
   // example with no features, sparse indices out of range, overlapping the
   // dense part or not matching the values in number, or named features in a
   // space without buckets. Finiteness is the caller's to check.
-  absl::StatusOr<Features> Prepare(const FeatureInput& input,
-                                   Scratch& scratch) const;
+  absl::Status Prepare(const FeatureInput& input, Scratch& scratch,
+                       Features& x) const;
 
  private:
   const int64_t dimension_;

@@ -121,10 +121,9 @@ absl::Status Model::Learn(absl::Span<const Example> examples,
 
 void Model::LearnOne(const Example& example, ExampleOutcome& outcome) {
   double squared_norm = 0.0;
-  absl::StatusOr<Features> canonical =
-      Canonical(example.features, features_scratch_, squared_norm);
-  Features x = canonical.ok() ? *canonical : Features();
-  outcome.error = canonical.status();
+  Features x;
+  outcome.error =
+      Canonical(example.features, features_scratch_, x, squared_norm);
   if (outcome.error.ok()) {
     outcome.error = ValidateImportanceWeight(example.weight);
   }
@@ -204,19 +203,16 @@ std::vector<std::string> Model::classes() const {
   return classes_;
 }
 
-absl::StatusOr<Features> Model::Canonical(const FeatureInput& input,
-                                          FeatureSpace::Scratch& scratch,
-                                          double& squared_norm) const {
-  absl::StatusOr<Features> x = space_.Prepare(input, scratch);
-  if (!x.ok()) return x;
+absl::Status Model::Canonical(const FeatureInput& input,
+                              FeatureSpace::Scratch& scratch, Features& x,
+                              double& squared_norm) const {
+  if (absl::Status s = space_.Prepare(input, scratch, x); !s.ok()) return s;
   // ‖x‖² is finite exactly when every value is (barring overflow of huge
   // values, which ValidateFinite then accepts), so one pass serves both R
   // and the check; the full check runs only when something is off.
-  squared_norm = SquaredNorm(*x);
-  if (!std::isfinite(squared_norm)) {
-    if (absl::Status s = ValidateFinite(input); !s.ok()) return s;
-  }
-  return x;
+  squared_norm = SquaredNorm(x);
+  if (!std::isfinite(squared_norm)) return ValidateFinite(input);
+  return absl::OkStatus();
 }
 
 Features Model::Prepared(Features x, std::vector<double>& scratch) const {
@@ -240,13 +236,11 @@ absl::Status Model::Predict(absl::Span<const FeatureInput> instances,
   std::vector<Features> xs(instances.size());
   for (size_t i = 0; i < instances.size(); ++i) {
     double squared_norm = 0.0;
-    absl::StatusOr<Features> x =
-        Canonical(instances[i], scratches[i], squared_norm);
-    if (!x.ok()) {
+    absl::Status s = Canonical(instances[i], scratches[i], xs[i], squared_norm);
+    if (!s.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("instance ", i, ": ", x.status().message()));
+          absl::StrCat("instance ", i, ": ", s.message()));
     }
-    xs[i] = *x;
   }
   std::shared_lock lock(mu_);
   AppendClassNames(class_names);
@@ -290,9 +284,9 @@ void Model::Evaluate(absl::Span<const Example> examples,
   FeatureSpace::Scratch features_scratch;
   for (const Example& e : examples) {
     double squared_norm = 0.0;
-    absl::StatusOr<Features> x =
-        Canonical(e.features, features_scratch, squared_norm);
-    absl::Status error = x.status();
+    Features x;
+    absl::Status error =
+        Canonical(e.features, features_scratch, x, squared_norm);
     if (error.ok()) {
       error = multiclass() ? ValidateClassLabel(e.class_label)
                            : ValidateLabel(e.label);
@@ -307,7 +301,7 @@ void Model::Evaluate(absl::Span<const Example> examples,
             "the model knows no class yet"));
         continue;
       }
-      multiclass_->Predict(Prepared(*x, scratch), scores, probabilities);
+      multiclass_->Predict(Prepared(x, scratch), scores, probabilities);
       const int predicted = ArgMax(scores);
       const int truth = evaluation.ClassIndex(e.class_label);
       auto known = class_index_.find(e.class_label);
@@ -318,7 +312,7 @@ void Model::Evaluate(absl::Span<const Example> examples,
       evaluation.Add(truth, evaluation.ClassIndex(classes_[predicted]), p);
       continue;
     }
-    const double score = classifier_->weights().Score(Prepared(*x, scratch));
+    const double score = classifier_->weights().Score(Prepared(x, scratch));
     const std::optional<double> p = classifier_->Probability(score);
     const int predicted = threshold.has_value() && p.has_value()
                               ? (*p >= *threshold ? 1 : -1)
@@ -377,21 +371,32 @@ ModelStats Model::Stats() const {
   return stats;
 }
 
+void Model::CopyWeights(ModelSnapshot& out) const {
+  out.name = name_;
+  out.spec = spec_;
+  if (multiclass()) {
+    out.classes = classes_;
+    for (int k = 0; k < multiclass_->num_classes(); ++k) {
+      out.class_weights.push_back(multiclass_->weights(k));
+    }
+  } else {
+    out.weights = classifier_->weights();
+  }
+}
+
+ModelSnapshot Model::Weights() const {
+  ModelSnapshot weights;
+  std::shared_lock lock(mu_);
+  CopyWeights(weights);
+  return weights;
+}
+
 ModelSnapshot Model::Snapshot() const {
   ModelSnapshot snapshot;
-  snapshot.name = name_;
-  snapshot.spec = spec_;
   std::shared_lock lock(mu_);
-  if (multiclass()) {
-    snapshot.classes = classes_;
-    for (int k = 0; k < multiclass_->num_classes(); ++k) {
-      snapshot.class_weights.push_back(multiclass_->weights(k));
-    }
-    snapshot.state = multiclass_->ExportState();
-  } else {
-    snapshot.weights = classifier_->weights();
-    snapshot.state = classifier_->ExportState();
-  }
+  CopyWeights(snapshot);
+  snapshot.state = multiclass() ? multiclass_->ExportState()
+                                : classifier_->ExportState();
   if (standardizer_ != nullptr) {
     snapshot.standardizer = standardizer_->Export();
   }

@@ -155,6 +155,11 @@ class Model {
   // A consistent copy of the whole state.
   ModelSnapshot Snapshot() const;
 
+  // Only the weights the model predicts with (binary: `weights`;
+  // multiclass: `classes` and `class_weights`), without the algorithm's
+  // state, the standardizer or the counters.
+  ModelSnapshot Weights() const;
+
   // Marks the model deleted: Learn fails from now on.
   void MarkDeleted() { deleted_.store(true, std::memory_order_release); }
 
@@ -174,10 +179,13 @@ class Model {
   absl::StatusOr<int> ClassIndex(absl::string_view label);
   // REQUIRES: mu_ held.
   void AppendClassNames(std::vector<std::string>* class_names) const;
-  // The input in the model's feature space, checked finite, and its ‖x‖².
-  absl::StatusOr<Features> Canonical(const FeatureInput& input,
-                                     FeatureSpace::Scratch& scratch,
-                                     double& squared_norm) const;
+  // Copies name, spec and prediction weights into `out`. REQUIRES: mu_ held.
+  void CopyWeights(ModelSnapshot& out) const;
+  // Sets x to the input in the model's feature space, checked finite, and
+  // squared_norm to ‖x‖².
+  absl::Status Canonical(const FeatureInput& input,
+                         FeatureSpace::Scratch& scratch, Features& x,
+                         double& squared_norm) const;
   // x as the classifier sees it: standardized into `scratch` if the model
   // standardizes, else x itself. REQUIRES: mu_ held.
   Features Prepared(Features x, std::vector<double>& scratch) const;

@@ -158,7 +158,7 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
                                             v1::GetWeightsResponse& response) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.name());
   if (!model.ok()) return model.status();
-  ModelSnapshot snapshot = (*model)->Snapshot();
+  ModelSnapshot snapshot = (*model)->Weights();
   response.mutable_weights()->Add(snapshot.weights.w.begin(),
                                   snapshot.weights.w.end());
   response.set_bias(snapshot.weights.b);

@@ -14,6 +14,15 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+// FeatureSpace::Prepare as a StatusOr, for short assertions.
+absl::StatusOr<Features> PrepareOr(const FeatureSpace& space,
+                                   const FeatureInput& input,
+                                   FeatureSpace::Scratch& scratch) {
+  Features x;
+  if (absl::Status s = space.Prepare(input, scratch, x); !s.ok()) return s;
+  return x;
+}
+
 TEST(MurmurHash3Test, MatchesTheReferenceVectors) {
   EXPECT_EQ(MurmurHash3("", 0), 0u);
   EXPECT_EQ(MurmurHash3("", 1), 0x514E28B7u);
@@ -26,13 +35,13 @@ TEST(FeatureSpaceTest, DenseInputPassesThroughWithAnExactDimensionCheck) {
   FeatureSpace space(3, 0, {});
   FeatureSpace::Scratch scratch;
   const std::vector<double> x = {1, 2, 3}, short_x = {1, 2};
-  absl::StatusOr<Features> f = space.Prepare(x, scratch);
+  absl::StatusOr<Features> f = PrepareOr(space, x, scratch);
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->dense.data(), x.data());  // no copy
   EXPECT_TRUE(f->indices.empty());
-  EXPECT_THAT(space.Prepare(short_x, scratch).status().message(),
+  EXPECT_THAT(PrepareOr(space, short_x, scratch).status().message(),
               HasSubstr("features has 2 values but the model's dimension is 3"));
-  EXPECT_FALSE(space.Prepare(FeatureInput(), scratch).ok());
+  EXPECT_FALSE(PrepareOr(space, FeatureInput(), scratch).ok());
 }
 
 TEST(FeatureSpaceTest, SparseEntriesAreSortedAndSummedAndChecked) {
@@ -44,22 +53,22 @@ TEST(FeatureSpaceTest, SparseEntriesAreSortedAndSummedAndChecked) {
   FeatureInput input;
   input.sparse_indices = indices;
   input.sparse_values = values;
-  absl::StatusOr<Features> f = space.Prepare(input, scratch);
+  absl::StatusOr<Features> f = PrepareOr(space, input, scratch);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_THAT(f->indices, ElementsAre(1, 5));
   EXPECT_THAT(f->values, ElementsAre(-2, 2));
 
   const std::vector<double> dense = {7, 8};
   input.dense = dense;  // with dense values, index 1 overlaps them
-  EXPECT_THAT(space.Prepare(input, scratch).status().message(),
+  EXPECT_THAT(PrepareOr(space, input, scratch).status().message(),
               HasSubstr("sparse index 1 is out of range"));
   const std::vector<uint32_t> past_the_end = {6};
   const std::vector<double> one = {1};
   input.sparse_indices = past_the_end;
   input.sparse_values = one;
-  EXPECT_FALSE(space.Prepare(input, scratch).ok());
+  EXPECT_FALSE(PrepareOr(space, input, scratch).ok());
   input.sparse_values = values;  // 3 values for 1 index
-  EXPECT_THAT(space.Prepare(input, scratch).status().message(),
+  EXPECT_THAT(PrepareOr(space, input, scratch).status().message(),
               HasSubstr("1 indices but 3 values"));
 }
 
@@ -71,7 +80,7 @@ TEST(FeatureSpaceTest, NamedFeaturesHashIntoBucketsAndInteract) {
   const std::vector<double> dense = {0.5};
   FeatureInput input(dense);
   input.named = named;
-  absl::StatusOr<Features> f = space.Prepare(input, scratch);
+  absl::StatusOr<Features> f = PrepareOr(space, input, scratch);
   ASSERT_TRUE(f.ok()) << f.status();
   auto bucket = [](absl::string_view group, absl::string_view name) {
     return 1 + (MurmurHash3(name, MurmurHash3(group, 0)) & 1023);
@@ -99,7 +108,7 @@ TEST(FeatureSpaceTest, NamedFeaturesHashIntoBucketsAndInteract) {
   EXPECT_THAT(f->dense, ElementsAre(0.5));
 
   FeatureSpace no_buckets(1, 0, {});
-  EXPECT_THAT(no_buckets.Prepare(input, scratch).status().message(),
+  EXPECT_THAT(PrepareOr(no_buckets, input, scratch).status().message(),
               HasSubstr("named features need hash buckets"));
 }
 
