@@ -579,3 +579,182 @@ TEST(SnapshotContinuationTest, MulticlassModelsResumeExactly) {
 
 }  // namespace
 }  // namespace halfspace
+
+namespace halfspace {
+namespace {
+
+using ::testing::DoubleNear;
+
+TEST(PerceptronTest, LossIsHowFarTheMarginFallsShortOfTau) {
+  Perceptron p(1, 1.0, /*margin_threshold=*/0.5);
+  p.set_weights(Weights({1.0}, 0.0));
+  const std::vector<double> small = {0.2}, large = {2.0};
+  Update u = p.Learn(small, +1, 1.0);  // margin 0.2 <= τ
+  EXPECT_DOUBLE_EQ(u.loss, 0.3);
+  EXPECT_TRUE(u.updated);
+  u = p.Learn(large, +1, 1.0);  // margin 2.4 + 1 > τ
+  EXPECT_EQ(u.loss, 0.0);
+  EXPECT_FALSE(u.updated);
+}
+
+TEST(LogisticRegressionStepTest, L2ShrinksEvenAnExampleOfWeightZero) {
+  LogisticRegression lr(1, 0.5, 0.1);
+  lr.set_weights(Weights({2.0}, 1.0));
+  const std::vector<double> x = {1};
+  Update u = lr.Learn(x, +1, 0.0);
+  EXPECT_TRUE(u.updated);  // the shrink changed w
+  EXPECT_DOUBLE_EQ(lr.weights().w[0], 2.0 * (1 - 0.5 * 0.1));
+  EXPECT_EQ(lr.weights().b, 1.0);  // the bias is not regularized
+
+  LogisticRegression plain(1, 0.5, 0.0);
+  EXPECT_FALSE(plain.Learn(x, +1, 0.0).updated);
+}
+
+TEST(LogisticRegressionStepTest, ImportanceWeightTwoIsTwiceTheStep) {
+  LogisticRegression lr(2, 0.5, 0.0);
+  const std::vector<double> x = {1, 2};
+  lr.Learn(x, +1, 2.0);
+  // step = η·s·(t - p) = 0.5·2·(1 - 0.5)
+  EXPECT_THAT(lr.weights().w, ElementsAre(0.5, 1.0));
+  EXPECT_EQ(lr.weights().b, 0.5);
+}
+
+TEST(SgdClassifierTest, AdaGradWithL2StepsEveryCoordinateFromNonzeroWeights) {
+  SgdOptions o;
+  o.loss = LossKind::kHinge;
+  o.penalty = Penalty::kL2;
+  o.alpha = 0.1;
+  o.schedule = Schedule::kAdaGrad;
+  SgdClassifier sgd(2, 1.0, o);
+  sgd.set_weights(Weights({1.0, 2.0}, 0.0));
+  const std::vector<double> x = {1, 0};
+  Update u = sgd.Learn(x, +1, 1.0);  // margin 1: the hinge's kink, ℓ' = -1
+  sgd.EndBatch();
+  EXPECT_TRUE(u.updated);
+  const double g0 = -1.0 + 0.1 * 1.0, g1 = 0.1 * 2.0;  // loss + L2 terms
+  EXPECT_THAT(sgd.weights().w,
+              ElementsAre(DoubleNear(1.0 - g0 / (std::abs(g0) + 1e-8), 1e-15),
+                          DoubleNear(2.0 - g1 / (std::abs(g1) + 1e-8), 1e-15)));
+  EXPECT_THAT(sgd.weights().b, DoubleNear(1.0 / (1.0 + 1e-8), 1e-15));
+}
+
+TEST(SgdClassifierTest, ElasticNetShrinksThenTruncatesByItsL1Share) {
+  SgdOptions o;
+  o.loss = LossKind::kHinge;
+  o.penalty = Penalty::kElasticNet;
+  o.alpha = 0.1;
+  o.l1_ratio = 0.5;
+  o.schedule = Schedule::kConstant;
+  SgdClassifier sgd(2, 0.1, o);
+  const std::vector<double> x1 = {2, -1}, x2 = {1, 1};
+  // Step 1 from zero: w = 0.1·x1 = (0.2, -0.1), b = 0.1; then L1 charges
+  // u = ρ·η·α = 0.005 toward zero.
+  sgd.Learn(x1, +1, 1.0);
+  sgd.EndBatch();
+  EXPECT_THAT(sgd.weights().w, ElementsAre(DoubleNear(0.195, 1e-15),
+                                           DoubleNear(-0.095, 1e-15)));
+  EXPECT_THAT(sgd.weights().b, DoubleNear(0.1, 1e-15));
+  // Step 2: score 0.2, y = -1. L2 share: w·(1 - 0.5·0.1·0.1) = 0.995·w,
+  // then w - 0.1·x2, b - 0.1; L1 charges what each weight has not paid of
+  // u = 0.01 (each has paid 0.005).
+  Update u = sgd.Learn(x2, -1, 1.0);
+  sgd.EndBatch();
+  EXPECT_THAT(u.score, DoubleNear(0.2, 1e-15));
+  EXPECT_THAT(sgd.weights().w,
+              ElementsAre(DoubleNear(0.995 * 0.195 - 0.1 - 0.005, 1e-15),
+                          DoubleNear(0.995 * -0.095 - 0.1 + 0.005, 1e-15)));
+  EXPECT_THAT(sgd.weights().b, DoubleNear(0.0, 1e-15));
+}
+
+TEST(PocketPerceptronTest, ATiedRunDoesNotReplaceThePocket) {
+  PocketPerceptron p(1, 1.0, /*ratchet=*/false, /*predict_with_pocket=*/true);
+  p.set_weights(Weights({1.0}, 0.0));
+  const std::vector<double> one = {1}, minus_one = {-1}, two = {2};
+  p.Learn(one, +1, 1.0);        // the pocket's run: 1
+  p.Learn(minus_one, +1, 1.0);  // mistake: w = (0), b = 1
+  p.Learn(two, +1, 1.0);        // w's run: 1, a tie
+  EXPECT_EQ(p.weights().w[0], 1.0);
+  EXPECT_EQ(p.weights().b, 0.0);
+  p.Learn(two, +1, 1.0);  // w's run: 2, longer
+  EXPECT_EQ(p.weights().w[0], 0.0);
+  EXPECT_EQ(p.weights().b, 1.0);
+}
+
+TEST(PocketPerceptronTest, ExamplesOfWeightZeroNeitherLearnNorLengthenARun) {
+  PocketPerceptron p(1, 1.0, /*ratchet=*/false, /*predict_with_pocket=*/true);
+  p.set_weights(Weights({1.0}, 0.0));
+  const std::vector<double> one = {1}, minus_one = {-1}, two = {2};
+  p.Learn(one, +1, 1.0);  // the pocket's run: 1
+  EXPECT_FALSE(p.Learn(minus_one, +1, 0.0).updated);
+  p.Learn(minus_one, +1, 1.0);  // mistake: w = (0), b = 1
+  for (int i = 0; i < 5; ++i) p.Learn(two, +1, 0.0);
+  EXPECT_EQ(p.weights().w[0], 1.0);  // w's run is still 0
+  EXPECT_EQ(p.weights().b, 0.0);
+}
+
+TEST(SoftmaxRegressionTest, L2ShrinksEveryRowAndTheLossIsOfTheTrueClass) {
+  SoftmaxRegression softmax(1, 0.5, 0.2);
+  softmax.AddClass();
+  softmax.AddClass();
+  const std::vector<double> x = {1};
+  std::vector<double> scores, probabilities;
+  // From zero: p = (1/2, 1/2), loss log 2; rows move by ±η/2.
+  MulticlassUpdate u = softmax.Learn(x, 0, 1.0, scores, probabilities);
+  EXPECT_DOUBLE_EQ(u.loss, std::log(2.0));
+  EXPECT_THAT(softmax.weights(0).w, ElementsAre(0.25));
+  EXPECT_THAT(softmax.weights(1).w, ElementsAre(-0.25));
+  // Scores ±0.5 (w·x + b = ±(0.25 + 0.25)); true class 1.
+  u = softmax.Learn(x, 1, 1.0, scores, probabilities);
+  EXPECT_THAT(scores, ElementsAre(0.5, -0.5));
+  const double p1 = 1.0 / (1.0 + std::exp(1.0));
+  EXPECT_DOUBLE_EQ(probabilities[1], p1);
+  EXPECT_DOUBLE_EQ(u.loss, -std::log(p1));
+  EXPECT_TRUE(u.updated);
+  // w_k ← (1 - η·λ)·w_k + η·(1[k = y] - p_k)·x
+  EXPECT_DOUBLE_EQ(softmax.weights(0).w[0], 0.9 * 0.25 - 0.5 * (1 - p1));
+  EXPECT_DOUBLE_EQ(softmax.weights(1).w[0], 0.9 * -0.25 + 0.5 * (1 - p1));
+  EXPECT_DOUBLE_EQ(softmax.weights(0).b, 0.25 - 0.5 * (1 - p1));
+}
+
+TEST(ImportStateTest, AveragedPerceptronChecksTheSize) {
+  AveragedPerceptron a(2, 1.0);
+  const std::vector<double> x = {1, -1};
+  a.Learn(x, +1, 1.0);
+  std::vector<double> state = a.ExportState();
+  ASSERT_EQ(state.size(), 1 + 2 * 3u);  // t, w and b, u and its bias
+  EXPECT_TRUE(a.ImportState(state).ok());
+  state.push_back(0);
+  EXPECT_EQ(a.ImportState(state).code(), absl::StatusCode::kInvalidArgument);
+  state.resize(6);
+  EXPECT_EQ(a.ImportState(state).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ImportStateTest, OneVsRestChecksEveryLengthPrefix) {
+  OneVsRest ovr([] { return std::make_unique<AveragedPerceptron>(1, 1.0); });
+  ovr.AddClass();
+  ovr.AddClass();
+  std::vector<double> scores, probabilities;
+  const std::vector<double> x = {1};
+  ovr.Learn(x, 0, 1.0, scores, probabilities);
+  const std::vector<double> state = ovr.ExportState();
+  ASSERT_EQ(state.size(), 2 * (1 + 5u));  // per class: its size, its state
+  EXPECT_TRUE(ovr.ImportState(state).ok());
+
+  std::vector<double> extra = state;
+  extra.push_back(0);
+  EXPECT_EQ(ovr.ImportState(extra).code(), absl::StatusCode::kInvalidArgument);
+  std::vector<double> truncated(state.begin(), state.end() - 1);
+  EXPECT_EQ(ovr.ImportState(truncated).code(),
+            absl::StatusCode::kInvalidArgument);
+  std::vector<double> overlong = state;
+  overlong[6] = 6;  // the second class claims more than is left
+  EXPECT_EQ(ovr.ImportState(overlong).code(),
+            absl::StatusCode::kInvalidArgument);
+  std::vector<double> negative = state;
+  negative[0] = -1;
+  EXPECT_EQ(ovr.ImportState(negative).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace halfspace

@@ -1,5 +1,11 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,12 +18,44 @@
 #include "gtest/gtest.h"
 #include "tests/temp_dir.h"
 
+// The store's fsync and rename calls, as this test binary is linked with
+// -Wl,--wrap=fsync,--wrap=rename: each is recorded (while recording is on)
+// and then made for real.
+namespace {
+std::mutex syscalls_mu;
+bool recording = false;
+std::vector<std::string> syscalls;
+
+void Record(std::string call) {
+  std::lock_guard lock(syscalls_mu);
+  if (recording) syscalls.push_back(std::move(call));
+}
+}  // namespace
+
+extern "C" {
+int __real_fsync(int fd);
+int __real_rename(const char* from, const char* to);
+
+int __wrap_fsync(int fd) {
+  char target[4096] = {};
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(link.c_str(), target, sizeof(target) - 1);
+  Record("fsync " + std::string(target, n > 0 ? n : 0));
+  return __real_fsync(fd);
+}
+int __wrap_rename(const char* from, const char* to) {
+  Record(std::string("rename ") + from + " " + to);
+  return __real_rename(from, to);
+}
+}
+
 namespace halfspace {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Pair;
 
 ModelSnapshot SampleSnapshot(const std::string& name) {
   ModelSnapshot s;
@@ -77,6 +115,46 @@ TEST(SnapshotCodecTest, DetectsTruncationAndTrailingBytes) {
   EXPECT_FALSE(DecodeSnapshot(good + "x").ok());
 }
 
+// The file around `payload`, with a valid checksum: "HSPM", version 1, the
+// payload's size, the payload, its CRC-32C.
+std::string Wrap(const std::string& payload) {
+  std::string out = "HSPM";
+  const uint32_t version = 1;
+  const uint64_t size = payload.size();
+  const uint32_t crc = Crc32c(payload);
+  out.append(reinterpret_cast<const char*>(&version), sizeof(version));
+  out.append(reinterpret_cast<const char*>(&size), sizeof(size));
+  out += payload;
+  out.append(reinterpret_cast<const char*>(&crc), sizeof(crc));
+  return out;
+}
+
+// The payload of an encoded snapshot.
+std::string Payload(const std::string& file) {
+  return file.substr(16, file.size() - 20);
+}
+
+TEST(SnapshotCodecTest, RefusesAChecksummedPayloadWithTrailingBytes) {
+  const std::string payload = Payload(EncodeSnapshot(SampleSnapshot("m")));
+  ASSERT_TRUE(DecodeSnapshot(Wrap(payload)).ok());
+  for (const std::string& tail : {std::string(1, '\0'), std::string(8, '\0')}) {
+    absl::Status s = DecodeSnapshot(Wrap(payload + tail)).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(s.message(), HasSubstr("state sizes do not match"));
+  }
+}
+
+TEST(SnapshotCodecTest, RefusesAChecksummedPayloadWithAnOutOfRangeDimension) {
+  std::string payload = Payload(EncodeSnapshot(SampleSnapshot("m")));
+  const size_t at = 4 + 1 + 4;  // u32 name size, "m", u32 algorithm
+  for (int64_t dimension : {int64_t{-1}, kMaxDimension + 1}) {
+    std::memcpy(&payload[at], &dimension, sizeof(dimension));
+    absl::Status s = DecodeSnapshot(Wrap(payload)).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << dimension;
+    EXPECT_THAT(s.message(), HasSubstr("dimension is out of range"));
+  }
+}
+
 TEST(SnapshotCodecTest, Crc32cMatchesTheStandardCheckValue) {
   EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);
 }
@@ -113,6 +191,25 @@ TEST(FileModelStoreTest, SaveReplacesAtomicallyAndLeavesNoTemporaryFile) {
   }
   EXPECT_THAT(files, ElementsAre("m.model"));
   EXPECT_EQ((*store)->LoadAll()->at(0).weights.b, 42);
+}
+
+TEST(FileModelStoreTest, SyncsATemporaryFileRenamesItThenSyncsTheDirectory) {
+  TempDir dir;
+  const std::string models = fs::canonical(dir.path()).string();
+  auto store = FileModelStore::Open(models);
+  {
+    std::lock_guard lock(syscalls_mu);
+    recording = true;
+  }
+  ASSERT_TRUE((*store)->Save(SampleSnapshot("m")).ok());
+  std::lock_guard lock(syscalls_mu);
+  recording = false;
+  const std::string temp = models + "/.m.model.tmp";
+  EXPECT_THAT(syscalls,
+              ElementsAre("fsync " + temp,
+                          "rename " + temp + " " + models + "/m.model",
+                          "fsync " + models));
+  syscalls.clear();
 }
 
 TEST(FileModelStoreTest, OpenRemovesTemporaryFilesLeftByACrash) {
@@ -194,28 +291,84 @@ TEST(ModelRegistryTest, DeletedModelHeldByAStreamStopsLearning) {
   EXPECT_FALSE(fs::exists(dir.File("m.model")));
 }
 
+// A real FileModelStore that counts the saves of each model and fails the
+// next `failures` saves, as a full disk would.
+class CountingStore final : public ModelStore {
+ public:
+  explicit CountingStore(const std::string& dir)
+      : store_(*FileModelStore::Open(dir)) {}
+
+  absl::Status Save(const ModelSnapshot& snapshot) override {
+    if (failures > 0) {
+      --failures;
+      return absl::ResourceExhaustedError("no space left on device");
+    }
+    ++saves[snapshot.name];
+    return store_->Save(snapshot);
+  }
+  absl::Status Remove(absl::string_view name) override {
+    return store_->Remove(name);
+  }
+  absl::StatusOr<std::vector<ModelSnapshot>> LoadAll() override {
+    return store_->LoadAll();
+  }
+
+  std::map<std::string, int> saves;
+  int failures = 0;
+
+ private:
+  std::unique_ptr<FileModelStore> store_;
+};
+
 TEST(ModelRegistryTest, SaveChangedStoresOnlyChangedModelsAndLoadRestores) {
   TempDir dir;
-  auto store = FileModelStore::Open(dir.path());
+  CountingStore store(dir.path());
   {
-    ModelRegistry registry(store->get());
+    ModelRegistry registry(&store);
     std::shared_ptr<Model> changed = *registry.Create("changed", Spec());
     ASSERT_TRUE(registry.Create("same", Spec()).ok());
-    const auto same_time = fs::last_write_time(dir.File("same.model"));
+    EXPECT_THAT(store.saves, ElementsAre(Pair("changed", 1), Pair("same", 1)));
     const std::vector<double> x = {1, 2};
     std::vector<ExampleOutcome> out(1);
     ASSERT_TRUE(changed->Learn({Example{x, 1}}, absl::MakeSpan(out)).ok());
-    fs::remove(dir.File("changed.model"));  // only a save can bring it back
     ASSERT_TRUE(registry.SaveChanged().ok());
-    EXPECT_TRUE(fs::exists(dir.File("changed.model")));
-    EXPECT_EQ(fs::last_write_time(dir.File("same.model")), same_time);
+    EXPECT_THAT(store.saves, ElementsAre(Pair("changed", 2), Pair("same", 1)));
+    ASSERT_TRUE(registry.SaveChanged().ok());  // nothing changed since
+    EXPECT_THAT(store.saves, ElementsAre(Pair("changed", 2), Pair("same", 1)));
   }
-  ModelRegistry restored(store->get());
+  ModelRegistry restored(&store);
   ASSERT_TRUE(restored.Load().ok());
   ModelSnapshot s = (*restored.Get("changed"))->Snapshot();
   EXPECT_THAT(s.weights.w, ElementsAre(1, 2));
   EXPECT_EQ(s.counters.examples_seen, 1u);
   EXPECT_EQ(restored.List().size(), 2u);
+}
+
+TEST(ModelRegistryTest, AFailedSaveIsRetriedByTheNextSaveChanged) {
+  TempDir dir;
+  CountingStore store(dir.path());
+  ModelRegistry registry(&store);
+  std::shared_ptr<Model> model = *registry.Create("m", Spec());
+  const std::vector<double> x = {1, 2};
+  std::vector<ExampleOutcome> out(1);
+  ASSERT_TRUE(model->Learn({Example{x, 1}}, absl::MakeSpan(out)).ok());
+  store.failures = 1;
+  EXPECT_EQ(registry.SaveChanged().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(store.saves["m"], 1);
+  ASSERT_TRUE(registry.SaveChanged().ok());
+  EXPECT_EQ(store.saves["m"], 2);
+  EXPECT_EQ((*store.LoadAll())[0].counters.examples_seen, 1u);
+}
+
+TEST(ModelRegistryTest, SaveStoresAtOnceEvenWithoutChanges) {
+  TempDir dir;
+  CountingStore store(dir.path());
+  ModelRegistry registry(&store);
+  ASSERT_TRUE(registry.Create("m", Spec()).ok());
+  ASSERT_TRUE(registry.Save("m").ok());
+  EXPECT_EQ(store.saves["m"], 2);
+  EXPECT_EQ(registry.Save("other").code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 namespace halfspace {
 namespace {
 
+using ::testing::DoubleEq;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -236,6 +237,93 @@ TEST(ModelTest, ConcurrentLearnersAndReadersSeeOnlyWholeUpdates) {
   EXPECT_FALSE(torn);
   EXPECT_EQ(model->Stats().counters.examples_seen,
             uint64_t{kThreads} * kBatches * kBatch);
+}
+
+}  // namespace
+}  // namespace halfspace
+
+namespace halfspace {
+namespace {
+
+TEST(StandardizerTest, KeepsThePopulationMeanAndVarianceByWelford) {
+  Standardizer s(1);
+  for (double x : {1.0, 3.0, 5.0}) {
+    const std::vector<double> v = {x};
+    s.Observe(v);
+  }
+  // mean 3, Σ(x - mean)² = 8, sd = √(8/3): divided by n, not n - 1.
+  EXPECT_THAT(s.Export(), ElementsAre(3.0, 3.0, 8.0));
+  std::vector<double> z;
+  const std::vector<double> five = {5};
+  s.Transform(five, z);
+  EXPECT_DOUBLE_EQ(z[0], 2.0 / std::sqrt(8.0 / 3.0));
+}
+
+TEST(StandardizerTest, CentersOnlyWhileAFeatureHasNoSpread) {
+  Standardizer s(2);
+  const std::vector<double> a = {2, 7}, b = {4, 7};
+  s.Observe(a);
+  std::vector<double> z;
+  s.Transform(b, z);
+  EXPECT_THAT(z, ElementsAre(2.0, 0.0));  // sd 0: x - mean
+  s.Observe(b);
+  s.Transform(b, z);
+  EXPECT_THAT(z, ElementsAre(1.0, 0.0));  // mean 3, sd 1
+}
+
+TEST(ModelTest, ExamplesOfWeightZeroCountButLeaveWeightsAndStandardizer) {
+  ModelSpec spec = PerceptronSpec(1);
+  spec.standardize = true;
+  std::unique_ptr<Model> model = MakeModel(spec);
+  const std::vector<double> x = {10};
+  std::vector<ExampleOutcome> out(1);
+  ASSERT_TRUE(model->Learn({Example{x, -1, 0.0}}, absl::MakeSpan(out)).ok());
+  EXPECT_TRUE(out[0].error.ok());
+  EXPECT_FALSE(out[0].update.updated);
+  EXPECT_TRUE(out[0].mistake);  // f = 0 predicts +1
+  ModelSnapshot s = model->Snapshot();
+  EXPECT_EQ(s.counters.examples_seen, 1u);
+  EXPECT_EQ(s.counters.mistakes, 1u);
+  EXPECT_EQ(s.counters.updates, 0u);
+  EXPECT_THAT(s.weights.w, ElementsAre(0.0));
+  EXPECT_THAT(s.standardizer, ElementsAre(0.0, 0.0, 0.0));  // n = 0
+
+  ASSERT_TRUE(model->Learn({Example{x, -1, 1.0}}, absl::MakeSpan(out)).ok());
+  EXPECT_THAT(model->Snapshot().standardizer, ElementsAre(1.0, 10.0, 0.0));
+}
+
+TEST(ModelTest, EvaluateThresholdPredictsPositiveAtExactlyTheThreshold) {
+  ModelSpec spec = PerceptronSpec(1);
+  spec.algorithm = Algorithm::kLogisticRegression;
+  std::unique_ptr<Model> model = MakeModel(spec);  // w = 0: p = 0.5
+  const std::vector<double> x = {1};
+  const std::vector<Example> negative = {{x, -1}};
+  Evaluation at, above;
+  model->Evaluate(negative, 0.5, at);
+  model->Evaluate(negative, std::nextafter(0.5, 1.0), above);
+  EXPECT_EQ(at.confusion(0, 1), 1u);  // p >= 0.5: predicted +1
+  EXPECT_EQ(above.confusion(0, 0), 1u);
+}
+
+TEST(ModelTest, OneVsRestPredictsNormalizedProbabilities) {
+  ModelSpec spec = PerceptronSpec(1);
+  spec.algorithm = Algorithm::kLogisticRegression;
+  spec.one_vs_rest = true;
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Create("m", spec, {"a", "b", "c"});
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE((*model)->SetClassWeights("a", {1.0}, 0.0).ok());
+  ASSERT_TRUE((*model)->SetClassWeights("b", {-1.0}, 0.0).ok());
+  const std::vector<double> x = {2};
+  std::vector<Prediction> out(1);
+  ASSERT_TRUE((*model)->Predict({FeatureInput(x)}, absl::MakeSpan(out)).ok());
+  const double sa = 1 / (1 + std::exp(-2.0)), sb = 1 / (1 + std::exp(2.0));
+  const double sum = sa + sb + 0.5;
+  EXPECT_THAT(out[0].class_scores, ElementsAre(2.0, -2.0, 0.0));
+  EXPECT_THAT(out[0].class_probabilities,
+              ElementsAre(DoubleEq(sa / sum), DoubleEq(sb / sum),
+                          DoubleEq(0.5 / sum)));
+  EXPECT_EQ(out[0].predicted_class, 0);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/file_model_store.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
@@ -433,6 +434,53 @@ TEST_F(ServerTest, SetWeightsImportsAModelAndValidatesIt) {
   EXPECT_EQ((*client_.Predict("m", {{3, 4}}))[0].signed_distance(), 4);
   EXPECT_TRUE(absl::IsInvalidArgument(client_.SetWeights("m", {1}, 0).status()));
   EXPECT_TRUE(absl::IsNotFound(client_.SetWeights("x", {1, 1}, 0).status()));
+}
+
+TEST_F(ServerTest, SetWeightsIsStoredBeforeItReturns) {
+  CreatePerceptron("m", 2);
+  ASSERT_TRUE(client_.SetWeights("m", {3, 4}, -5).ok());
+  // Read the data directory while the server runs: no snapshot or shutdown
+  // has stored the model since.
+  auto store = FileModelStore::Open(server_.data_dir().path());
+  absl::StatusOr<std::vector<ModelSnapshot>> stored = (*store)->LoadAll();
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 1u);
+  EXPECT_THAT((*stored)[0].weights.w, ElementsAre(3, 4));
+  EXPECT_EQ((*stored)[0].weights.b, -5);
+}
+
+TEST_F(ServerTest, PassSummariesCountOnlyValidExamples) {
+  CreatePerceptron("m", 2);
+  grpc::ClientContext context;
+  std::unique_ptr<TrainStream> stream = stub_->Train(&context);
+  v1::TrainRequest request;
+  request.set_model("m");
+  AddExample(request, {1, 2, 3}, 1);  // rejected: wrong dimension
+  AddExample(request, {1, 2}, 0);     // rejected: bad label
+  request.set_end_of_pass(true);
+  ASSERT_TRUE(stream->Write(request));
+  v1::TrainResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  // A pass of rejected examples has no examples, so it did not converge.
+  EXPECT_EQ(response.pass_summary().pass(), 1u);
+  EXPECT_EQ(response.pass_summary().examples(), 0u);
+  EXPECT_FALSE(response.pass_summary().converged());
+
+  request.clear_model();
+  request.clear_examples();
+  AddExample(request, {1, 2, 3}, 1);  // rejected
+  AddExample(request, {1, 2}, -1);    // f = 0: a mistake and an update
+  AddExample(request, {1, 2}, -1);    // correct
+  ASSERT_TRUE(stream->Write(request));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.pass_summary().pass(), 2u);
+  EXPECT_EQ(response.pass_summary().examples(), 2u);
+  EXPECT_EQ(response.pass_summary().updates(), 1u);
+  EXPECT_EQ(response.pass_summary().mistakes(), 1u);
+  EXPECT_EQ(response.pass_summary().average_loss(), 0.0);  // max(0, -0)
+  EXPECT_FALSE(response.pass_summary().converged());
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
 }
 
 TEST_F(ServerTest, ConcurrentStreamsOnOneModelApplyEveryExampleInOrder) {
