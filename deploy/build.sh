@@ -28,9 +28,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 build_dir=${BUILD_DIR:-build}
+mkdir -p "$build_dir"
+log="$build_dir/configure.log"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
-  -DHALFSPACE_SANITIZE="${SANITIZE:-}" > "$build_dir.configure.log" 2>&1 \
-  || { cat "$build_dir.configure.log"; exit 1; }
+  -DHALFSPACE_SANITIZE="${SANITIZE:-}" > "$log" 2>&1 || { cat "$log"; exit 1; }
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 cmake --build "$build_dir" -j"$(nproc)" "${targets[@]}"
