@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "core/features.h"
+#include "core/features/features.h"
 
 namespace halfspace {
 

@@ -25,12 +25,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/evaluation.h"
-#include "core/features.h"
+#include "core/features/features.h"
 #include "core/linear_weights.h"
 #include "core/model_spec.h"
-#include "core/multiclass_classifier.h"
-#include "core/online_classifier.h"
-#include "core/standardizer.h"
+#include "core/algorithms/multiclass_classifier.h"
+#include "core/algorithms/online_classifier.h"
+#include "core/features/standardizer.h"
 
 namespace halfspace {
 

@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/model.h"
-#include "core/model_store.h"
+#include "core/storage/model_store.h"
 
 namespace halfspace {
 

@@ -5,13 +5,13 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "core/averaged_perceptron.h"
-#include "core/logistic_regression.h"
-#include "core/multiclass_perceptron.h"
-#include "core/one_vs_rest.h"
-#include "core/perceptron.h"
-#include "core/pocket_perceptron.h"
-#include "core/softmax_regression.h"
+#include "core/algorithms/averaged_perceptron.h"
+#include "core/algorithms/logistic_regression.h"
+#include "core/algorithms/multiclass_perceptron.h"
+#include "core/algorithms/one_vs_rest.h"
+#include "core/algorithms/perceptron.h"
+#include "core/algorithms/pocket_perceptron.h"
+#include "core/algorithms/softmax_regression.h"
 
 namespace halfspace {
 namespace {

@@ -10,11 +10,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "core/feature_space.h"
-#include "core/multiclass_classifier.h"
-#include "core/online_classifier.h"
-#include "core/passive_aggressive.h"
-#include "core/sgd_classifier.h"
+#include "core/features/feature_space.h"
+#include "core/algorithms/multiclass_classifier.h"
+#include "core/algorithms/online_classifier.h"
+#include "core/algorithms/passive_aggressive.h"
+#include "core/algorithms/sgd_classifier.h"
 
 namespace halfspace {
 

@@ -21,7 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/file_model_store.h"
+#include "core/storage/file_model_store.h"
 #include "core/model_registry.h"
 #include "grpcpp/server.h"
 #include "server/call_gate.h"

@@ -1,10 +1,10 @@
-#include "core/feature_space.h"
+#include "core/features/feature_space.h"
 
 #include <random>
 #include <vector>
 
 #include "core/model.h"
-#include "core/murmur_hash.h"
+#include "core/features/murmur_hash.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

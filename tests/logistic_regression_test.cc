@@ -1,4 +1,4 @@
-#include "core/logistic_regression.h"
+#include "core/algorithms/logistic_regression.h"
 
 #include <cmath>
 #include <vector>

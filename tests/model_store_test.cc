@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/file_model_store.h"
+#include "core/storage/file_model_store.h"
 #include "core/model_registry.h"
-#include "core/snapshot_codec.h"
+#include "core/storage/snapshot_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/temp_dir.h"

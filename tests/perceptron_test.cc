@@ -1,4 +1,4 @@
-#include "core/perceptron.h"
+#include "core/algorithms/perceptron.h"
 
 #include <cmath>
 #include <vector>

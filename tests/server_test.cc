@@ -2,7 +2,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/file_model_store.h"
+#include "core/storage/file_model_store.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"

@@ -1,0 +1,68 @@
+#include "core/algorithms/averaged_perceptron.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace halfspace {
+
+AveragedPerceptron::AveragedPerceptron(int64_t dimension, double learning_rate)
+    : learning_rate_(learning_rate),
+      w_(dimension),
+      u_(dimension),
+      average_(dimension) {}
+
+Update AveragedPerceptron::Learn(Features x, int y, double s) {
+  Update u = ScoreUpdate(w_, x, y);
+  u.loss = std::max(0.0, -u.margin);
+  if (u.margin <= 0.0 && s > 0.0) {
+    const double delta = learning_rate_ * s * y;
+    w_.AddScaled(delta, x);
+    u_.AddScaled(examples_ * delta, x);
+    u.updated = true;
+  }
+  examples_ += 1.0;
+  return u;
+}
+
+void AveragedPerceptron::EndBatch() {
+  if (examples_ == 0.0) {
+    average_ = w_;
+    return;
+  }
+  for (size_t j = 0; j < w_.w.size(); ++j) {
+    average_.w[j] = w_.w[j] - u_.w[j] / examples_;
+  }
+  average_.b = w_.b - u_.b / examples_;
+}
+
+void AveragedPerceptron::set_weights(LinearWeights weights) {
+  std::fill(u_.w.begin(), u_.w.end(), 0.0);
+  u_.b = 0.0;
+  average_ = weights;
+  w_ = std::move(weights);
+}
+
+std::vector<double> AveragedPerceptron::ExportState() const {
+  std::vector<double> state = {examples_};
+  AppendTo(w_, state);
+  AppendTo(u_, state);
+  return state;
+}
+
+absl::Status AveragedPerceptron::ImportState(absl::Span<const double> state) {
+  const size_t d = w_.w.size();
+  if (state.size() != 1 + 2 * (d + 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("averaged perceptron state has ", state.size(),
+                     " values; expected ", 1 + 2 * (d + 1)));
+  }
+  examples_ = state[0];
+  state.remove_prefix(1);
+  ReadFrom(state, w_);
+  ReadFrom(state, u_);
+  EndBatch();
+  return absl::OkStatus();
+}
+
+}  // namespace halfspace

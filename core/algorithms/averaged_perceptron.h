@@ -1,0 +1,52 @@
+// The averaged perceptron (Freund & Schapire, 1999): it learns exactly as the
+// perceptron does, and predicts with the average of the weight vectors it
+// held after each example,
+//
+//   w̄_n = (1/n) Σ_{k=1..n} w_k,   likewise b̄_n,
+//
+// which generalizes far better than the last w on data that is not
+// separable. This is scikit-learn's SGDClassifier(loss="perceptron",
+// learning_rate="constant", eta0=η, penalty=None, average=True).
+//
+// Cost: O(nonzeros of x) per update, by the accumulator trick (Daumé, 2006):
+// an update δ at example k adds δ to w and (k - 1)·δ to u, so that after n
+// examples w̄_n = w - u/n. EndBatch forms w̄ once per batch, in O(d).
+//
+// Not thread-safe; see OnlineClassifier.
+
+#ifndef HALFSPACE_CORE_ALGORITHMS_AVERAGED_PERCEPTRON_H_
+#define HALFSPACE_CORE_ALGORITHMS_AVERAGED_PERCEPTRON_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/algorithms/online_classifier.h"
+
+namespace halfspace {
+
+class AveragedPerceptron final : public OnlineClassifier {
+ public:
+  // REQUIRES: dimension >= 1, learning_rate > 0.
+  AveragedPerceptron(int64_t dimension, double learning_rate);
+
+  Update Learn(Features x, int y, double s) override;
+  void EndBatch() override;
+  std::optional<double> Probability(double) const override {
+    return std::nullopt;
+  }
+  const LinearWeights& weights() const override { return average_; }
+  void set_weights(LinearWeights weights) override;
+  std::vector<double> ExportState() const override;
+  absl::Status ImportState(absl::Span<const double> state) override;
+
+ private:
+  double learning_rate_;
+  LinearWeights w_;        // the weights that learn
+  LinearWeights u_;        // Σ (k - 1)·δ_k over updates
+  LinearWeights average_;  // w̄ as of the last EndBatch
+  double examples_ = 0.0;  // n
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_ALGORITHMS_AVERAGED_PERCEPTRON_H_

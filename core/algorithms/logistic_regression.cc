@@ -1,0 +1,36 @@
+#include "core/algorithms/logistic_regression.h"
+
+#include <cmath>
+
+namespace halfspace {
+
+double Sigmoid(double z) {
+  if (z >= 0.0) return 1.0 / (1.0 + std::exp(-z));
+  const double e = std::exp(z);
+  return e / (1.0 + e);
+}
+
+double LogLoss(double margin) {
+  if (margin > 0.0) return std::log1p(std::exp(-margin));
+  return -margin + std::log1p(std::exp(margin));
+}
+
+LogisticRegression::LogisticRegression(int64_t dimension, double learning_rate,
+                                       double l2)
+    : LinearClassifier(dimension), learning_rate_(learning_rate), l2_(l2) {}
+
+Update LogisticRegression::Learn(Features x, int y, double s) {
+  Update u = ScoreUpdate(weights_, x, y);
+  u.loss = LogLoss(u.margin);
+  const double p = Sigmoid(u.score);
+  u.probability = p;
+
+  const double t = (y + 1) / 2;
+  const double step = learning_rate_ * s * (t - p);
+  if (l2_ > 0.0) weights_.ScaleWeights(1.0 - learning_rate_ * l2_);
+  weights_.AddScaled(step, x);
+  u.updated = step != 0.0 || l2_ > 0.0;
+  return u;
+}
+
+}  // namespace halfspace

@@ -1,0 +1,89 @@
+#include "core/algorithms/margin_loss.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/algorithms/logistic_regression.h"
+
+namespace halfspace {
+namespace {
+
+class Hinge final : public MarginLoss {
+ public:
+  explicit Hinge(double threshold) : threshold_(threshold) {}
+  double Value(double z) const override {
+    return z <= threshold_ ? threshold_ - z : 0.0;
+  }
+  double Derivative(double z) const override {
+    return z <= threshold_ ? -1.0 : 0.0;
+  }
+
+ private:
+  const double threshold_;
+};
+
+class SquaredHinge final : public MarginLoss {
+ public:
+  double Value(double z) const override {
+    const double gap = 1.0 - z;
+    return gap > 0.0 ? gap * gap : 0.0;
+  }
+  double Derivative(double z) const override {
+    const double gap = 1.0 - z;
+    return gap > 0.0 ? -2.0 * gap : 0.0;
+  }
+};
+
+class ModifiedHuber final : public MarginLoss {
+ public:
+  double Value(double z) const override {
+    if (z >= 1.0) return 0.0;
+    if (z >= -1.0) return (1.0 - z) * (1.0 - z);
+    return -4.0 * z;
+  }
+  double Derivative(double z) const override {
+    if (z >= 1.0) return 0.0;
+    if (z >= -1.0) return -2.0 * (1.0 - z);
+    return -4.0;
+  }
+  std::optional<double> Probability(double score) const override {
+    return (std::clamp(score, -1.0, 1.0) + 1.0) / 2.0;
+  }
+};
+
+class Log final : public MarginLoss {
+ public:
+  double Value(double z) const override { return LogLoss(z); }
+  double Derivative(double z) const override { return -Sigmoid(-z); }
+  std::optional<double> Probability(double score) const override {
+    return Sigmoid(score);
+  }
+};
+
+class Exponential final : public MarginLoss {
+ public:
+  double Value(double z) const override { return std::exp(-z); }
+  double Derivative(double z) const override { return -std::exp(-z); }
+};
+
+}  // namespace
+
+std::unique_ptr<MarginLoss> MakeMarginLoss(LossKind kind) {
+  switch (kind) {
+    case LossKind::kHinge:
+      return std::make_unique<Hinge>(1.0);
+    case LossKind::kPerceptron:
+      return std::make_unique<Hinge>(0.0);
+    case LossKind::kSquaredHinge:
+      return std::make_unique<SquaredHinge>();
+    case LossKind::kModifiedHuber:
+      return std::make_unique<ModifiedHuber>();
+    case LossKind::kLog:
+      return std::make_unique<Log>();
+    case LossKind::kExponential:
+      return std::make_unique<Exponential>();
+  }
+  return nullptr;
+}
+
+}  // namespace halfspace

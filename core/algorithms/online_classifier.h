@@ -1,0 +1,101 @@
+// The interface every online binary classifier implements: learn from one
+// example and say what changed, give the weights it predicts with, and export
+// or import its whole state.
+//
+// Implementations are not thread-safe; Model serializes access. Inputs are
+// validated by the caller (Model): dimensions match and values are finite.
+
+#ifndef HALFSPACE_CORE_ALGORITHMS_ONLINE_CLASSIFIER_H_
+#define HALFSPACE_CORE_ALGORITHMS_ONLINE_CLASSIFIER_H_
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+
+#include "core/features/features.h"
+#include "core/linear_weights.h"
+
+namespace halfspace {
+
+// What one example did to a classifier. Every field but `updated` describes
+// the model *before* the update.
+struct Update {
+  double score = 0.0;          // f(x) = w·x + b
+  double margin = 0.0;         // y·f(x)
+  int predicted_label = 0;     // PredictedLabel(score)
+  bool updated = false;        // whether w or b changed
+  double loss = 0.0;           // the algorithm's loss on (x, y)
+  std::optional<double> probability;  // P(y = +1 | x), if probabilistic
+};
+
+// An Update with the score, margin and predicted label of (x, y) under
+// `weights` filled in; the rest is the algorithm's to fill.
+inline Update ScoreUpdate(const LinearWeights& weights, Features x, int y) {
+  Update u;
+  u.score = weights.Score(x);
+  u.margin = y * u.score;
+  u.predicted_label = PredictedLabel(u.score);
+  return u;
+}
+
+class OnlineClassifier {
+ public:
+  virtual ~OnlineClassifier() = default;
+
+  // Learns from (x, y) with importance weight s (an example with s = 2
+  // counts as two).  REQUIRES: x has the weights' dimension, finite values;
+  // y ∈ {-1, +1}; s finite and >= 0.
+  virtual Update Learn(Features x, int y, double s) = 0;
+
+  // Called after a batch of Learn calls and before the weights are read
+  // again: a classifier that keeps its prediction weights lazily brings them
+  // up to date here.
+  virtual void EndBatch() {}
+
+  // P(y = +1 | x) for a given score, or nullopt when the algorithm is not
+  // probabilistic.
+  virtual std::optional<double> Probability(double score) const = 0;
+
+  // The weights the classifier predicts with (for averaging algorithms, the
+  // average); valid until the next Learn, EndBatch or set_weights.
+  virtual const LinearWeights& weights() const = 0;
+
+  // Makes `weights` the weights it learns from and predicts with, keeping
+  // other state (step counts, accumulators).  REQUIRES: same dimension,
+  // finite values.
+  virtual void set_weights(LinearWeights weights) = 0;
+
+  // The state beyond weights(), as numbers, so that a classifier restored by
+  // set_weights(weights()) and ImportState(ExportState()) learns on exactly
+  // as the original would. Empty for classifiers whose state is weights().
+  virtual std::vector<double> ExportState() const { return {}; }
+
+  // Restores what ExportState returned; INVALID_ARGUMENT if it does not fit.
+  virtual absl::Status ImportState(absl::Span<const double> state) {
+    return state.empty() ? absl::OkStatus()
+                         : absl::InvalidArgumentError(
+                               "this algorithm keeps no state beyond weights");
+  }
+};
+
+// The base of classifiers whose whole state is one LinearWeights.
+class LinearClassifier : public OnlineClassifier {
+ public:
+  const LinearWeights& weights() const final { return weights_; }
+  void set_weights(LinearWeights weights) final {
+    weights_ = std::move(weights);
+  }
+
+ protected:
+  explicit LinearClassifier(int64_t dimension) : weights_(dimension) {}
+
+  LinearWeights weights_;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_ALGORITHMS_ONLINE_CLASSIFIER_H_

@@ -1,0 +1,23 @@
+#include "core/algorithms/perceptron.h"
+
+#include <algorithm>
+
+namespace halfspace {
+
+Perceptron::Perceptron(int64_t dimension, double learning_rate,
+                       double margin_threshold)
+    : LinearClassifier(dimension),
+      learning_rate_(learning_rate),
+      margin_threshold_(margin_threshold) {}
+
+Update Perceptron::Learn(Features x, int y, double s) {
+  Update u = ScoreUpdate(weights_, x, y);
+  u.loss = std::max(0.0, margin_threshold_ - u.margin);
+  if (u.margin <= margin_threshold_ && s > 0.0) {
+    weights_.AddScaled(learning_rate_ * s * y, x);
+    u.updated = true;
+  }
+  return u;
+}
+
+}  // namespace halfspace

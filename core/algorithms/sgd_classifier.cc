@@ -1,0 +1,234 @@
+#include "core/algorithms/sgd_classifier.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace halfspace {
+namespace {
+
+constexpr double kMaxLossDerivative = 1e12;
+constexpr double kAdaGradEpsilon = 1e-8;
+constexpr double kMinScale = 1e-9;  // below it, wscale is folded into v
+
+}  // namespace
+
+SgdClassifier::SgdClassifier(int64_t dimension, double learning_rate,
+                             const SgdOptions& options)
+    : eta0_(learning_rate),
+      options_(options),
+      loss_(MakeMarginLoss(options.loss)),
+      v_(dimension),
+      prediction_(dimension) {
+  if (options_.schedule == Schedule::kOptimal) {
+    // scikit-learn's heuristic, kept as written there (including the sign of
+    // the derivative, which makes the max() pick 1).
+    const double typical_w = std::sqrt(1.0 / std::sqrt(options_.alpha));
+    const double eta_1 =
+        typical_w / std::max(1.0, loss_->Derivative(-typical_w));
+    optimal_t0_ = 1.0 / (eta_1 * options_.alpha);
+  }
+  if (Averaging()) aw_.assign(dimension, 0.0);
+  if (L1Share() > 0.0) q_.assign(dimension, 0.0);
+  if (options_.schedule == Schedule::kAdaGrad) {
+    squared_gradients_.assign(dimension, 0.0);
+  }
+}
+
+double SgdClassifier::L1Share() const {
+  switch (options_.penalty) {
+    case Penalty::kNone:
+    case Penalty::kL2:
+      return 0.0;
+    case Penalty::kL1:
+      return 1.0;
+    case Penalty::kElasticNet:
+      return options_.l1_ratio;
+  }
+  return 0.0;
+}
+
+double SgdClassifier::LearningRate() const {
+  switch (options_.schedule) {
+    case Schedule::kOptimal:
+      return 1.0 / (options_.alpha * (optimal_t0_ + t_ - 1.0));
+    case Schedule::kInverseScaling:
+      return eta0_ / std::pow(t_, options_.power_t);
+    case Schedule::kConstant:
+    case Schedule::kAdaGrad:
+      return eta0_;
+  }
+  return eta0_;
+}
+
+Update SgdClassifier::Learn(Features x, int y, double s) {
+  Update u;
+  u.score = wscale_ * Dot(v_.w, x) + v_.b;
+  u.margin = y * u.score;
+  u.predicted_label = PredictedLabel(u.score);
+  u.loss = loss_->Value(u.margin);
+  u.probability = loss_->Probability(u.score);
+
+  const double eta = LearningRate();
+  const double derivative = std::clamp(y * loss_->Derivative(u.margin),
+                                       -kMaxLossDerivative, kMaxLossDerivative);
+  const bool has_penalty = options_.penalty != Penalty::kNone &&
+                           options_.alpha > 0.0;
+  double step = 0.0;
+  if (options_.schedule == Schedule::kAdaGrad) {
+    AdaGradStep(x, derivative * s);
+  } else {
+    step = -eta * derivative * s;
+    if (options_.penalty == Penalty::kL2 ||
+        options_.penalty == Penalty::kElasticNet) {
+      Scale(std::max(0.0, 1.0 - (1.0 - L1Share()) * eta * options_.alpha));
+    }
+    if (step != 0.0) {
+      AddScaled(step / wscale_, x, absl::MakeSpan(v_.w));
+      v_.b += step;
+    }
+  }
+  if (Averaging() && options_.average_from <= t_) {
+    AddToAverage(x, step, t_ - options_.average_from + 1.0);
+  }
+  if (L1Share() > 0.0) ApplyL1(x, eta);
+  u.updated = derivative != 0.0 || has_penalty;
+  t_ += 1.0;
+  return u;
+}
+
+void SgdClassifier::Scale(double c) {
+  wscale_ *= c;
+  if (wscale_ < kMinScale) ResetScale();
+}
+
+void SgdClassifier::ResetScale() {
+  if (Averaging()) {
+    for (size_t j = 0; j < aw_.size(); ++j) {
+      aw_[j] = (aw_[j] + average_a_ * v_.w[j]) / average_b_;
+    }
+    average_a_ = 0.0;
+    average_b_ = 1.0;
+  }
+  v_.ScaleWeights(wscale_);
+  wscale_ = 1.0;
+}
+
+void SgdClassifier::AddToAverage(const Features& x, double c, double k) {
+  // w̄_k = w̄_{k-1} + (w_k - w̄_{k-1})/k, kept as (aw + a·v)/b so that only
+  // x's coordinates move (Bottou, "Stochastic Gradient Descent Tricks").
+  const double mu = 1.0 / k;
+  const double scale = average_a_ * (-c / wscale_);
+  x.ForEach([&](size_t j, double xj) { aw_[j] += scale * xj; });
+  if (k > 1.0) average_b_ /= 1.0 - mu;
+  average_a_ += mu * average_b_ * wscale_;
+  average_bias_ += (v_.b - average_bias_) / k;
+}
+
+void SgdClassifier::AdaGradStep(const Features& x, double gradient) {
+  const double l2 = options_.penalty == Penalty::kL2 ? options_.alpha : 0.0;
+  auto step = [&](size_t j, double xj) {
+    const double g = gradient * xj + l2 * v_.w[j];
+    if (g == 0.0) return;
+    squared_gradients_[j] += g * g;
+    v_.w[j] -= eta0_ * g /
+               (std::sqrt(squared_gradients_[j]) + kAdaGradEpsilon);
+  };
+  // Without L2 only x's nonzeros have a gradient.
+  if (l2 > 0.0) {
+    x.ForEachCoordinate(v_.w.size(), step);
+  } else {
+    x.ForEach(step);
+  }
+  if (gradient != 0.0) {
+    squared_bias_gradients_ += gradient * gradient;
+    v_.b -= eta0_ * gradient /
+            (std::sqrt(squared_bias_gradients_) + kAdaGradEpsilon);
+  }
+}
+
+void SgdClassifier::ApplyL1(const Features& x, double eta) {
+  u_ += L1Share() * eta * options_.alpha;
+  x.ForEach([&](size_t j, double) {
+    const double before = v_.w[j];
+    if (wscale_ * before > 0.0) {
+      v_.w[j] = std::max(0.0, before - (u_ + q_[j]) / wscale_);
+    } else if (wscale_ * before < 0.0) {
+      v_.w[j] = std::min(0.0, before + (u_ - q_[j]) / wscale_);
+    }
+    q_[j] += wscale_ * (v_.w[j] - before);
+  });
+}
+
+void SgdClassifier::EndBatch() {
+  // Once averaging has begun, predictions use the average.
+  const bool averaged = Averaging() && t_ - 1.0 >= options_.average_from;
+  std::vector<double>& w = prediction_.w;
+  if (averaged) {
+    for (size_t j = 0; j < w.size(); ++j) {
+      w[j] = (aw_[j] + average_a_ * v_.w[j]) / average_b_;
+    }
+    prediction_.b = average_bias_;
+  } else {
+    for (size_t j = 0; j < w.size(); ++j) w[j] = wscale_ * v_.w[j];
+    prediction_.b = v_.b;
+  }
+}
+
+void SgdClassifier::set_weights(LinearWeights weights) {
+  wscale_ = 1.0;
+  if (Averaging()) {
+    aw_ = weights.w;
+    average_a_ = 0.0;
+    average_b_ = 1.0;
+    average_bias_ = weights.b;
+  }
+  prediction_ = weights;
+  v_ = std::move(weights);
+}
+
+std::vector<double> SgdClassifier::ExportState() const {
+  // The raw representation, so that a restored model rounds exactly as the
+  // original would.
+  std::vector<double> state = {t_, u_, squared_bias_gradients_, wscale_};
+  AppendTo(v_, state);
+  if (Averaging()) {
+    state.insert(state.end(), aw_.begin(), aw_.end());
+    state.insert(state.end(), {average_a_, average_b_, average_bias_});
+  }
+  state.insert(state.end(), q_.begin(), q_.end());
+  state.insert(state.end(), squared_gradients_.begin(),
+               squared_gradients_.end());
+  return state;
+}
+
+absl::Status SgdClassifier::ImportState(absl::Span<const double> state) {
+  const size_t d = v_.w.size();
+  const size_t expected = 4 + (d + 1) + (Averaging() ? d + 3 : 0) +
+                          q_.size() + squared_gradients_.size();
+  if (state.size() != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SGD state has ", state.size(), " values; expected ", expected));
+  }
+  t_ = state[0];
+  u_ = state[1];
+  squared_bias_gradients_ = state[2];
+  wscale_ = state[3];
+  state.remove_prefix(4);
+  ReadFrom(state, v_);
+  if (Averaging()) {
+    std::copy(state.begin(), state.begin() + d, aw_.begin());
+    average_a_ = state[d];
+    average_b_ = state[d + 1];
+    average_bias_ = state[d + 2];
+    state.remove_prefix(d + 3);
+  }
+  std::copy(state.begin(), state.begin() + q_.size(), q_.begin());
+  state.remove_prefix(q_.size());
+  std::copy(state.begin(), state.end(), squared_gradients_.begin());
+  EndBatch();
+  return absl::OkStatus();
+}
+
+}  // namespace halfspace

@@ -1,0 +1,44 @@
+// Softmax (multinomial logistic) regression trained by SGD on the log loss.
+//
+//   scores:         s_k = w_k·x + b_k
+//   probabilities:  p_k = e^(s_k) / Σ_j e^(s_j)
+//   loss:           -log p_y
+//   update, every class k, t_k = 1 if k = y else 0:
+//                   w_k ← (1 - η·λ)·w_k + η·s·(t_k - p_k)·x
+//                   b_k ← b_k + η·s·(t_k - p_k)      (the bias is not
+//                                                      regularized)
+//
+// Probabilities and the loss are computed with the largest score subtracted,
+// so they neither overflow nor underflow. Predicts the most probable class,
+// the first among ties. Not thread-safe.
+
+#ifndef HALFSPACE_CORE_ALGORITHMS_SOFTMAX_REGRESSION_H_
+#define HALFSPACE_CORE_ALGORITHMS_SOFTMAX_REGRESSION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/algorithms/multiclass_classifier.h"
+
+namespace halfspace {
+
+class SoftmaxRegression final : public MulticlassLinearClassifier {
+ public:
+  // REQUIRES: dimension >= 1, learning_rate > 0, l2 >= 0,
+  // learning_rate * l2 < 1.
+  SoftmaxRegression(int64_t dimension, double learning_rate, double l2);
+
+  MulticlassUpdate Learn(Features x, int y, double s,
+                         std::vector<double>& scores,
+                         std::vector<double>& probabilities) override;
+  void Predict(Features x, std::vector<double>& scores,
+               std::vector<double>& probabilities) const override;
+
+ private:
+  const double learning_rate_;
+  const double l2_;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_ALGORITHMS_SOFTMAX_REGRESSION_H_

@@ -1,0 +1,88 @@
+#include "core/features/feature_space.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/features/murmur_hash.h"
+
+namespace halfspace {
+namespace {
+
+constexpr uint32_t kInteractionPrime = 16777619u;
+
+}  // namespace
+
+FeatureSpace::FeatureSpace(int64_t dimension, int hash_bits,
+                           std::vector<Interaction> interactions)
+    : dimension_(dimension),
+      bucket_mask_(hash_bits > 0 ? (uint32_t{1} << hash_bits) - 1 : 0),
+      width_(dimension + (hash_bits > 0 ? int64_t{1} << hash_bits : 0)),
+      interactions_(std::move(interactions)) {}
+
+absl::Status FeatureSpace::Prepare(const FeatureInput& input,
+                                   Scratch& scratch, Features& x) const {
+  const bool has_dense = !input.dense.empty();
+  if ((has_dense || input.only_dense()) &&
+      static_cast<int64_t>(input.dense.size()) != dimension_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("features has ", input.dense.size(),
+                     " values but the model's dimension is ", dimension_));
+  }
+  x = Features(input.dense);
+  if (input.only_dense()) return absl::OkStatus();
+  if (input.sparse_indices.size() != input.sparse_values.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sparse features have ", input.sparse_indices.size(), " indices but ",
+        input.sparse_values.size(), " values"));
+  }
+  if (!input.named.empty() && bucket_mask_ == 0) {
+    return absl::InvalidArgumentError(
+        "named features need hash buckets: create the model with hash_bits");
+  }
+  std::vector<std::pair<uint32_t, double>>& entries = scratch.entries;
+  entries.clear();
+  for (size_t k = 0; k < input.sparse_indices.size(); ++k) {
+    const uint32_t index = input.sparse_indices[k];
+    if (index >= width_ || (has_dense && index < dimension_)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sparse index ", index, " is out of range: indices run from ",
+          has_dense ? dimension_ : 0, " (past the dense features) to ",
+          width_ - 1));
+    }
+    entries.emplace_back(index, input.sparse_values[k]);
+  }
+  std::vector<uint32_t>& hashes = scratch.hashes;
+  hashes.clear();
+  for (const NamedFeature& f : input.named) {
+    hashes.push_back(MurmurHash3(f.name, MurmurHash3(f.group, 0)));
+    entries.emplace_back(dimension_ + (hashes.back() & bucket_mask_), f.value);
+  }
+  for (const Interaction& pair : interactions_) {
+    for (size_t i = 0; i < input.named.size(); ++i) {
+      if (input.named[i].group != pair.first) continue;
+      for (size_t j = 0; j < input.named.size(); ++j) {
+        if (input.named[j].group != pair.second) continue;
+        if (pair.first == pair.second && j <= i) continue;
+        const uint32_t h = (hashes[i] * kInteractionPrime) ^ hashes[j];
+        entries.emplace_back(dimension_ + (h & bucket_mask_),
+                             input.named[i].value * input.named[j].value);
+      }
+    }
+  }
+  std::sort(entries.begin(), entries.end());  // by index, then value
+  scratch.indices.clear();
+  scratch.values.clear();
+  for (const auto& [index, value] : entries) {
+    if (!scratch.indices.empty() && scratch.indices.back() == index) {
+      scratch.values.back() += value;
+    } else {
+      scratch.indices.push_back(index);
+      scratch.values.push_back(value);
+    }
+  }
+  x.indices = scratch.indices;
+  x.values = scratch.values;
+  return absl::OkStatus();
+}
+
+}  // namespace halfspace

@@ -1,0 +1,74 @@
+// The space a model's features live in, and the canonical form of one
+// example in it.
+//
+//   coordinates 0 … d-1             the dense features (d = dimension)
+//   coordinates d … d + 2^b - 1     hash buckets (b = hash_bits), for
+//                                   named features and their interactions
+//
+// A named feature (group g, name n, value v) adds v at bucket
+//   d + (MurmurHash3(n, seed = MurmurHash3(g, 0)) mod 2^b).
+// An interaction of groups (g1, g2), as Vowpal Wabbit's -q, adds for every
+// pair of named features f1 in g1 and f2 in g2 (each unordered pair once
+// when g1 = g2) the value v1·v2 at bucket
+//   d + ((h1 · 16777619) xor h2) mod 2^b,
+// h1 and h2 being the features' hashes. Sparse index:value pairs address any
+// coordinate directly. Values that land on one coordinate add up.
+//
+// Thread safety: const methods may run concurrently, each with its own
+// Scratch.
+
+#ifndef HALFSPACE_CORE_FEATURES_FEATURE_SPACE_H_
+#define HALFSPACE_CORE_FEATURES_FEATURE_SPACE_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/features/features.h"
+
+namespace halfspace {
+
+// A pair of named-feature groups whose products become features.
+struct Interaction {
+  std::string first;
+  std::string second;
+};
+
+class FeatureSpace {
+ public:
+  // Buffers one Prepare call fills; reused, they spare allocations.
+  struct Scratch {
+    std::vector<std::pair<uint32_t, double>> entries;
+    std::vector<uint32_t> hashes;
+    std::vector<uint32_t> indices;
+    std::vector<double> values;
+  };
+
+  // REQUIRES: valid values (see ValidateModelSpec).
+  FeatureSpace(int64_t dimension, int hash_bits,
+               std::vector<Interaction> interactions);
+
+  // The number of coordinates, dense and hashed: the length of w.
+  int64_t width() const { return width_; }
+
+  // Sets `x` to the canonical Features of `input`, viewing `input` and
+  // `scratch`.
+  // INVALID_ARGUMENT for a dense part of another size than the dimension, an
+  // example with no features, sparse indices out of range, overlapping the
+  // dense part or not matching the values in number, or named features in a
+  // space without buckets. Finiteness is the caller's to check.
+  absl::Status Prepare(const FeatureInput& input, Scratch& scratch,
+                       Features& x) const;
+
+ private:
+  const int64_t dimension_;
+  const uint32_t bucket_mask_;  // 2^b - 1; 0 without buckets
+  const int64_t width_;
+  const std::vector<Interaction> interactions_;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_FEATURES_FEATURE_SPACE_H_

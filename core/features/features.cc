@@ -1,0 +1,90 @@
+#include "core/features/features.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace halfspace {
+
+double SquaredNorm(const Features& x) {
+  double sum = 0.0;
+  for (double v : x.dense) sum += v * v;
+  for (double v : x.values) sum += v * v;
+  return sum;
+}
+
+double Dot(absl::Span<const double> w, const Features& x) {
+  double dot = 0.0;
+  for (size_t j = 0; j < x.dense.size(); ++j) dot += w[j] * x.dense[j];
+  for (size_t k = 0; k < x.indices.size(); ++k) {
+    dot += w[x.indices[k]] * x.values[k];
+  }
+  return dot;
+}
+
+void AddScaled(double c, const Features& x, absl::Span<double> w) {
+  for (size_t j = 0; j < x.dense.size(); ++j) w[j] += c * x.dense[j];
+  for (size_t k = 0; k < x.indices.size(); ++k) {
+    w[x.indices[k]] += c * x.values[k];
+  }
+}
+
+absl::Status ValidateFeatures(absl::Span<const double> x, int64_t dimension,
+                              const char* what) {
+  if (static_cast<int64_t>(x.size()) != dimension) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " has ", x.size(),
+                     " values but the model's dimension is ", dimension));
+  }
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, "[", i, "] is ", x[i], "; every value must be finite"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateFinite(const FeatureInput& input) {
+  for (size_t i = 0; i < input.dense.size(); ++i) {
+    if (!std::isfinite(input.dense[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "features[", i, "] is ", input.dense[i],
+          "; every value must be finite"));
+    }
+  }
+  for (size_t k = 0; k < input.sparse_values.size(); ++k) {
+    if (!std::isfinite(input.sparse_values[k])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the sparse value at index ", input.sparse_indices[k], " is ",
+          input.sparse_values[k], "; every value must be finite"));
+    }
+  }
+  for (const NamedFeature& f : input.named) {
+    if (!std::isfinite(f.value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("named feature '", f.group, ":", f.name, "' is ",
+                       f.value, "; every value must be finite"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateLabel(int label) {
+  if (label == 1 || label == -1) return absl::OkStatus();
+  if (label == 0) {
+    return absl::InvalidArgumentError(
+        "label is 0; binary labels are -1 and +1, not 0 and 1: send -1 for "
+        "the negative class");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("label is ", label, "; binary labels are -1 and +1"));
+}
+
+absl::Status ValidateImportanceWeight(double weight) {
+  if (std::isfinite(weight) && weight >= 0.0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "importance weight is ", weight, "; it must be finite and >= 0"));
+}
+
+}  // namespace halfspace

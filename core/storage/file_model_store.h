@@ -1,0 +1,41 @@
+// A ModelStore that keeps one snapshot file per model in a directory:
+// <dir>/<name>.model, in the format of snapshot_codec.h.
+//
+// Saves are atomic: write <dir>/.<name>.model.tmp, fsync it, rename it over
+// the old file, fsync the directory. A crash mid-save leaves the old file and
+// a stray temporary file, which Open removes.
+//
+// Not thread-safe (see ModelStore).
+
+#ifndef HALFSPACE_CORE_STORAGE_FILE_MODEL_STORE_H_
+#define HALFSPACE_CORE_STORAGE_FILE_MODEL_STORE_H_
+
+#include <memory>
+#include <string>
+
+#include "core/storage/model_store.h"
+
+namespace halfspace {
+
+class FileModelStore final : public ModelStore {
+ public:
+  // Creates `dir` if missing and removes temporary files left by a crash.
+  static absl::StatusOr<std::unique_ptr<FileModelStore>> Open(std::string dir);
+
+  absl::Status Save(const ModelSnapshot& snapshot) override;
+  absl::Status Remove(absl::string_view name) override;
+  absl::StatusOr<std::vector<ModelSnapshot>> LoadAll() override;
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  explicit FileModelStore(std::string dir) : dir_(std::move(dir)) {}
+
+  std::string PathFor(absl::string_view name) const;
+
+  const std::string dir_;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_STORAGE_FILE_MODEL_STORE_H_
