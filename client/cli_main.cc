@@ -2,11 +2,10 @@
 //
 //   halfspace [--server=HOST:PORT] COMMAND [ARGS]
 //
-//   create NAME --dimension=D [--algorithm=perceptron|logistic_regression|
-//               averaged_perceptron|passive_aggressive|sgd|pocket_perceptron|
-//               multiclass_perceptron|softmax_regression] [--one_vs_rest]
-//               [--classes=a,b,c] [--standardize]
-//               [--hyperparameters='TEXT PROTO', e.g. 'learning_rate: 0.1']
+//   create NAME --dimension=D [--algorithm=NAME or 'NAME { PARAMETERS }',
+//               e.g. perceptron or 'sgd { loss: LOSS_LOG alpha: 0.001 }']
+//               [--one_vs_rest] [--classes=a,b,c] [--standardize]
+//               [--hash_bits=B]
 //   get NAME | list | delete NAME | weights NAME
 //   predict NAME X1,X2,...  [more vectors]
 //   train NAME FILE         one pass over FILE (CSV: label,x1,...,xd; "-" is
@@ -36,9 +35,11 @@
 
 ABSL_FLAG(std::string, server, "localhost:50051", "the server's host:port");
 ABSL_FLAG(std::string, algorithm, "perceptron",
-          "create: perceptron, logistic_regression, averaged_perceptron, "
-          "passive_aggressive, sgd, pocket_perceptron, multiclass_perceptron "
-          "or softmax_regression");
+          "create: perceptron, averaged_perceptron, pocket_perceptron, "
+          "passive_aggressive, logistic_regression, sgd, "
+          "multiclass_perceptron or softmax_regression; with parameters, the "
+          "halfspace.v1.Algorithm in protobuf text format, e.g. "
+          "'logistic_regression { learning_rate: 0.1 l2: 0.01 }'");
 ABSL_FLAG(int64_t, dimension, 0, "create: the feature dimension");
 ABSL_FLAG(bool, one_vs_rest, false,
           "create: one binary model per class (a multiclass model)");
@@ -46,9 +47,8 @@ ABSL_FLAG(std::vector<std::string>, classes, {},
           "create: a multiclass model's first classes, e.g. cat,dog");
 ABSL_FLAG(bool, standardize, false,
           "create: learn on online-standardized features");
-ABSL_FLAG(std::string, hyperparameters, "",
-          "create: halfspace.v1.Hyperparameters in protobuf text format, e.g. "
-          "'loss: LOSS_LOG penalty: PENALTY_L1 alpha: 0.001'");
+ABSL_FLAG(uint32_t, hash_bits, 0,
+          "create: 2^hash_bits buckets for named features (0 to 24)");
 ABSL_FLAG(int, max_passes, 100, "fit: the most passes over the data");
 ABSL_FLAG(int, batch_size, 256, "train, fit: examples per request");
 
@@ -118,10 +118,9 @@ absl::StatusOr<std::vector<LabeledExample>> ReadExamplesFor(
     Client& client, const std::string& name, const std::string& path) {
   absl::StatusOr<v1::Model> model = client.GetModel(name);
   if (!model.ok()) return model.status();
-  const bool multiclass =
-      model->one_vs_rest() ||
-      model->algorithm() == v1::ALGORITHM_MULTICLASS_PERCEPTRON ||
-      model->algorithm() == v1::ALGORITHM_SOFTMAX_REGRESSION;
+  const bool multiclass = model->one_vs_rest() ||
+                          model->algorithm().has_multiclass_perceptron() ||
+                          model->algorithm().has_softmax_regression();
   return ReadExamples(path, multiclass);
 }
 
@@ -129,13 +128,12 @@ void PrintModel(const v1::Model& m) {
   const v1::ModelStats& s = m.stats();
   const std::string kind =
       m.one_vs_rest() ? "  one-vs-rest" : "";
-  std::string hyperparameters;
+  std::string algorithm;
   google::protobuf::TextFormat::Printer printer;
   printer.SetSingleLineMode(true);
-  printer.PrintToString(m.hyperparameters(), &hyperparameters);
-  std::cout << m.name() << "  " << v1::Algorithm_Name(m.algorithm())
-            << "  dimension=" << m.dimension() << "  { "
-            << hyperparameters << "}\n  examples_seen="
+  printer.PrintToString(m.algorithm(), &algorithm);
+  std::cout << m.name() << "  " << algorithm << " dimension=" << m.dimension()
+            << "\n  examples_seen="
             << s.examples_seen() << "  updates=" << s.updates()
             << "  mistakes=" << s.mistakes()
             << "  average_loss=" << s.average_loss()
@@ -148,30 +146,18 @@ void PrintModel(const v1::Model& m) {
 }
 
 absl::Status Create(Client& client, const std::string& name) {
+  absl::StatusOr<v1::Algorithm> algorithm =
+      ParseAlgorithm(absl::GetFlag(FLAGS_algorithm));
+  if (!algorithm.ok()) return algorithm.status();
   v1::CreateModelRequest request;
-  request.set_name(name);
+  request.set_model(name);
   request.set_dimension(absl::GetFlag(FLAGS_dimension));
-  v1::Algorithm algorithm = v1::ALGORITHM_UNSPECIFIED;
-  if (!v1::Algorithm_Parse(
-          "ALGORITHM_" + absl::AsciiStrToUpper(absl::GetFlag(FLAGS_algorithm)),
-          &algorithm)) {
-    return absl::InvalidArgumentError(
-        "--algorithm must be perceptron, logistic_regression, "
-        "averaged_perceptron, passive_aggressive, sgd, pocket_perceptron, "
-        "multiclass_perceptron or softmax_regression");
-  }
-  request.set_algorithm(algorithm);
+  *request.mutable_algorithm() = *std::move(algorithm);
+  request.set_hash_bits(absl::GetFlag(FLAGS_hash_bits));
   request.set_one_vs_rest(absl::GetFlag(FLAGS_one_vs_rest));
   request.set_standardize(absl::GetFlag(FLAGS_standardize));
   for (const std::string& label : absl::GetFlag(FLAGS_classes)) {
     request.add_classes(label);
-  }
-  if (!google::protobuf::TextFormat::ParseFromString(
-          absl::GetFlag(FLAGS_hyperparameters),
-          request.mutable_hyperparameters())) {
-    return absl::InvalidArgumentError(
-        "--hyperparameters is not a halfspace.v1.Hyperparameters in text "
-        "format; see proto/halfspace/v1/halfspace.proto");
   }
   absl::StatusOr<v1::Model> model = client.CreateModel(request);
   if (!model.ok()) return model.status();
@@ -330,8 +316,8 @@ absl::Status Run(const std::vector<char*>& args) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "halfspace [--server=HOST:PORT] COMMAND [ARGS]\n"
-      "  create NAME --dimension=D [--algorithm=perceptron|...|softmax_regression]\n"
-      "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hyperparameters=TEXT]\n"
+      "  create NAME --dimension=D [--algorithm=NAME|'NAME { PARAMETERS }']\n"
+      "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hash_bits=B]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  predict NAME [--] X1,X2,... [X1,X2,... ...]   (-- before a negative X1)\n"
       "  train NAME FILE   (CSV lines label,x1,...,xd; - for stdin; a multiclass\n"

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/create_channel.h"
+#include "google/protobuf/text_format.h"
 #include "grpcpp/security/credentials.h"
 
 namespace halfspace {
@@ -15,25 +16,42 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
                       status.error_message());
 }
 
+absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text) {
+  const bool bare_name = text.find_first_of("{:") == std::string::npos;
+  const std::string proto = bare_name ? absl::StrCat(text, " {}") : text;
+  v1::Algorithm algorithm;
+  google::protobuf::TextFormat::Parser parser;
+  if (!parser.ParseFromString(proto, &algorithm) ||
+      algorithm.algorithm_case() == v1::Algorithm::ALGORITHM_NOT_SET) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "' is not an algorithm: give a name (perceptron, "
+        "averaged_perceptron, pocket_perceptron, passive_aggressive, "
+        "logistic_regression, sgd, multiclass_perceptron, softmax_regression) "
+        "or one in protobuf text format, e.g. 'sgd { loss: LOSS_LOG }'"));
+  }
+  return algorithm;
+}
+
 namespace {
 
 void AddExamples(absl::Span<const LabeledExample> examples,
                  google::protobuf::RepeatedPtrField<v1::Example>* out) {
   for (const LabeledExample& e : examples) {
     v1::Example* example = out->Add();
-    example->mutable_features()->Add(e.features.begin(), e.features.end());
+    v1::FeatureVector* x = example->mutable_features();
+    x->mutable_dense()->Add(e.features.begin(), e.features.end());
     example->set_label(e.label);
     if (e.weight != 1.0) example->set_weight(e.weight);
     if (!e.class_label.empty()) example->set_class_label(e.class_label);
     if (!e.sparse_indices.empty() || !e.sparse_values.empty()) {
-      v1::SparseVector* sparse = example->mutable_sparse();
+      v1::SparseVector* sparse = x->mutable_sparse();
       sparse->mutable_indices()->Add(e.sparse_indices.begin(),
                                      e.sparse_indices.end());
       sparse->mutable_values()->Add(e.sparse_values.begin(),
                                     e.sparse_values.end());
     }
     for (const NamedValue& f : e.named) {
-      v1::NamedFeature* named = example->add_named();
+      v1::NamedFeature* named = x->add_named();
       named->set_group(f.group);
       named->set_name(f.name);
       if (f.value != 1.0) named->set_value(f.value);
@@ -84,68 +102,67 @@ void TrainingStream::Cancel() { context_.TryCancel(); }
 // --- Client -------------------------------------------------------------------
 
 Client::Client(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout)
-    : stub_(v1::Halfspace::NewStub(std::move(channel))), timeout_(timeout) {}
+    : stub_(v1::HalfspaceService::NewStub(std::move(channel))), timeout_(timeout) {}
 
 Client Client::Connect(const std::string& target) {
   return Client(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
 }
 
-void Client::SetDeadline(grpc::ClientContext& context) const {
+template <typename Request, typename Response>
+absl::StatusOr<Response> Client::Call(UnaryMethod<Request, Response> method,
+                                      const Request& request) {
+  grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  Response response;
+  grpc::Status status = (stub_.get()->*method)(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
 }
 
 absl::StatusOr<v1::Model> Client::CreateModel(
     const v1::CreateModelRequest& request) {
-  grpc::ClientContext context;
-  SetDeadline(context);
-  v1::CreateModelResponse response;
-  grpc::Status status = stub_->CreateModel(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response.model();
+  absl::StatusOr<v1::CreateModelResponse> response =
+      Call(&Stub::CreateModel, request);
+  if (!response.ok()) return response.status();
+  return response->model();
 }
 
 absl::StatusOr<v1::Model> Client::CreateModel(const std::string& name,
-                                              v1::Algorithm algorithm,
-                                              int64_t dimension,
-                                              double learning_rate, double l2) {
+                                              const v1::Algorithm& algorithm,
+                                              int64_t dimension) {
   v1::CreateModelRequest request;
-  request.set_name(name);
-  request.set_algorithm(algorithm);
+  request.set_model(name);
+  *request.mutable_algorithm() = algorithm;
   request.set_dimension(dimension);
-  request.mutable_hyperparameters()->set_learning_rate(learning_rate);
-  request.mutable_hyperparameters()->set_l2(l2);
   return CreateModel(request);
 }
 
 absl::StatusOr<v1::Model> Client::GetModel(const std::string& name) {
-  grpc::ClientContext context;
-  SetDeadline(context);
   v1::GetModelRequest request;
-  request.set_name(name);
-  v1::GetModelResponse response;
-  grpc::Status status = stub_->GetModel(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response.model();
+  request.set_model(name);
+  absl::StatusOr<v1::GetModelResponse> response = Call(&Stub::GetModel, request);
+  if (!response.ok()) return response.status();
+  return response->model();
 }
 
-absl::StatusOr<std::vector<v1::Model>> Client::ListModels() {
-  grpc::ClientContext context;
-  SetDeadline(context);
-  v1::ListModelsResponse response;
-  grpc::Status status =
-      stub_->ListModels(&context, v1::ListModelsRequest(), &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return std::vector<v1::Model>(response.models().begin(),
-                                response.models().end());
+absl::StatusOr<std::vector<v1::Model>> Client::ListModels(v1::ModelView view) {
+  std::vector<v1::Model> models;
+  v1::ListModelsRequest request;
+  request.set_view(view);
+  do {
+    absl::StatusOr<v1::ListModelsResponse> page =
+        Call(&Stub::ListModels, request);
+    if (!page.ok()) return page.status();
+    models.insert(models.end(), page->models().begin(), page->models().end());
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  return models;
 }
 
 absl::Status Client::DeleteModel(const std::string& name) {
-  grpc::ClientContext context;
-  SetDeadline(context);
   v1::DeleteModelRequest request;
-  request.set_name(name);
-  v1::DeleteModelResponse response;
-  return FromGrpcStatus(stub_->DeleteModel(&context, request, &response));
+  request.set_model(name);
+  return Call(&Stub::DeleteModel, request).status();
 }
 
 absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
@@ -154,47 +171,37 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
   v1::PredictRequest request;
   request.set_model(model);
   for (const std::vector<double>& x : instances) {
-    request.add_instances()->mutable_values()->Add(x.begin(), x.end());
+    request.add_instances()->mutable_dense()->Add(x.begin(), x.end());
   }
   return Predict(request);
 }
 
 absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
     const v1::PredictRequest& request) {
-  grpc::ClientContext context;
-  SetDeadline(context);
-  v1::PredictResponse response;
-  grpc::Status status = stub_->Predict(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return std::vector<v1::Prediction>(response.predictions().begin(),
-                                     response.predictions().end());
+  absl::StatusOr<v1::PredictResponse> response = Call(&Stub::Predict, request);
+  if (!response.ok()) return response.status();
+  return std::vector<v1::Prediction>(response->predictions().begin(),
+                                     response->predictions().end());
 }
 
 absl::StatusOr<v1::GetWeightsResponse> Client::GetWeights(
     const std::string& name) {
-  grpc::ClientContext context;
-  SetDeadline(context);
   v1::GetWeightsRequest request;
-  request.set_name(name);
-  v1::GetWeightsResponse response;
-  grpc::Status status = stub_->GetWeights(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response;
+  request.set_model(name);
+  return Call(&Stub::GetWeights, request);
 }
 
 absl::StatusOr<v1::Model> Client::SetWeights(const std::string& name,
                                              const std::vector<double>& weights,
                                              double bias) {
-  grpc::ClientContext context;
-  SetDeadline(context);
   v1::SetWeightsRequest request;
-  request.set_name(name);
+  request.set_model(name);
   request.mutable_weights()->Add(weights.begin(), weights.end());
   request.set_bias(bias);
-  v1::SetWeightsResponse response;
-  grpc::Status status = stub_->SetWeights(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response.model();
+  absl::StatusOr<v1::SetWeightsResponse> response =
+      Call(&Stub::SetWeights, request);
+  if (!response.ok()) return response.status();
+  return response->model();
 }
 
 absl::StatusOr<v1::EvaluateResponse> Client::Evaluate(

@@ -29,6 +29,11 @@ namespace halfspace {
 // The client side of the one gRPC → absl status conversion.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
+// An algorithm from text: its name ("perceptron", "softmax_regression", …),
+// or its parameters in protobuf text format, e.g.
+// "sgd { loss: LOSS_LOG alpha: 0.001 }". INVALID_ARGUMENT otherwise.
+absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text);
+
 // A named feature (see v1::NamedFeature).
 struct NamedValue {
   std::string group;
@@ -107,13 +112,14 @@ class Client {
   static Client Connect(const std::string& target);
 
   absl::StatusOr<v1::Model> CreateModel(const v1::CreateModelRequest& request);
+  // A dense model of `dimension` features.
   absl::StatusOr<v1::Model> CreateModel(const std::string& name,
-                                        v1::Algorithm algorithm,
-                                        int64_t dimension,
-                                        double learning_rate = 0.0,
-                                        double l2 = 0.0);
+                                        const v1::Algorithm& algorithm,
+                                        int64_t dimension);
   absl::StatusOr<v1::Model> GetModel(const std::string& name);
-  absl::StatusOr<std::vector<v1::Model>> ListModels();
+  // Every model, in name order, however many pages the server sends.
+  absl::StatusOr<std::vector<v1::Model>> ListModels(
+      v1::ModelView view = v1::MODEL_VIEW_FULL);
   absl::Status DeleteModel(const std::string& name);
 
   absl::StatusOr<std::vector<v1::Prediction>> Predict(
@@ -144,9 +150,17 @@ class Client {
                                 const FitOptions& options = {});
 
  private:
-  void SetDeadline(grpc::ClientContext& context) const;
+  using Stub = v1::HalfspaceService::Stub;
+  template <typename Request, typename Response>
+  using UnaryMethod = grpc::Status (Stub::*)(grpc::ClientContext*,
+                                             const Request&, Response*);
 
-  std::unique_ptr<v1::Halfspace::Stub> stub_;
+  // One unary call with the client's deadline.
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(UnaryMethod<Request, Response> method,
+                                const Request& request);
+
+  std::unique_ptr<Stub> stub_;
   absl::Duration timeout_;
 };
 

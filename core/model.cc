@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/quoted.h"
 
 namespace halfspace {
 namespace {
@@ -60,7 +61,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(
   for (const std::string& label : classes) {
     if (model->class_index_.contains(label)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("class '", label, "' is listed twice"));
+          absl::StrCat("class ", Quoted(label), " is listed twice"));
     }
     if (absl::Status s = model->ClassIndex(label).status(); !s.ok()) return s;
   }

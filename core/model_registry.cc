@@ -4,12 +4,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/quoted.h"
 
 namespace halfspace {
 namespace {
 
 absl::Status NotFound(absl::string_view name) {
-  return absl::NotFoundError(absl::StrCat("model '", name, "' does not exist"));
+  return absl::NotFoundError(absl::StrCat("model ", Quoted(name), " does not exist"));
 }
 
 }  // namespace
@@ -45,7 +46,7 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
   std::lock_guard io_lock(io_mu_);
   if (Find(name) != nullptr) {
     return absl::AlreadyExistsError(
-        absl::StrCat("model '", name, "' already exists"));
+        absl::StrCat("model ", Quoted(name), " already exists"));
   }
   auto entry = std::make_shared<Entry>();
   entry->model = std::move(*model);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/quoted.h"
 #include "core/algorithms/averaged_perceptron.h"
 #include "core/algorithms/logistic_regression.h"
 #include "core/algorithms/multiclass_perceptron.h"
@@ -20,62 +21,30 @@ bool IsNameChar(char c) {
   return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-';
 }
 
-// OK when `ok`; otherwise "<field> is <value>; it must be <rule>".
-absl::Status Require(bool ok, absl::string_view field, double value,
-                     absl::string_view rule) {
-  if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, " is ", value, "; it must be ", rule));
+// OK when `value` lies in [min, kMaxParameter] (in (min, kMaxParameter]
+// when `min_open`), which also rules out NaN and the infinities.
+absl::Status CheckRange(absl::string_view field, double value, double min,
+                        bool min_open, double max = kMaxParameter) {
+  const bool above_min = min_open ? value > min : value >= min;
+  if (above_min && value <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, " is ", value, "; it must be in ", min_open ? "(" : "[", min,
+      ", ", max, "]"));
 }
 
-// Hyperparameters of other algorithms must keep their defaults, so that a
-// typo'd request fails instead of silently training something else.
-absl::Status ValidateApplicability(const ModelSpec& spec) {
-  const ModelSpec defaults;
-  const Algorithm a = spec.algorithm;
-  struct Field {
-    const char* names;
-    bool set;
-    bool applies;
-    const char* owners;
-  };
-  const SgdOptions& sgd = spec.sgd;
-  const SgdOptions& d = defaults.sgd;
-  const bool sgd_set = sgd.loss != d.loss || sgd.penalty != d.penalty ||
-                       sgd.alpha != d.alpha || sgd.l1_ratio != d.l1_ratio ||
-                       sgd.schedule != d.schedule ||
-                       sgd.power_t != d.power_t ||
-                       sgd.average_from != d.average_from;
-  const bool pa_set = spec.pa_variant != defaults.pa_variant ||
-                      spec.aggressiveness != defaults.aggressiveness;
-  const bool pocket_set = spec.ratchet != defaults.ratchet ||
-                          spec.predict_with_pocket !=
-                              defaults.predict_with_pocket;
-  const Field fields[] = {
-      {"l2", spec.l2 != defaults.l2,
-       a == Algorithm::kLogisticRegression || a == Algorithm::kSoftmaxRegression,
-       "logistic and softmax regression"},
-      {"margin_threshold", spec.margin_threshold != defaults.margin_threshold,
-       a == Algorithm::kPerceptron, "the perceptron"},
-      {"loss, penalty, alpha, l1_ratio, schedule, power_t and average_from",
-       sgd_set, a == Algorithm::kSgd, "SGD"},
-      {"pa_variant and aggressiveness", pa_set,
-       a == Algorithm::kPassiveAggressive, "passive-aggressive"},
-      {"ratchet and predict_with_pocket", pocket_set,
-       a == Algorithm::kPocketPerceptron, "the pocket perceptron"},
-      {"one_vs_rest", spec.one_vs_rest,
-       a != Algorithm::kMulticlassPerceptron &&
-           a != Algorithm::kSoftmaxRegression,
-       "binary algorithms (the others are multiclass already)"},
-  };
-  for (const Field& f : fields) {
-    if (f.set && !f.applies) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(f.names, ": for ", f.owners,
-                       " only; leave unset for this algorithm"));
-    }
-  }
-  return absl::OkStatus();
+absl::Status CheckLearningRate(absl::string_view algorithm, double eta) {
+  return CheckRange(absl::StrCat(algorithm, ".learning_rate"), eta, 0.0,
+                    /*min_open=*/true);
+}
+
+// λ >= 0 with η·λ < 1, or each step would flip or zero the weights.
+absl::Status CheckL2(absl::string_view algorithm, double eta, double l2) {
+  const std::string field = absl::StrCat(algorithm, ".l2");
+  if (absl::Status s = CheckRange(field, l2, 0.0, false); !s.ok()) return s;
+  if (eta * l2 < 1.0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      algorithm, ".learning_rate * ", field, " is ", eta * l2,
+      "; it must be below 1, or each step would flip or zero the weights"));
 }
 
 // The dense dimension, the hash buckets and the interactions.
@@ -115,46 +84,86 @@ absl::Status ValidateFeatureSpace(const ModelSpec& spec) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateSgdOptions(const SgdOptions& o) {
+absl::Status ValidateSgd(const SgdParams& params) {
+  const SgdOptions& o = params.options;
   if (o.loss < LossKind::kHinge || o.loss > LossKind::kPerceptron) {
-    return absl::InvalidArgumentError("loss is not one of halfspace's");
+    return absl::InvalidArgumentError("sgd.loss is not one of halfspace's");
   }
   if (o.penalty < Penalty::kNone || o.penalty > Penalty::kElasticNet) {
-    return absl::InvalidArgumentError("penalty is not one of halfspace's");
+    return absl::InvalidArgumentError("sgd.penalty is not one of halfspace's");
   }
   if (o.schedule < Schedule::kConstant || o.schedule > Schedule::kAdaGrad) {
-    return absl::InvalidArgumentError("schedule is not one of halfspace's");
+    return absl::InvalidArgumentError(
+        "sgd.schedule is not one of halfspace's");
   }
-  if (absl::Status s = Require(std::isfinite(o.alpha) && o.alpha >= 0.0,
-                               "alpha", o.alpha, ">= 0");
-      !s.ok()) {
-    return s;
+  if (o.schedule == Schedule::kOptimal && o.alpha == 0.0) {
+    return absl::InvalidArgumentError(
+        "sgd.alpha is 0; it must be above 0 with the OPTIMAL schedule, which "
+        "divides by it");
   }
-  if (o.schedule == Schedule::kOptimal && o.alpha <= 0.0) {
-    return Require(false, "alpha", o.alpha,
-                   "> 0 with the OPTIMAL schedule, which divides by it");
-  }
-  if (absl::Status s = Require(o.l1_ratio >= 0.0 && o.l1_ratio <= 1.0,
-                               "l1_ratio", o.l1_ratio, "in [0, 1]");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = Require(std::isfinite(o.power_t) && o.power_t >= 0.0,
-                               "power_t", o.power_t, ">= 0");
-      !s.ok()) {
-    return s;
+  for (absl::Status s :
+       {CheckLearningRate("sgd", params.learning_rate),
+        CheckRange("sgd.alpha", o.alpha, 0.0, false),
+        CheckRange("sgd.l1_ratio", o.l1_ratio, 0.0, false, 1.0),
+        CheckRange("sgd.power_t", o.power_t, 0.0, false)}) {
+    if (!s.ok()) return s;
   }
   if (o.schedule == Schedule::kAdaGrad &&
       (o.penalty == Penalty::kL1 || o.penalty == Penalty::kElasticNet)) {
     return absl::InvalidArgumentError(
-        "the ADAGRAD schedule takes penalty NONE or L2, not L1 or ELASTIC_NET");
+        "sgd.schedule ADAGRAD takes penalty NONE or L2, not L1 or "
+        "ELASTIC_NET");
   }
   if (o.schedule == Schedule::kAdaGrad && o.average_from > 0) {
     return absl::InvalidArgumentError(
-        "average_from takes the CONSTANT, OPTIMAL or INVERSE_SCALING "
+        "sgd.average_from takes the CONSTANT, OPTIMAL or INVERSE_SCALING "
         "schedule, not ADAGRAD");
   }
   return absl::OkStatus();
+}
+
+// The algorithm's parameters, each in its range.
+absl::Status ValidateAlgorithm(const AlgorithmParams& algorithm) {
+  return std::visit(
+      Overloaded{
+          [](const PerceptronParams& p) {
+            absl::Status s = CheckLearningRate("perceptron", p.learning_rate);
+            if (!s.ok()) return s;
+            return CheckRange("perceptron.margin_threshold",
+                              p.margin_threshold, 0.0, false);
+          },
+          [](const AveragedPerceptronParams& p) {
+            return CheckLearningRate("averaged_perceptron", p.learning_rate);
+          },
+          [](const PocketPerceptronParams& p) {
+            return CheckLearningRate("pocket_perceptron", p.learning_rate);
+          },
+          [](const PassiveAggressiveParams& p) {
+            if (p.variant < PaVariant::kPa || p.variant > PaVariant::kPaII) {
+              return absl::InvalidArgumentError(
+                  "passive_aggressive.variant is not one of halfspace's");
+            }
+            return CheckRange("passive_aggressive.aggressiveness",
+                              p.aggressiveness, 0.0, true);
+          },
+          [](const LogisticRegressionParams& p) {
+            absl::Status s =
+                CheckLearningRate("logistic_regression", p.learning_rate);
+            if (!s.ok()) return s;
+            return CheckL2("logistic_regression", p.learning_rate, p.l2);
+          },
+          [](const SgdParams& p) { return ValidateSgd(p); },
+          [](const MulticlassPerceptronParams& p) {
+            return CheckLearningRate("multiclass_perceptron", p.learning_rate);
+          },
+          [](const SoftmaxRegressionParams& p) {
+            absl::Status s =
+                CheckLearningRate("softmax_regression", p.learning_rate);
+            if (!s.ok()) return s;
+            return CheckL2("softmax_regression", p.learning_rate, p.l2);
+          },
+      },
+      algorithm);
 }
 
 }  // namespace
@@ -168,23 +177,44 @@ int64_t FeatureWidth(const ModelSpec& spec) {
          (spec.hash_bits > 0 ? int64_t{1} << spec.hash_bits : 0);
 }
 
+AlgorithmParams DefaultParams(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kPerceptron:
+      return PerceptronParams();
+    case Algorithm::kLogisticRegression:
+      return LogisticRegressionParams();
+    case Algorithm::kAveragedPerceptron:
+      return AveragedPerceptronParams();
+    case Algorithm::kPassiveAggressive:
+      return PassiveAggressiveParams();
+    case Algorithm::kSgd:
+      return SgdParams();
+    case Algorithm::kPocketPerceptron:
+      return PocketPerceptronParams();
+    case Algorithm::kMulticlassPerceptron:
+      return MulticlassPerceptronParams();
+    case Algorithm::kSoftmaxRegression:
+      return SoftmaxRegressionParams();
+  }
+  return PerceptronParams();
+}
+
+bool IsNativelyMulticlass(const AlgorithmParams& algorithm) {
+  return std::holds_alternative<MulticlassPerceptronParams>(algorithm) ||
+         std::holds_alternative<SoftmaxRegressionParams>(algorithm);
+}
+
 bool IsMulticlass(const ModelSpec& spec) {
-  return spec.one_vs_rest ||
-         spec.algorithm == Algorithm::kMulticlassPerceptron ||
-         spec.algorithm == Algorithm::kSoftmaxRegression;
+  return spec.one_vs_rest || IsNativelyMulticlass(spec.algorithm);
 }
 
 bool IsProbabilistic(const ModelSpec& spec) {
-  switch (spec.algorithm) {
-    case Algorithm::kLogisticRegression:
-    case Algorithm::kSoftmaxRegression:
-      return true;
-    case Algorithm::kSgd:
-      return spec.sgd.loss == LossKind::kLog ||
-             spec.sgd.loss == LossKind::kModifiedHuber;
-    default:
-      return false;
+  if (const auto* sgd = std::get_if<SgdParams>(&spec.algorithm)) {
+    return sgd->options.loss == LossKind::kLog ||
+           sgd->options.loss == LossKind::kModifiedHuber;
   }
+  return std::holds_alternative<LogisticRegressionParams>(spec.algorithm) ||
+         std::holds_alternative<SoftmaxRegressionParams>(spec.algorithm);
 }
 
 absl::Status ValidateClassLabel(absl::string_view label) {
@@ -208,77 +238,61 @@ absl::Status ValidateModelName(absl::string_view name) {
   if (!absl::ascii_isalnum(name[0]) ||
       !std::all_of(name.begin(), name.end(), IsNameChar)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "model name '", name,
-        "' is invalid: use letters, digits, '_', '.', '-', starting with a "
+        "model name ", Quoted(name),
+        " is invalid: use letters, digits, '_', '.', '-', starting with a "
         "letter or digit"));
   }
   return absl::OkStatus();
 }
 
 absl::Status ValidateModelSpec(const ModelSpec& spec) {
-  const Algorithm a = spec.algorithm;
-  if (a < Algorithm::kPerceptron || a > Algorithm::kSoftmaxRegression) {
-    return absl::InvalidArgumentError("algorithm is not one of halfspace's");
-  }
   if (absl::Status s = ValidateFeatureSpace(spec); !s.ok()) return s;
-  if (!(std::isfinite(spec.learning_rate) && spec.learning_rate > 0.0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "learning_rate is ", spec.learning_rate, "; it must be positive"));
-  }
-  if (absl::Status s = ValidateApplicability(spec); !s.ok()) return s;
-  switch (a) {
-    case Algorithm::kPerceptron:
-      return Require(std::isfinite(spec.margin_threshold) &&
-                         spec.margin_threshold >= 0.0,
-                     "margin_threshold", spec.margin_threshold, ">= 0");
-    case Algorithm::kLogisticRegression:
-    case Algorithm::kSoftmaxRegression:
-      if (!(std::isfinite(spec.l2) && spec.l2 >= 0.0)) {
-        return Require(false, "l2", spec.l2, ">= 0");
-      }
-      return Require(spec.learning_rate * spec.l2 < 1.0,
-                     "learning_rate * l2", spec.learning_rate * spec.l2,
-                     "below 1, or each step would flip or zero the weights");
-    case Algorithm::kPassiveAggressive:
-      return Require(std::isfinite(spec.aggressiveness) &&
-                         spec.aggressiveness > 0.0,
-                     "aggressiveness (C)", spec.aggressiveness, "> 0");
-    case Algorithm::kSgd:
-      return ValidateSgdOptions(spec.sgd);
-    case Algorithm::kAveragedPerceptron:
-    case Algorithm::kPocketPerceptron:
-    case Algorithm::kMulticlassPerceptron:
-      return absl::OkStatus();
+  if (absl::Status s = ValidateAlgorithm(spec.algorithm); !s.ok()) return s;
+  if (spec.one_vs_rest && IsNativelyMulticlass(spec.algorithm)) {
+    return absl::InvalidArgumentError(
+        "one_vs_rest is for binary algorithms; multiclass_perceptron and "
+        "softmax_regression are multiclass already");
   }
   return absl::OkStatus();
 }
 
 std::unique_ptr<OnlineClassifier> MakeBinaryClassifier(const ModelSpec& spec) {
-  switch (spec.algorithm) {
-    case Algorithm::kPerceptron:
-      return std::make_unique<Perceptron>(FeatureWidth(spec), spec.learning_rate,
-                                          spec.margin_threshold);
-    case Algorithm::kLogisticRegression:
-      return std::make_unique<LogisticRegression>(
-          FeatureWidth(spec), spec.learning_rate, spec.l2);
-    case Algorithm::kAveragedPerceptron:
-      return std::make_unique<AveragedPerceptron>(FeatureWidth(spec),
-                                                  spec.learning_rate);
-    case Algorithm::kPassiveAggressive:
-      return std::make_unique<PassiveAggressive>(
-          FeatureWidth(spec), spec.pa_variant, spec.aggressiveness);
-    case Algorithm::kSgd:
-      return std::make_unique<SgdClassifier>(FeatureWidth(spec),
-                                             spec.learning_rate, spec.sgd);
-    case Algorithm::kPocketPerceptron:
-      return std::make_unique<PocketPerceptron>(
-          FeatureWidth(spec), spec.learning_rate, spec.ratchet,
-          spec.predict_with_pocket);
-    case Algorithm::kMulticlassPerceptron:
-    case Algorithm::kSoftmaxRegression:
-      return nullptr;
-  }
-  return nullptr;
+  const int64_t width = FeatureWidth(spec);
+  return std::visit(
+      Overloaded{
+          [&](const PerceptronParams& p) -> std::unique_ptr<OnlineClassifier> {
+            return std::make_unique<Perceptron>(width, p.learning_rate,
+                                                p.margin_threshold);
+          },
+          [&](const LogisticRegressionParams& p)
+              -> std::unique_ptr<OnlineClassifier> {
+            return std::make_unique<LogisticRegression>(width, p.learning_rate,
+                                                        p.l2);
+          },
+          [&](const AveragedPerceptronParams& p)
+              -> std::unique_ptr<OnlineClassifier> {
+            return std::make_unique<AveragedPerceptron>(width, p.learning_rate);
+          },
+          [&](const PassiveAggressiveParams& p)
+              -> std::unique_ptr<OnlineClassifier> {
+            return std::make_unique<PassiveAggressive>(width, p.variant,
+                                                       p.aggressiveness);
+          },
+          [&](const SgdParams& p) -> std::unique_ptr<OnlineClassifier> {
+            return std::make_unique<SgdClassifier>(width, p.learning_rate,
+                                                   p.options);
+          },
+          [&](const PocketPerceptronParams& p)
+              -> std::unique_ptr<OnlineClassifier> {
+            return std::make_unique<PocketPerceptron>(
+                width, p.learning_rate, p.ratchet, p.predict_with_pocket);
+          },
+          [](const MulticlassPerceptronParams&)
+              -> std::unique_ptr<OnlineClassifier> { return nullptr; },
+          [](const SoftmaxRegressionParams&)
+              -> std::unique_ptr<OnlineClassifier> { return nullptr; },
+      },
+      spec.algorithm);
 }
 
 std::unique_ptr<MulticlassClassifier> MakeMulticlassClassifier(
@@ -288,12 +302,13 @@ std::unique_ptr<MulticlassClassifier> MakeMulticlassClassifier(
       return MakeBinaryClassifier(spec);
     });
   }
-  if (spec.algorithm == Algorithm::kMulticlassPerceptron) {
+  if (const auto* p = std::get_if<MulticlassPerceptronParams>(&spec.algorithm)) {
     return std::make_unique<MulticlassPerceptron>(FeatureWidth(spec),
-                                                  spec.learning_rate);
+                                                  p->learning_rate);
   }
+  const auto& p = std::get<SoftmaxRegressionParams>(spec.algorithm);
   return std::make_unique<SoftmaxRegression>(FeatureWidth(spec),
-                                             spec.learning_rate, spec.l2);
+                                             p.learning_rate, p.l2);
 }
 
 }  // namespace halfspace

@@ -1,11 +1,13 @@
-// What a model is, fixed at creation: its algorithm, dimension and
-// hyperparameters; their validation; and the classifiers they describe.
+// What a model is, fixed at creation: its algorithm with that algorithm's
+// parameters, and its feature space; their validation; and the classifiers
+// they describe.
 
 #ifndef HALFSPACE_CORE_MODEL_SPEC_H_
 #define HALFSPACE_CORE_MODEL_SPEC_H_
 
 #include <cstdint>
 #include <memory>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,6 +20,8 @@
 
 namespace halfspace {
 
+// The algorithms, numbered as the alternatives of AlgorithmParams (from 1).
+// The numbers are stored in model files: never change one.
 enum class Algorithm {
   kPerceptron = 1,
   kLogisticRegression = 2,
@@ -29,6 +33,65 @@ enum class Algorithm {
   kSoftmaxRegression = 8,
 };
 
+// Each algorithm's parameters, with their defaults. The valid ranges are
+// ValidateModelSpec's (and the API's documentation).
+struct PerceptronParams {
+  double learning_rate = 1.0;     // η
+  double margin_threshold = 0.0;  // τ
+};
+struct AveragedPerceptronParams {
+  double learning_rate = 1.0;
+};
+struct PocketPerceptronParams {
+  double learning_rate = 1.0;
+  bool ratchet = true;
+  bool predict_with_pocket = true;
+};
+struct PassiveAggressiveParams {
+  PaVariant variant = PaVariant::kPaI;
+  double aggressiveness = 1.0;  // C
+};
+struct LogisticRegressionParams {
+  double learning_rate = 1.0;
+  double l2 = 0.0;  // λ
+};
+struct SgdParams {
+  double learning_rate = 1.0;  // η0
+  SgdOptions options;
+};
+struct MulticlassPerceptronParams {
+  double learning_rate = 1.0;
+};
+struct SoftmaxRegressionParams {
+  double learning_rate = 1.0;
+  double l2 = 0.0;
+};
+
+// One algorithm and its parameters: a parameter of another algorithm cannot
+// be given. The order matches Algorithm.
+using AlgorithmParams =
+    std::variant<PerceptronParams, LogisticRegressionParams,
+                 AveragedPerceptronParams, PassiveAggressiveParams, SgdParams,
+                 PocketPerceptronParams, MulticlassPerceptronParams,
+                 SoftmaxRegressionParams>;
+
+// A visitor from lambdas, one per alternative:
+// std::visit(Overloaded{[](const PerceptronParams& p) {...}, ...}, params).
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// The algorithm `params` holds.
+inline Algorithm AlgorithmOf(const AlgorithmParams& params) {
+  return static_cast<Algorithm>(params.index() + 1);
+}
+
+// The algorithm's parameters at their defaults.
+AlgorithmParams DefaultParams(Algorithm algorithm);
+
 // The largest feature dimension a model may have (128 MiB of weights).
 inline constexpr int64_t kMaxDimension = int64_t{1} << 24;
 
@@ -37,23 +100,18 @@ inline constexpr int64_t kMaxDimension = int64_t{1} << 24;
 inline constexpr int kMaxClasses = 4096;
 inline constexpr int64_t kMaxMulticlassWeights = int64_t{1} << 25;
 
-// What a model is: fixed at creation. Each hyperparameter applies to the
-// algorithms named beside it and must keep its default for the others.
+// The largest value any real-valued parameter may take: beyond it, steps
+// and penalties overflow long before they mean anything.
+inline constexpr double kMaxParameter = 1e6;
+
+// What a model is: fixed at creation.
 struct ModelSpec {
-  Algorithm algorithm = Algorithm::kPerceptron;
+  AlgorithmParams algorithm;
   int64_t dimension = 0;
-  double learning_rate = 1.0;     // η: all but passive-aggressive
-  double l2 = 0.0;                // λ: logistic and softmax regression
-  double margin_threshold = 0.0;  // τ: perceptron
-  SgdOptions sgd;                 // SGD
-  PaVariant pa_variant = PaVariant::kPaI;  // passive-aggressive
-  double aggressiveness = 1.0;             // C: passive-aggressive
-  bool ratchet = true;                     // pocket perceptron
-  bool predict_with_pocket = true;         // pocket perceptron
-  bool one_vs_rest = false;  // a multiclass model of binary `algorithm`s
-  bool standardize = false;  // all: learn on online-standardized features
-  int hash_bits = 0;         // all: 2^hash_bits buckets after the dense part
-  std::vector<Interaction> interactions;  // all, with buckets
+  bool one_vs_rest = false;  // a multiclass model of a binary algorithm
+  bool standardize = false;  // learn on online-standardized features
+  int hash_bits = 0;         // 2^hash_bits buckets after the dense part
+  std::vector<Interaction> interactions;  // with buckets
 };
 
 // The most hash bits, and interactions, a model may have.
@@ -69,6 +127,9 @@ int64_t FeatureWidth(const ModelSpec& spec);
 // Whether the spec describes a multiclass model: one-vs-rest, or a natively
 // multiclass algorithm.
 bool IsMulticlass(const ModelSpec& spec);
+
+// Whether the algorithm is multiclass by itself (no one-vs-rest needed).
+bool IsNativelyMulticlass(const AlgorithmParams& algorithm);
 
 // OK when `name` is 1 to 64 characters from [A-Za-z0-9_.-] and starts with a
 // letter or digit, so it is safe as a file name.

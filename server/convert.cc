@@ -17,40 +17,30 @@ struct EnumPair {
   Core core;
 };
 
-constexpr EnumPair<v1::Algorithm, Algorithm> kAlgorithms[] = {
-    {v1::ALGORITHM_PERCEPTRON, Algorithm::kPerceptron},
-    {v1::ALGORITHM_LOGISTIC_REGRESSION, Algorithm::kLogisticRegression},
-    {v1::ALGORITHM_AVERAGED_PERCEPTRON, Algorithm::kAveragedPerceptron},
-    {v1::ALGORITHM_PASSIVE_AGGRESSIVE, Algorithm::kPassiveAggressive},
-    {v1::ALGORITHM_SGD, Algorithm::kSgd},
-    {v1::ALGORITHM_POCKET_PERCEPTRON, Algorithm::kPocketPerceptron},
-    {v1::ALGORITHM_MULTICLASS_PERCEPTRON, Algorithm::kMulticlassPerceptron},
-    {v1::ALGORITHM_SOFTMAX_REGRESSION, Algorithm::kSoftmaxRegression},
+constexpr EnumPair<v1::Sgd::Loss, LossKind> kLosses[] = {
+    {v1::Sgd::LOSS_HINGE, LossKind::kHinge},
+    {v1::Sgd::LOSS_SQUARED_HINGE, LossKind::kSquaredHinge},
+    {v1::Sgd::LOSS_MODIFIED_HUBER, LossKind::kModifiedHuber},
+    {v1::Sgd::LOSS_LOG, LossKind::kLog},
+    {v1::Sgd::LOSS_EXPONENTIAL, LossKind::kExponential},
+    {v1::Sgd::LOSS_PERCEPTRON, LossKind::kPerceptron},
 };
-constexpr EnumPair<v1::Loss, LossKind> kLosses[] = {
-    {v1::LOSS_HINGE, LossKind::kHinge},
-    {v1::LOSS_SQUARED_HINGE, LossKind::kSquaredHinge},
-    {v1::LOSS_MODIFIED_HUBER, LossKind::kModifiedHuber},
-    {v1::LOSS_LOG, LossKind::kLog},
-    {v1::LOSS_EXPONENTIAL, LossKind::kExponential},
-    {v1::LOSS_PERCEPTRON, LossKind::kPerceptron},
+constexpr EnumPair<v1::Sgd::Penalty, Penalty> kPenalties[] = {
+    {v1::Sgd::PENALTY_NONE, Penalty::kNone},
+    {v1::Sgd::PENALTY_L2, Penalty::kL2},
+    {v1::Sgd::PENALTY_L1, Penalty::kL1},
+    {v1::Sgd::PENALTY_ELASTIC_NET, Penalty::kElasticNet},
 };
-constexpr EnumPair<v1::Penalty, Penalty> kPenalties[] = {
-    {v1::PENALTY_NONE, Penalty::kNone},
-    {v1::PENALTY_L2, Penalty::kL2},
-    {v1::PENALTY_L1, Penalty::kL1},
-    {v1::PENALTY_ELASTIC_NET, Penalty::kElasticNet},
+constexpr EnumPair<v1::Sgd::Schedule, Schedule> kSchedules[] = {
+    {v1::Sgd::SCHEDULE_CONSTANT, Schedule::kConstant},
+    {v1::Sgd::SCHEDULE_OPTIMAL, Schedule::kOptimal},
+    {v1::Sgd::SCHEDULE_INVERSE_SCALING, Schedule::kInverseScaling},
+    {v1::Sgd::SCHEDULE_ADAGRAD, Schedule::kAdaGrad},
 };
-constexpr EnumPair<v1::Schedule, Schedule> kSchedules[] = {
-    {v1::SCHEDULE_CONSTANT, Schedule::kConstant},
-    {v1::SCHEDULE_OPTIMAL, Schedule::kOptimal},
-    {v1::SCHEDULE_INVERSE_SCALING, Schedule::kInverseScaling},
-    {v1::SCHEDULE_ADAGRAD, Schedule::kAdaGrad},
-};
-constexpr EnumPair<v1::PassiveAggressiveVariant, PaVariant> kPaVariants[] = {
-    {v1::PA_VARIANT_PA, PaVariant::kPa},
-    {v1::PA_VARIANT_PA_I, PaVariant::kPaI},
-    {v1::PA_VARIANT_PA_II, PaVariant::kPaII},
+constexpr EnumPair<v1::PassiveAggressive::Variant, PaVariant> kPaVariants[] = {
+    {v1::PassiveAggressive::VARIANT_PA, PaVariant::kPa},
+    {v1::PassiveAggressive::VARIANT_PA_I, PaVariant::kPaI},
+    {v1::PassiveAggressive::VARIANT_PA_II, PaVariant::kPaII},
 };
 
 // The core value of `value`; its zero (UNSPECIFIED) value keeps `out` as it
@@ -79,22 +69,148 @@ Proto ToProto(const EnumPair<Proto, Core> (&pairs)[N], Core value) {
 
 }  // namespace
 
+namespace {
+
+absl::StatusOr<AlgorithmParams> FromProto(const v1::Algorithm& algorithm) {
+  switch (algorithm.algorithm_case()) {
+    case v1::Algorithm::kPerceptron: {
+      const v1::Perceptron& m = algorithm.perceptron();
+      PerceptronParams p;
+      if (m.has_learning_rate()) p.learning_rate = m.learning_rate();
+      if (m.has_margin_threshold()) p.margin_threshold = m.margin_threshold();
+      return p;
+    }
+    case v1::Algorithm::kAveragedPerceptron: {
+      const v1::AveragedPerceptron& m = algorithm.averaged_perceptron();
+      AveragedPerceptronParams p;
+      if (m.has_learning_rate()) p.learning_rate = m.learning_rate();
+      return p;
+    }
+    case v1::Algorithm::kPocketPerceptron: {
+      const v1::PocketPerceptron& m = algorithm.pocket_perceptron();
+      PocketPerceptronParams p;
+      if (m.has_learning_rate()) p.learning_rate = m.learning_rate();
+      if (m.has_ratchet()) p.ratchet = m.ratchet();
+      if (m.has_predict_with_pocket()) {
+        p.predict_with_pocket = m.predict_with_pocket();
+      }
+      return p;
+    }
+    case v1::Algorithm::kPassiveAggressive: {
+      const v1::PassiveAggressive& m = algorithm.passive_aggressive();
+      PassiveAggressiveParams p;
+      if (m.has_aggressiveness()) p.aggressiveness = m.aggressiveness();
+      absl::Status s = FromProto(kPaVariants, m.variant(),
+                                 "passive_aggressive.variant", p.variant);
+      if (!s.ok()) return s;
+      return p;
+    }
+    case v1::Algorithm::kLogisticRegression: {
+      const v1::LogisticRegression& m = algorithm.logistic_regression();
+      LogisticRegressionParams p;
+      if (m.has_learning_rate()) p.learning_rate = m.learning_rate();
+      if (m.has_l2()) p.l2 = m.l2();
+      return p;
+    }
+    case v1::Algorithm::kSgd: {
+      const v1::Sgd& m = algorithm.sgd();
+      SgdParams p;
+      SgdOptions& o = p.options;
+      if (m.has_learning_rate()) p.learning_rate = m.learning_rate();
+      if (m.has_alpha()) o.alpha = m.alpha();
+      if (m.has_l1_ratio()) o.l1_ratio = m.l1_ratio();
+      if (m.has_power_t()) o.power_t = m.power_t();
+      if (m.has_average_from()) o.average_from = m.average_from();
+      for (absl::Status s :
+           {FromProto(kLosses, m.loss(), "sgd.loss", o.loss),
+            FromProto(kPenalties, m.penalty(), "sgd.penalty", o.penalty),
+            FromProto(kSchedules, m.schedule(), "sgd.schedule", o.schedule)}) {
+        if (!s.ok()) return s;
+      }
+      return p;
+    }
+    case v1::Algorithm::kMulticlassPerceptron: {
+      const v1::MulticlassPerceptron& m = algorithm.multiclass_perceptron();
+      MulticlassPerceptronParams p;
+      if (m.has_learning_rate()) p.learning_rate = m.learning_rate();
+      return p;
+    }
+    case v1::Algorithm::kSoftmaxRegression: {
+      const v1::SoftmaxRegression& m = algorithm.softmax_regression();
+      SoftmaxRegressionParams p;
+      if (m.has_learning_rate()) p.learning_rate = m.learning_rate();
+      if (m.has_l2()) p.l2 = m.l2();
+      return p;
+    }
+    case v1::Algorithm::ALGORITHM_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      "algorithm must be set to one algorithm, e.g. algorithm { perceptron "
+      "{} }");
+}
+
+// Every parameter, with the value in effect.
+void ToProto(const AlgorithmParams& params, v1::Algorithm* out) {
+  std::visit(
+      Overloaded{
+          [&](const PerceptronParams& p) {
+            v1::Perceptron* m = out->mutable_perceptron();
+            m->set_learning_rate(p.learning_rate);
+            m->set_margin_threshold(p.margin_threshold);
+          },
+          [&](const AveragedPerceptronParams& p) {
+            out->mutable_averaged_perceptron()->set_learning_rate(
+                p.learning_rate);
+          },
+          [&](const PocketPerceptronParams& p) {
+            v1::PocketPerceptron* m = out->mutable_pocket_perceptron();
+            m->set_learning_rate(p.learning_rate);
+            m->set_ratchet(p.ratchet);
+            m->set_predict_with_pocket(p.predict_with_pocket);
+          },
+          [&](const PassiveAggressiveParams& p) {
+            v1::PassiveAggressive* m = out->mutable_passive_aggressive();
+            m->set_variant(ToProto(kPaVariants, p.variant));
+            m->set_aggressiveness(p.aggressiveness);
+          },
+          [&](const LogisticRegressionParams& p) {
+            v1::LogisticRegression* m = out->mutable_logistic_regression();
+            m->set_learning_rate(p.learning_rate);
+            m->set_l2(p.l2);
+          },
+          [&](const SgdParams& p) {
+            v1::Sgd* m = out->mutable_sgd();
+            const SgdOptions& o = p.options;
+            m->set_learning_rate(p.learning_rate);
+            m->set_loss(ToProto(kLosses, o.loss));
+            m->set_penalty(ToProto(kPenalties, o.penalty));
+            m->set_alpha(o.alpha);
+            m->set_l1_ratio(o.l1_ratio);
+            m->set_schedule(ToProto(kSchedules, o.schedule));
+            m->set_power_t(o.power_t);
+            m->set_average_from(o.average_from);
+          },
+          [&](const MulticlassPerceptronParams& p) {
+            out->mutable_multiclass_perceptron()->set_learning_rate(
+                p.learning_rate);
+          },
+          [&](const SoftmaxRegressionParams& p) {
+            v1::SoftmaxRegression* m = out->mutable_softmax_regression();
+            m->set_learning_rate(p.learning_rate);
+            m->set_l2(p.l2);
+          },
+      },
+      params);
+}
+
+}  // namespace
+
 absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
+  absl::StatusOr<AlgorithmParams> algorithm = FromProto(req.algorithm());
+  if (!algorithm.ok()) return algorithm.status();
   ModelSpec spec;
-  if (req.algorithm() == v1::ALGORITHM_UNSPECIFIED) {
-    return absl::InvalidArgumentError(
-        "algorithm must be set, e.g. ALGORITHM_PERCEPTRON");
-  }
-  const v1::Hyperparameters& h = req.hyperparameters();
-  SgdOptions& sgd = spec.sgd;
-  for (absl::Status s :
-       {FromProto(kAlgorithms, req.algorithm(), "algorithm", spec.algorithm),
-        FromProto(kLosses, h.loss(), "loss", sgd.loss),
-        FromProto(kPenalties, h.penalty(), "penalty", sgd.penalty),
-        FromProto(kSchedules, h.schedule(), "schedule", sgd.schedule),
-        FromProto(kPaVariants, h.pa_variant(), "pa_variant", spec.pa_variant)}) {
-    if (!s.ok()) return s;
-  }
+  spec.algorithm = *std::move(algorithm);
   spec.dimension = req.dimension();
   spec.one_vs_rest = req.one_vs_rest();
   spec.standardize = req.standardize();
@@ -102,25 +218,13 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
   for (const v1::Interaction& i : req.interactions()) {
     spec.interactions.push_back({i.first_group(), i.second_group()});
   }
-  if (h.learning_rate() != 0.0) spec.learning_rate = h.learning_rate();
-  spec.l2 = h.l2();
-  spec.margin_threshold = h.margin_threshold();
-  if (h.has_alpha()) sgd.alpha = h.alpha();
-  if (h.has_l1_ratio()) sgd.l1_ratio = h.l1_ratio();
-  if (h.has_power_t()) sgd.power_t = h.power_t();
-  sgd.average_from = h.average_from();
-  if (h.has_aggressiveness()) spec.aggressiveness = h.aggressiveness();
-  if (h.has_ratchet()) spec.ratchet = h.ratchet();
-  if (h.has_predict_with_pocket()) {
-    spec.predict_with_pocket = h.predict_with_pocket();
-  }
   return spec;
 }
 
 void ToProto(const Model& model, v1::Model* out) {
   const ModelSpec& spec = model.spec();
   out->set_name(model.name());
-  out->set_algorithm(ToProto(kAlgorithms, spec.algorithm));
+  ToProto(spec.algorithm, out->mutable_algorithm());
   out->set_dimension(spec.dimension);
   out->set_one_vs_rest(spec.one_vs_rest);
   out->set_standardize(spec.standardize);
@@ -132,43 +236,6 @@ void ToProto(const Model& model, v1::Model* out) {
   }
   for (std::string& label : model.classes()) {
     out->add_classes(std::move(label));
-  }
-  v1::Hyperparameters* h = out->mutable_hyperparameters();
-  switch (spec.algorithm) {
-    case Algorithm::kPerceptron:
-      h->set_learning_rate(spec.learning_rate);
-      h->set_margin_threshold(spec.margin_threshold);
-      break;
-    case Algorithm::kLogisticRegression:
-    case Algorithm::kSoftmaxRegression:
-      h->set_learning_rate(spec.learning_rate);
-      h->set_l2(spec.l2);
-      break;
-    case Algorithm::kMulticlassPerceptron:
-      h->set_learning_rate(spec.learning_rate);
-      break;
-    case Algorithm::kAveragedPerceptron:
-      h->set_learning_rate(spec.learning_rate);
-      break;
-    case Algorithm::kPocketPerceptron:
-      h->set_learning_rate(spec.learning_rate);
-      h->set_ratchet(spec.ratchet);
-      h->set_predict_with_pocket(spec.predict_with_pocket);
-      break;
-    case Algorithm::kPassiveAggressive:
-      h->set_pa_variant(ToProto(kPaVariants, spec.pa_variant));
-      h->set_aggressiveness(spec.aggressiveness);
-      break;
-    case Algorithm::kSgd:
-      h->set_learning_rate(spec.learning_rate);
-      h->set_loss(ToProto(kLosses, spec.sgd.loss));
-      h->set_penalty(ToProto(kPenalties, spec.sgd.penalty));
-      h->set_alpha(spec.sgd.alpha);
-      h->set_l1_ratio(spec.sgd.l1_ratio);
-      h->set_schedule(ToProto(kSchedules, spec.sgd.schedule));
-      h->set_power_t(spec.sgd.power_t);
-      h->set_average_from(spec.sgd.average_from);
-      break;
   }
 
   const ModelStats stats = model.Stats();
@@ -246,45 +313,28 @@ void ToProto(const Prediction& prediction,
   }
 }
 
-namespace {
-
-// `sparse` is null when the message has no sparse part.
-FeatureInput Input(const google::protobuf::RepeatedField<double>& dense,
-                   const v1::SparseVector* sparse,
-                   const google::protobuf::RepeatedPtrField<v1::NamedFeature>&
-                       named_features,
-                   std::vector<NamedFeature>& named) {
+FeatureInput FromProto(const v1::FeatureVector& x,
+                       std::vector<NamedFeature>& named) {
   named.clear();
-  for (const v1::NamedFeature& f : named_features) {
+  for (const v1::NamedFeature& f : x.named()) {
     named.push_back(
         NamedFeature{f.group(), f.name(), f.has_value() ? f.value() : 1.0});
   }
-  FeatureInput input(absl::MakeConstSpan(dense));
-  if (sparse != nullptr) {
+  FeatureInput input(absl::MakeConstSpan(x.dense()));
+  if (x.has_sparse()) {
     input.has_sparse = true;
-    input.sparse_indices = absl::MakeConstSpan(sparse->indices());
-    input.sparse_values = absl::MakeConstSpan(sparse->values());
+    input.sparse_indices = absl::MakeConstSpan(x.sparse().indices());
+    input.sparse_values = absl::MakeConstSpan(x.sparse().values());
   }
   input.named = named;
   return input;
 }
 
-}  // namespace
-
 Example FromProto(const v1::Example& example,
                   std::vector<NamedFeature>& named) {
-  return Example{
-      Input(example.features(),
-            example.has_sparse() ? &example.sparse() : nullptr,
-            example.named(), named),
-      example.label(), example.has_weight() ? example.weight() : 1.0,
-      example.class_label()};
-}
-
-FeatureInput FromProto(const v1::FeatureVector& x,
-                       std::vector<NamedFeature>& named) {
-  return Input(x.values(), x.has_sparse() ? &x.sparse() : nullptr, x.named(),
-               named);
+  return Example{FromProto(example.features(), named), example.label(),
+                 example.has_weight() ? example.weight() : 1.0,
+                 example.class_label()};
 }
 
 }  // namespace halfspace

@@ -5,24 +5,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/evaluation.h"
+#include "core/quoted.h"
 #include "server/convert.h"
+#include "server/raw_message.h"
 #include "server/status.h"
 #include "server/stream_model.h"
 
 namespace halfspace {
 namespace {
 
-class EvaluateReactor final
-    : public grpc::ServerReadReactor<v1::EvaluateRequest> {
+class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   EvaluateReactor(ModelRegistry* registry, CallGate* gate,
-                  v1::EvaluateResponse* response)
+                  grpc::ByteBuffer* response)
       : registry_(registry),
         gate_(gate),
         response_(response),
         admitted_(gate->TryEnter()) {
     if (admitted_) {
-      StartRead(&request_);
+      StartRead(&request_bytes_);
     } else {
       Finish(ToGrpcStatus(ShuttingDownError()));
     }
@@ -30,14 +31,18 @@ class EvaluateReactor final
 
   void OnReadDone(bool ok) override {
     if (!ok) {  // the client is done sending, or the call was cancelled
-      Finish(ToGrpcStatus(Summarize()));
-      return;
-    }
-    if (absl::Status s = Score(); !s.ok()) {
+      absl::Status s = Summarize();
+      if (s.ok()) EncodeMessage(summary_, *response_);
       Finish(ToGrpcStatus(s));
       return;
     }
-    StartRead(&request_);
+    absl::Status s = DecodeMessage(request_bytes_, request_);
+    if (s.ok()) s = Score();
+    if (!s.ok()) {
+      Finish(ToGrpcStatus(s));
+      return;
+    }
+    StartRead(&request_bytes_);
   }
 
   void OnDone() override {
@@ -62,7 +67,7 @@ class EvaluateReactor final
         if (!model_->probabilistic() || model_->multiclass()) {
           return absl::InvalidArgumentError(absl::StrCat(
               "a threshold applies to binary models with probabilities; "
-              "model '", model_->name(), "' is not one"));
+              "model ", Quoted(model_->name()), " is not one"));
         }
         threshold_ = t;
       }
@@ -84,7 +89,7 @@ class EvaluateReactor final
           "the stream ended before a request named the model");
     }
     const Evaluation& e = evaluation_;
-    v1::EvaluateResponse& r = *response_;
+    v1::EvaluateResponse& r = summary_;
     r.set_examples(e.examples());
     r.set_rejected(e.rejected());
     if (!e.first_error().ok()) ToRpcStatus(e.first_error(), r.mutable_first_error());
@@ -109,8 +114,10 @@ class EvaluateReactor final
 
   ModelRegistry* const registry_;
   CallGate* const gate_;
-  v1::EvaluateResponse* const response_;
+  grpc::ByteBuffer* const response_;
   const bool admitted_;
+  grpc::ByteBuffer request_bytes_;
+  v1::EvaluateResponse summary_;
   std::shared_ptr<Model> model_;
   std::optional<double> threshold_;
   v1::EvaluateRequest request_;
@@ -121,8 +128,8 @@ class EvaluateReactor final
 
 }  // namespace
 
-grpc::ServerReadReactor<v1::EvaluateRequest>* StartEvaluateStream(
-    ModelRegistry* registry, CallGate* gate, v1::EvaluateResponse* response) {
+grpc::ServerReadReactor<grpc::ByteBuffer>* StartEvaluateStream(
+    ModelRegistry* registry, CallGate* gate, grpc::ByteBuffer* response) {
   return new EvaluateReactor(registry, gate, response);
 }
 

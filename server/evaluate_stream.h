@@ -11,17 +11,20 @@
 #define HALFSPACE_SERVER_EVALUATE_STREAM_H_
 
 #include "core/model_registry.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "halfspace/v1/halfspace.pb.h"
 #include "server/call_gate.h"
 
 namespace halfspace {
 
-// Starts serving one Evaluate stream into `response`, or refuses it with
-// UNAVAILABLE when the gate is closed; the reactor deletes itself when done.
+// Starts serving one Evaluate stream, whose encoded EvaluateResponse goes to
+// `response`, or refuses it with UNAVAILABLE when the gate is closed; the
+// reactor deletes itself when done. A message that does not decode as an
+// EvaluateRequest ends the stream with INVALID_ARGUMENT (see raw_message.h).
 // REQUIRES: `registry` and `gate` outlive the stream.
-grpc::ServerReadReactor<v1::EvaluateRequest>* StartEvaluateStream(
-    ModelRegistry* registry, CallGate* gate, v1::EvaluateResponse* response);
+grpc::ServerReadReactor<grpc::ByteBuffer>* StartEvaluateStream(
+    ModelRegistry* registry, CallGate* gate, grpc::ByteBuffer* response);
 
 }  // namespace halfspace
 

@@ -1,6 +1,10 @@
 #include "server/halfspace_service.h"
 
+#include <algorithm>
+#include <string>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "server/convert.h"
 #include "server/evaluate_stream.h"
@@ -10,6 +14,13 @@
 
 namespace halfspace {
 namespace {
+
+// ListModels pages: at most kMaxPageSize models, kDefaultPageSize when the
+// request does not say, and no more than kMaxPageBytes of models however
+// many classes they hold: a quarter of gRPC's default 4 MiB message limit.
+constexpr int kMaxPageSize = 1000;
+constexpr int kDefaultPageSize = 100;
+constexpr size_t kMaxPageBytes = size_t{1} << 20;
 
 // A unary call admitted by the gate; it leaves the gate once the response
 // is on its way and the call is done.
@@ -53,9 +64,9 @@ grpc::ServerUnaryReactor* HalfspaceService::GetModel(
 }
 
 grpc::ServerUnaryReactor* HalfspaceService::ListModels(
-    grpc::CallbackServerContext* context, const v1::ListModelsRequest*,
+    grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
     v1::ListModelsResponse* response) {
-  return Serve(context, [&] { return DoListModels(*response); });
+  return Serve(context, [&] { return DoListModels(*request, *response); });
 }
 
 grpc::ServerUnaryReactor* HalfspaceService::DeleteModel(
@@ -64,7 +75,7 @@ grpc::ServerUnaryReactor* HalfspaceService::DeleteModel(
   return Serve(context, [&] { return DoDeleteModel(*request); });
 }
 
-grpc::ServerBidiReactor<v1::TrainRequest, v1::TrainResponse>*
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 HalfspaceService::Train(grpc::CallbackServerContext*) {
   return StartTrainStream(registry_, gate_);
 }
@@ -75,8 +86,8 @@ grpc::ServerUnaryReactor* HalfspaceService::Predict(
   return Serve(context, [&] { return DoPredict(*request, *response); });
 }
 
-grpc::ServerReadReactor<v1::EvaluateRequest>* HalfspaceService::Evaluate(
-    grpc::CallbackServerContext*, v1::EvaluateResponse* response) {
+grpc::ServerReadReactor<grpc::ByteBuffer>* HalfspaceService::Evaluate(
+    grpc::CallbackServerContext*, grpc::ByteBuffer* response) {
   return StartEvaluateStream(registry_, gate_, response);
 }
 
@@ -97,10 +108,10 @@ absl::Status HalfspaceService::DoCreateModel(
   absl::StatusOr<ModelSpec> spec = SpecFromRequest(request);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Create(
-      request.name(), *spec,
+      request.model(), *spec,
       {request.classes().begin(), request.classes().end()});
   if (!model.ok()) return model.status();
-  spdlog::info("created model '{}' (dimension {})", request.name(),
+  spdlog::info("created model '{}' (dimension {})", request.model(),
                spec->dimension);
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();
@@ -108,23 +119,60 @@ absl::Status HalfspaceService::DoCreateModel(
 
 absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
                                           v1::GetModelResponse& response) {
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.name());
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();
 }
 
-absl::Status HalfspaceService::DoListModels(v1::ListModelsResponse& response) {
-  for (const std::shared_ptr<Model>& model : registry_->List()) {
-    ToProto(*model, response.add_models());
+absl::Status HalfspaceService::DoListModels(
+    const v1::ListModelsRequest& request, v1::ListModelsResponse& response) {
+  if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_size is ", request.page_size(),
+                     "; it must be from 0 to ", kMaxPageSize));
+  }
+  const std::string& after = request.page_token();
+  if (!after.empty() && !ValidateModelName(after).ok()) {
+    return absl::InvalidArgumentError(
+        "page_token is not one this server gave out; pass a response's "
+        "next_page_token, or nothing for the first page");
+  }
+  if (!v1::ModelView_IsValid(request.view())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "view has the unknown value ", static_cast<int>(request.view())));
+  }
+  const int page_size =
+      request.page_size() == 0 ? kDefaultPageSize : request.page_size();
+  const std::vector<std::shared_ptr<Model>> models = registry_->List();
+  auto next = std::upper_bound(
+      models.begin(), models.end(), after,
+      [](const std::string& name, const std::shared_ptr<Model>& model) {
+        return name < model->name();
+      });
+  size_t bytes = 0;
+  for (; next != models.end() && response.models_size() < page_size; ++next) {
+    v1::Model m;
+    if (request.view() == v1::MODEL_VIEW_NAME) {
+      m.set_name((*next)->name());
+    } else {
+      ToProto(**next, &m);
+    }
+    bytes += m.ByteSizeLong();
+    if (response.models_size() > 0 && bytes > kMaxPageBytes) break;
+    *response.add_models() = std::move(m);
+  }
+  if (next != models.end()) {
+    response.set_next_page_token(
+        response.models(response.models_size() - 1).name());
   }
   return absl::OkStatus();
 }
 
 absl::Status HalfspaceService::DoDeleteModel(
     const v1::DeleteModelRequest& request) {
-  absl::Status status = registry_->Delete(request.name());
-  if (status.ok()) spdlog::info("deleted model '{}'", request.name());
+  absl::Status status = registry_->Delete(request.model());
+  if (status.ok()) spdlog::info("deleted model '{}'", request.model());
   return status;
 }
 
@@ -156,7 +204,7 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
 
 absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request,
                                             v1::GetWeightsResponse& response) {
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.name());
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
   ModelSnapshot snapshot = (*model)->Weights();
   response.mutable_weights()->Add(snapshot.weights.w.begin(),
@@ -174,7 +222,7 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
 
 absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request,
                                             v1::SetWeightsResponse& response) {
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.name());
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
   std::vector<double> w(request.weights().begin(), request.weights().end());
   absl::Status status =
@@ -182,7 +230,7 @@ absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request
           ? (*model)->SetWeights(std::move(w), request.bias())
           : (*model)->SetClassWeights(request.class_label(), std::move(w),
                                       request.bias());
-  if (status.ok()) status = registry_->Save(request.name());
+  if (status.ok()) status = registry_->Save(request.model());
   if (!status.ok()) return status;
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();

@@ -17,7 +17,21 @@
 
 namespace halfspace {
 
-class HalfspaceService final : public v1::Halfspace::CallbackService {
+// Train and Evaluate take raw bytes, so that they can tell a message that
+// does not decode from the end of the stream (see raw_message.h).
+// (The generated CallbackService, with those two methods raw.)
+using HalfspaceServiceBase = v1::HalfspaceService::WithCallbackMethod_CreateModel<
+    v1::HalfspaceService::WithCallbackMethod_GetModel<
+        v1::HalfspaceService::WithCallbackMethod_ListModels<
+            v1::HalfspaceService::WithCallbackMethod_DeleteModel<
+                v1::HalfspaceService::WithRawCallbackMethod_Train<
+                    v1::HalfspaceService::WithCallbackMethod_Predict<
+                        v1::HalfspaceService::WithRawCallbackMethod_Evaluate<
+                            v1::HalfspaceService::WithCallbackMethod_GetWeights<
+                                v1::HalfspaceService::WithCallbackMethod_SetWeights<
+                                    v1::HalfspaceService::Service>>>>>>>>>;
+
+class HalfspaceService final : public HalfspaceServiceBase {
  public:
   // REQUIRES: `registry` and `gate` outlive the service.
   HalfspaceService(ModelRegistry* registry, CallGate* gate)
@@ -38,14 +52,14 @@ class HalfspaceService final : public v1::Halfspace::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::DeleteModelRequest* request,
       v1::DeleteModelResponse* response) override;
-  grpc::ServerBidiReactor<v1::TrainRequest, v1::TrainResponse>* Train(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Train(
       grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
                                     const v1::PredictRequest* request,
                                     v1::PredictResponse* response) override;
-  grpc::ServerReadReactor<v1::EvaluateRequest>* Evaluate(
+  grpc::ServerReadReactor<grpc::ByteBuffer>* Evaluate(
       grpc::CallbackServerContext* context,
-      v1::EvaluateResponse* response) override;
+      grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* GetWeights(
       grpc::CallbackServerContext* context,
       const v1::GetWeightsRequest* request,
@@ -65,7 +79,8 @@ class HalfspaceService final : public v1::Halfspace::CallbackService {
                              v1::CreateModelResponse& response);
   absl::Status DoGetModel(const v1::GetModelRequest& request,
                           v1::GetModelResponse& response);
-  absl::Status DoListModels(v1::ListModelsResponse& response);
+  absl::Status DoListModels(const v1::ListModelsRequest& request,
+                            v1::ListModelsResponse& response);
   absl::Status DoDeleteModel(const v1::DeleteModelRequest& request);
   absl::Status DoPredict(const v1::PredictRequest& request,
                          v1::PredictResponse& response);

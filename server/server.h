@@ -77,7 +77,7 @@ class Server {
 };
 
 // The full name under which the service reports its health.
-inline constexpr char kServiceName[] = "halfspace.v1.Halfspace";
+inline constexpr char kServiceName[] = "halfspace.v1.HalfspaceService";
 
 }  // namespace halfspace
 

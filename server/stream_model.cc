@@ -1,6 +1,7 @@
 #include "server/stream_model.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/quoted.h"
 
 namespace halfspace {
 
@@ -14,8 +15,8 @@ absl::Status BindStreamModel(const ModelRegistry& registry,
     }
     return absl::InvalidArgumentError(
         absl::StrCat("this stream works on '", model->name(), "'; a ",
-                     request_kind, " names '", requested,
-                     "'. Open one stream per model"));
+                     request_kind, " names ", Quoted(requested),
+                     ". Open one stream per model"));
   }
   if (requested.empty()) {
     return absl::InvalidArgumentError(

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/convert.h"
+#include "server/raw_message.h"
 #include "server/status.h"
 #include "server/stream_model.h"
 #include "spdlog/spdlog.h"
@@ -14,12 +15,12 @@ namespace halfspace {
 namespace {
 
 class TrainReactor final
-    : public grpc::ServerBidiReactor<v1::TrainRequest, v1::TrainResponse> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   TrainReactor(ModelRegistry* registry, CallGate* gate)
       : registry_(registry), gate_(gate), admitted_(gate->TryEnter()) {
     if (admitted_) {
-      StartRead(&request_);
+      StartRead(&request_bytes_);
     } else {
       Finish(ToGrpcStatus(ShuttingDownError()));
     }
@@ -30,7 +31,9 @@ class TrainReactor final
       Finish(grpc::Status::OK);
       return;
     }
-    if (absl::Status s = Learn(); !s.ok()) {
+    absl::Status s = DecodeMessage(request_bytes_, request_);
+    if (s.ok()) s = Learn();
+    if (!s.ok()) {
       if (model_ != nullptr) {
         spdlog::info("train stream on '{}' ended: {}", model_->name(),
                      s.ToString());
@@ -38,7 +41,8 @@ class TrainReactor final
       Finish(ToGrpcStatus(s));
       return;
     }
-    StartWrite(&response_);
+    EncodeMessage(response_, response_bytes_);
+    StartWrite(&response_bytes_);
   }
 
   void OnWriteDone(bool ok) override {
@@ -46,7 +50,7 @@ class TrainReactor final
       Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
       return;
     }
-    StartRead(&request_);
+    StartRead(&request_bytes_);
   }
 
   void OnDone() override {
@@ -111,6 +115,8 @@ class TrainReactor final
   CallGate* const gate_;
   const bool admitted_;
   std::shared_ptr<Model> model_;
+  grpc::ByteBuffer request_bytes_;
+  grpc::ByteBuffer response_bytes_;
   v1::TrainRequest request_;
   v1::TrainResponse response_;
   std::vector<Example> examples_;
@@ -131,7 +137,7 @@ class TrainReactor final
 
 }  // namespace
 
-grpc::ServerBidiReactor<v1::TrainRequest, v1::TrainResponse>*
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 StartTrainStream(ModelRegistry* registry, CallGate* gate) {
   return new TrainReactor(registry, gate);
 }

@@ -3,10 +3,11 @@
 // Protocol: the first request names the model; every request may carry
 // examples; the server answers each request with exactly one response that
 // holds one result per example, in order. A request marked end_of_pass
-// closes a pass: its response also sums up the pass. A bad example is reported in-band
-// (ExampleResult.error) and the stream goes on. A bad first request, a
-// request naming another model, or the model's deletion ends the stream with
-// INVALID_ARGUMENT or NOT_FOUND.
+// closes a pass: its response also sums up the pass. A bad example is
+// reported in-band (ExampleResult.error) and the stream goes on. A bad first
+// request, a request naming another model, a message that does not decode as
+// a TrainRequest (see raw_message.h), or the model's deletion ends the stream
+// with INVALID_ARGUMENT or NOT_FOUND.
 //
 // Reactor rules obeyed here:
 // - At most one read and one write in flight, never both: read a request,
@@ -27,6 +28,7 @@
 
 #include "core/model_registry.h"
 #include "server/call_gate.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "halfspace/v1/halfspace.pb.h"
 
@@ -35,7 +37,7 @@ namespace halfspace {
 // Starts serving one Train stream, or refuses it with UNAVAILABLE when the
 // gate is closed; the reactor deletes itself when done.
 // REQUIRES: `registry` and `gate` outlive the stream.
-grpc::ServerBidiReactor<v1::TrainRequest, v1::TrainResponse>*
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 StartTrainStream(ModelRegistry* registry, CallGate* gate);
 
 }  // namespace halfspace

@@ -333,17 +333,17 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
                       Algorithm::kAveragedPerceptron,
                       Algorithm::kPassiveAggressive,
                       Algorithm::kPocketPerceptron}) {
-    spec.algorithm = a;
+    spec.algorithm = DefaultParams(a);
     SCOPED_TRACE(static_cast<int>(a));
     ExpectExactContinuation(spec);
   }
-  spec.algorithm = Algorithm::kSgd;
-  spec.sgd.penalty = Penalty::kElasticNet;
-  spec.sgd.average_from = 10;
+  spec.algorithm = DefaultParams(Algorithm::kSgd);
+  std::get<SgdParams>(spec.algorithm).options.penalty = Penalty::kElasticNet;
+  std::get<SgdParams>(spec.algorithm).options.average_from = 10;
   ExpectExactContinuation(spec);
-  spec.sgd.penalty = Penalty::kL2;
-  spec.sgd.schedule = Schedule::kAdaGrad;
-  spec.sgd.average_from = 0;  // averaging does not go with AdaGrad
+  std::get<SgdParams>(spec.algorithm).options.penalty = Penalty::kL2;
+  std::get<SgdParams>(spec.algorithm).options.schedule = Schedule::kAdaGrad;
+  std::get<SgdParams>(spec.algorithm).options.average_from = 0;  // averaging does not go with AdaGrad
   ExpectExactContinuation(spec);
   // Hash buckets and interactions widen w and travel in the snapshot.
   spec.hash_bits = 3;
@@ -469,7 +469,7 @@ TEST(SoftmaxRegressionTest, FirstStepFromZeroAndProbabilitiesSumToOne) {
 
 TEST(OneVsRestTest, IsIndependentBinaryModelsAndNormalizesProbabilities) {
   ModelSpec spec;
-  spec.algorithm = Algorithm::kLogisticRegression;
+  spec.algorithm = DefaultParams(Algorithm::kLogisticRegression);
   spec.dimension = 2;
   OneVsRest ovr([spec] { return MakeBinaryClassifier(spec); });
   LogisticRegression alone_0(2, 1.0, 0.0), alone_1(2, 1.0, 0.0);
@@ -494,7 +494,7 @@ TEST(OneVsRestTest, IsIndependentBinaryModelsAndNormalizesProbabilities) {
 std::unique_ptr<Model> Multiclass(Algorithm algorithm, bool one_vs_rest,
                                   std::vector<std::string> classes = {}) {
   ModelSpec spec;
-  spec.algorithm = algorithm;
+  spec.algorithm = DefaultParams(algorithm);
   spec.one_vs_rest = one_vs_rest;
   spec.dimension = 4;
   absl::StatusOr<std::unique_ptr<Model>> model =
@@ -526,7 +526,7 @@ TEST(MulticlassModelTest, ClassesArriveMidStreamAndAreNamedInOrder) {
 
 TEST(MulticlassModelTest, RefusesAClassPastTheLimitInBand) {
   ModelSpec spec;
-  spec.algorithm = Algorithm::kMulticlassPerceptron;
+  spec.algorithm = DefaultParams(Algorithm::kMulticlassPerceptron);
   spec.dimension = 1;
   std::vector<std::string> classes;
   for (int k = 0; k < kMaxClasses; ++k) classes.push_back(absl::StrCat(k));
@@ -537,7 +537,7 @@ TEST(MulticlassModelTest, RefusesAClassPastTheLimitInBand) {
       model->Learn({Example{x, 0, 1.0, "one more"}}, absl::MakeSpan(out)).ok());
   EXPECT_EQ(out[0].error.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_FALSE(Model::Create("dup", spec, {"a", "a"}).ok());
-  spec.algorithm = Algorithm::kPerceptron;
+  spec.algorithm = DefaultParams(Algorithm::kPerceptron);
   EXPECT_FALSE(Model::Create("binary", spec, {"a"}).ok());
 }
 

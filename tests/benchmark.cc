@@ -100,10 +100,10 @@ double ModelLearn(const Data& data) {
 // features per example: the cost must follow the nonzeros, not the width.
 double HashedSgd(int n) {
   ModelSpec spec;
-  spec.algorithm = Algorithm::kSgd;
+  spec.algorithm = DefaultParams(Algorithm::kSgd);
   spec.dimension = 0;
   spec.hash_bits = 20;
-  spec.sgd.average_from = 1;
+  std::get<SgdParams>(spec.algorithm).options.average_from = 1;
   std::unique_ptr<Model> model = *Model::Create("hashed", spec);
   std::vector<std::string> names;
   for (int k = 0; k < 1000; ++k) names.push_back(absl::StrCat("w", k));
@@ -133,14 +133,14 @@ double HashedSgd(int n) {
 double Stream(const TestServer& server, const Data& data, size_t batch,
               const std::string& name) {
   Client client = server.NewClient();
-  (void)client.CreateModel(name, v1::ALGORITHM_PERCEPTRON, data.dimension);
+  (void)client.CreateModel(name, TextAlgorithm("perceptron"), data.dimension);
   std::vector<v1::TrainRequest> requests;
   for (size_t first = 0; first < data.size(); first += batch) {
     v1::TrainRequest& r = requests.emplace_back();
     if (first == 0) r.set_model(name);
     for (size_t i = first; i < std::min(first + batch, data.size()); ++i) {
       v1::Example* e = r.add_examples();
-      e->mutable_features()->Add(data.row(i).begin(), data.row(i).end());
+      e->mutable_features()->mutable_dense()->Add(data.row(i).begin(), data.row(i).end());
       e->set_label(data.y[i]);
     }
   }
@@ -165,7 +165,7 @@ double Stream(const TestServer& server, const Data& data, size_t batch,
 
 void PredictLatency(const TestServer& server, const Data& data) {
   Client client = server.NewClient();
-  (void)client.CreateModel("predict", v1::ALGORITHM_PERCEPTRON, data.dimension);
+  (void)client.CreateModel("predict", TextAlgorithm("perceptron"), data.dimension);
   const std::vector<double> x(data.row(0).begin(), data.row(0).end());
   std::vector<double> micros;
   for (int i = 0; i < 5000; ++i) {

@@ -23,7 +23,7 @@ const std::vector<LabeledExample> kSecondWorkedExample = {
     {{1, 2}, +1}, {{2, 1}, -1}, {{0, 0}, -1}};
 
 TEST_F(ClientTest, FitConvergesOnTheSecondWorkedExampleInPassThree) {
-  ASSERT_TRUE(client_.CreateModel("m", v1::ALGORITHM_PERCEPTRON, 2).ok());
+  ASSERT_TRUE(client_.CreateModel("m", TextAlgorithm("perceptron"), 2).ok());
   absl::StatusOr<FitReport> report = client_.Fit("m", kSecondWorkedExample);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->passes, 3);
@@ -47,7 +47,7 @@ TEST_F(ClientTest, FitGivesTheSameModelWhateverTheBatchSize) {
   std::vector<std::vector<double>> weights;
   for (int batch_size : {1, 7, 300}) {
     const std::string name = absl::StrCat("m", batch_size);
-    ASSERT_TRUE(client_.CreateModel(name, v1::ALGORITHM_PERCEPTRON, 2).ok());
+    ASSERT_TRUE(client_.CreateModel(name, TextAlgorithm("perceptron"), 2).ok());
     FitOptions options;
     options.batch_size = batch_size;
     options.max_passes = 3;
@@ -61,7 +61,7 @@ TEST_F(ClientTest, FitGivesTheSameModelWhateverTheBatchSize) {
 }
 
 TEST_F(ClientTest, FitStopsAtMaxPassesOnDataNoHalfspaceSeparates) {
-  ASSERT_TRUE(client_.CreateModel("xor", v1::ALGORITHM_PERCEPTRON, 2).ok());
+  ASSERT_TRUE(client_.CreateModel("xor", TextAlgorithm("perceptron"), 2).ok());
   const std::vector<LabeledExample> xor_data = {
       {{0, 0}, -1}, {{1, 1}, -1}, {{0, 1}, 1}, {{1, 0}, 1}};
   FitOptions options;
@@ -76,7 +76,7 @@ TEST_F(ClientTest, FitReportsAMissingModelAndARejectedExample) {
   absl::Status missing = client_.Fit("nope", kSecondWorkedExample).status();
   EXPECT_TRUE(absl::IsNotFound(missing)) << missing;
 
-  ASSERT_TRUE(client_.CreateModel("m", v1::ALGORITHM_PERCEPTRON, 2).ok());
+  ASSERT_TRUE(client_.CreateModel("m", TextAlgorithm("perceptron"), 2).ok());
   std::vector<LabeledExample> data(500, LabeledExample{{1, 1}, 1});
   data[321].label = 0;
   FitOptions options;
@@ -96,11 +96,11 @@ TEST_F(ClientTest, StandardizationTurnsThousandsOfPassesIntoAFew) {
     data.push_back({{1000 + u, 0.001 * u}, u > 0.5 ? 1 : -1});
   }
   v1::CreateModelRequest request;
-  request.set_algorithm(v1::ALGORITHM_PERCEPTRON);
+  *request.mutable_algorithm() = TextAlgorithm("perceptron");
   request.set_dimension(2);
-  request.set_name("raw");
+  request.set_model("raw");
   ASSERT_TRUE(client_.CreateModel(request).ok());
-  request.set_name("standardized");
+  request.set_model("standardized");
   request.set_standardize(true);
   absl::StatusOr<v1::Model> created = client_.CreateModel(request);
   ASSERT_TRUE(created.ok()) << created.status();
@@ -142,12 +142,12 @@ TEST_F(ClientTest, InteractionsMakeXorSeparable) {
     }
   }
   v1::CreateModelRequest request;
-  request.set_algorithm(v1::ALGORITHM_PERCEPTRON);
+  *request.mutable_algorithm() = TextAlgorithm("perceptron");
   request.set_dimension(0);
   request.set_hash_bits(10);
-  request.set_name("plain");
+  request.set_model("plain");
   ASSERT_TRUE(client_.CreateModel(request).ok());
-  request.set_name("crossed");
+  request.set_model("crossed");
   v1::Interaction* ab = request.add_interactions();
   ab->set_first_group("a");
   ab->set_second_group("b");
@@ -186,7 +186,7 @@ TEST_F(ClientTest, InteractionsMakeXorSeparable) {
 }
 
 TEST_F(ClientTest, FeatureFormsAreCheckedInBand) {
-  ASSERT_TRUE(client_.CreateModel("dense", v1::ALGORITHM_PERCEPTRON, 2).ok());
+  ASSERT_TRUE(client_.CreateModel("dense", TextAlgorithm("perceptron"), 2).ok());
   std::unique_ptr<TrainingStream> stream = client_.Train("dense");
   LabeledExample named;
   named.label = 1;

@@ -155,11 +155,13 @@ TEST(FeatureSpaceTest, SparseAndDenseInputsTrainIdenticalModels) {
         Algorithm::kSgd, Algorithm::kPocketPerceptron}) {
     SCOPED_TRACE(static_cast<int>(a));
     ModelSpec spec;
-    spec.algorithm = a;
+    spec.algorithm = DefaultParams(a);
     spec.dimension = kDim;
-    if (a == Algorithm::kLogisticRegression) spec.l2 = 0.01;
+    if (a == Algorithm::kLogisticRegression) {
+      spec.algorithm = LogisticRegressionParams{1.0, 0.01};
+    }
     if (a == Algorithm::kSgd) {  // L1 charges only stored coordinates
-      spec.sgd.average_from = 5;
+      std::get<SgdParams>(spec.algorithm).options.average_from = 5;
     }
     std::unique_ptr<Model> from_dense = *Model::Create("d", spec);
     std::unique_ptr<Model> from_sparse = *Model::Create("s", spec);

@@ -60,10 +60,8 @@ using ::testing::Pair;
 ModelSnapshot SampleSnapshot(const std::string& name) {
   ModelSnapshot s;
   s.name = name;
-  s.spec.algorithm = Algorithm::kLogisticRegression;
+  s.spec.algorithm = LogisticRegressionParams{0.25, 0.01};
   s.spec.dimension = 3;
-  s.spec.learning_rate = 0.25;
-  s.spec.l2 = 0.01;
   s.weights.w = {1.5, -2.25, 1e-300};
   s.weights.b = -0.125;
   s.counters = {7, 5, 3, 2.5, 14.0};
@@ -84,10 +82,10 @@ TEST(SnapshotCodecTest, RoundTripsEveryFieldBitForBit) {
       DecodeSnapshot(EncodeSnapshot(SampleSnapshot("m")));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->name, "m");
-  EXPECT_EQ(s->spec.algorithm, Algorithm::kLogisticRegression);
+  const auto& params = std::get<LogisticRegressionParams>(s->spec.algorithm);
   EXPECT_EQ(s->spec.dimension, 3);
-  EXPECT_EQ(s->spec.learning_rate, 0.25);
-  EXPECT_EQ(s->spec.l2, 0.01);
+  EXPECT_EQ(params.learning_rate, 0.25);
+  EXPECT_EQ(params.l2, 0.01);
   EXPECT_THAT(s->weights.w, ElementsAre(1.5, -2.25, 1e-300));
   EXPECT_EQ(s->weights.b, -0.125);
   EXPECT_EQ(s->counters.examples_seen, 7u);

@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 
 ModelSpec PerceptronSpec(int64_t dimension) {
   ModelSpec spec;
-  spec.algorithm = Algorithm::kPerceptron;
+  spec.algorithm = DefaultParams(Algorithm::kPerceptron);
   spec.dimension = dimension;
   return spec;
 }
@@ -51,17 +51,14 @@ TEST(ModelSpecTest, RejectsOutOfRangeValuesWithAReason) {
   spec.dimension = kMaxDimension + 1;
   EXPECT_FALSE(ValidateModelSpec(spec).ok());
   spec = PerceptronSpec(3);
-  spec.learning_rate = -1;
-  EXPECT_THAT(ValidateModelSpec(spec).message(), HasSubstr("learning_rate"));
-  spec.learning_rate = NAN;
-  EXPECT_FALSE(ValidateModelSpec(spec).ok());
-  spec = PerceptronSpec(3);
-  spec.l2 = 0.1;
+  spec.algorithm = PerceptronParams{-1, 0};
   EXPECT_THAT(ValidateModelSpec(spec).message(),
-              HasSubstr("l2: for logistic and softmax regression only"));
-  spec.algorithm = Algorithm::kLogisticRegression;
+              HasSubstr("perceptron.learning_rate is -1; it must be in (0, "));
+  spec.algorithm = PerceptronParams{NAN, 0};
+  EXPECT_FALSE(ValidateModelSpec(spec).ok());
+  spec.algorithm = LogisticRegressionParams{1.0, 0.1};
   EXPECT_TRUE(ValidateModelSpec(spec).ok());
-  spec.l2 = 1.0;  // η·λ = 1
+  spec.algorithm = LogisticRegressionParams{1.0, 1.0};  // η·λ = 1
   EXPECT_THAT(ValidateModelSpec(spec).message(), HasSubstr("below 1"));
 }
 
@@ -144,7 +141,7 @@ TEST(ModelTest, PredictsLabelScoreDistanceAndNoProbabilityForPerceptron) {
 
 TEST(ModelTest, ZeroScorePredictsPositiveAndZeroWeightsHaveNoDistance) {
   ModelSpec spec = PerceptronSpec(2);
-  spec.algorithm = Algorithm::kLogisticRegression;
+  spec.algorithm = DefaultParams(Algorithm::kLogisticRegression);
   std::unique_ptr<Model> model = MakeModel(spec);
   const std::vector<double> x = {5, -2};
   const std::vector<FeatureInput> xs = {x};
@@ -294,7 +291,7 @@ TEST(ModelTest, ExamplesOfWeightZeroCountButLeaveWeightsAndStandardizer) {
 
 TEST(ModelTest, EvaluateThresholdPredictsPositiveAtExactlyTheThreshold) {
   ModelSpec spec = PerceptronSpec(1);
-  spec.algorithm = Algorithm::kLogisticRegression;
+  spec.algorithm = DefaultParams(Algorithm::kLogisticRegression);
   std::unique_ptr<Model> model = MakeModel(spec);  // w = 0: p = 0.5
   const std::vector<double> x = {1};
   const std::vector<Example> negative = {{x, -1}};
@@ -307,7 +304,7 @@ TEST(ModelTest, EvaluateThresholdPredictsPositiveAtExactlyTheThreshold) {
 
 TEST(ModelTest, OneVsRestPredictsNormalizedProbabilities) {
   ModelSpec spec = PerceptronSpec(1);
-  spec.algorithm = Algorithm::kLogisticRegression;
+  spec.algorithm = DefaultParams(Algorithm::kLogisticRegression);
   spec.one_vs_rest = true;
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::Create("m", spec, {"a", "b", "c"});

@@ -86,7 +86,7 @@ TEST_F(ParityTest, OnePassMatchesScikitLearnToOneInABillion) {
   for (const Expected& e : expected_) {
     SCOPED_TRACE(e.name);
     v1::CreateModelRequest request = e.request;
-    request.set_name(e.name);
+    request.set_model(e.name);
     request.set_dimension(static_cast<int64_t>(e.coef.size()));
     absl::StatusOr<v1::Model> model = client.CreateModel(request);
     ASSERT_TRUE(model.ok()) << model.status();
@@ -150,7 +150,7 @@ TEST_F(ParityTest, OneVsRestMatchesScikitLearnOnIris) {
     SCOPED_TRACE(f[0]);
     v1::CreateModelRequest request;
     ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(f[1], &request));
-    request.set_name(f[0]);
+    request.set_model(f[0]);
     request.set_dimension(4);
     ASSERT_TRUE(client.CreateModel(request).ok());
     FitOptions one_pass;

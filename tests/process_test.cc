@@ -122,7 +122,7 @@ TEST(ProcessTest, SigtermStoresModelsAndTheNextStartLoadsThem) {
     ServerProcess server(data, dir.File("first.log"));
     ASSERT_TRUE(server.WaitUntilReady()) << ReadFile(dir.File("first.log"));
     Client client = Client::Connect(server.target());
-    ASSERT_TRUE(client.CreateModel("notes", v1::ALGORITHM_PERCEPTRON, 2).ok());
+    ASSERT_TRUE(client.CreateModel("notes", *ParseAlgorithm("perceptron"), 2).ok());
     absl::StatusOr<FitReport> report =
         client.Fit("notes", {{{1, 2}, 1}, {{2, 1}, -1}, {{0, 0}, -1}});
     ASSERT_TRUE(report.ok()) << report.status();
@@ -164,7 +164,7 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
   const std::string cli =
       absl::StrCat(HALFSPACE_CLI_BINARY, " --server=", server.target(), " ");
   EXPECT_THAT(RunCommand(cli + "create notes --dimension=2"),
-              HasSubstr("ALGORITHM_PERCEPTRON"));
+              HasSubstr("perceptron { learning_rate: 1 margin_threshold: 0 }"));
   std::ofstream(dir.File("notes.csv"))
       << "# label,x1,x2\n1,2,3\n1,3,1\n-1,0,1\n-1,1,-1\n0,1,1\n";
   const std::string train = RunCommand(cli + "train notes " + dir.File("notes.csv"));
@@ -180,10 +180,10 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
               HasSubstr("label=1  score=1  distance=0.707107"));
   EXPECT_THAT(RunCommand(cli + "list"), HasSubstr("examples_seen=16"));
   EXPECT_THAT(RunCommand(cli + "get nope"), HasSubstr("NOT_FOUND"));
-  EXPECT_THAT(RunCommand(cli + "create lr --dimension=2 --algorithm=sgd "
-                               "--hyperparameters='loss: LOSS_LOG alpha: 0.01'"),
-              HasSubstr("ALGORITHM_SGD  dimension=2  { learning_rate: 1 "
-                        "loss: LOSS_LOG penalty: PENALTY_L2 alpha: 0.01"));
+  EXPECT_THAT(RunCommand(cli + "create lr --dimension=2 "
+                               "--algorithm='sgd { loss: LOSS_LOG alpha: 0.01 }'"),
+              HasSubstr("sgd { learning_rate: 1 loss: LOSS_LOG "
+                        "penalty: PENALTY_L2 alpha: 0.01"));
   EXPECT_THAT(RunCommand(cli + "create animals --dimension=2 "
                                "--algorithm=multiclass_perceptron "
                                "--classes=cat,dog"),
@@ -193,10 +193,11 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
               HasSubstr("converged=yes"));
   EXPECT_THAT(RunCommand(cli + "predict animals -- -2,-2"),
               HasSubstr("class=bird  cat:"));
-  EXPECT_THAT(RunCommand(cli + "create x --dimension=2 --hyperparameters=nope"),
-              HasSubstr("not a halfspace.v1.Hyperparameters"));
+  EXPECT_THAT(RunCommand(cli + "create x --dimension=2 "
+                               "--algorithm='perceptron { l2: 1 }'"),
+              HasSubstr("is not an algorithm"));
   EXPECT_THAT(RunCommand(cli + "create x --dimension=2 --algorithm=svm"),
-              HasSubstr("--algorithm must be"));
+              HasSubstr("'svm' is not an algorithm"));
   std::ofstream(dir.File("fractional.csv")) << "0.5,1,1\n";
   EXPECT_THAT(RunCommand(cli + "train notes " + dir.File("fractional.csv")),
               HasSubstr("fractional.csv:1: the label 0.5 is not an integer"));

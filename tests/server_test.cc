@@ -20,7 +20,7 @@ using TrainStream =
 
 void AddExample(v1::TrainRequest& request, std::vector<double> x, int y) {
   v1::Example* e = request.add_examples();
-  e->mutable_features()->Add(x.begin(), x.end());
+  e->mutable_features()->mutable_dense()->Add(x.begin(), x.end());
   e->set_label(y);
 }
 
@@ -36,34 +36,41 @@ v1::TrainRequest FirstWorkedExamplePass() {
 class ServerTest : public ::testing::Test {
  protected:
   void CreatePerceptron(const std::string& name, int64_t dimension) {
-    ASSERT_TRUE(client_.CreateModel(name, v1::ALGORITHM_PERCEPTRON, dimension).ok());
+    ASSERT_TRUE(client_.CreateModel(name, TextAlgorithm("perceptron"), dimension).ok());
   }
 
   TestServer server_;
   Client client_ = server_.NewClient();
-  std::unique_ptr<v1::Halfspace::Stub> stub_ = server_.NewStub();
+  std::unique_ptr<v1::HalfspaceService::Stub> stub_ = server_.NewStub();
 };
 
 TEST_F(ServerTest, CreateGetListDeleteUseCanonicalCodes) {
   absl::StatusOr<v1::Model> created =
-      client_.CreateModel("spam", v1::ALGORITHM_LOGISTIC_REGRESSION, 3, 0.1, 0.01);
+      client_.CreateModel("spam",
+                          TextAlgorithm("logistic_regression { learning_rate: "
+                                        "0.1 l2: 0.01 }"),
+                          3);
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(created->dimension(), 3);
-  EXPECT_EQ(created->hyperparameters().learning_rate(), 0.1);
+  EXPECT_EQ(created->algorithm().logistic_regression().learning_rate(), 0.1);
+  EXPECT_EQ(created->algorithm().logistic_regression().l2(), 0.01);
   EXPECT_EQ(created->stats().examples_seen(), 0u);
   CreatePerceptron("ham", 2);
-  EXPECT_EQ(client_.GetModel("ham")->hyperparameters().learning_rate(), 1.0);
+  const v1::Perceptron ham = client_.GetModel("ham")->algorithm().perceptron();
+  EXPECT_TRUE(ham.has_learning_rate());  // defaults are filled in
+  EXPECT_EQ(ham.learning_rate(), 1.0);
+  EXPECT_EQ(ham.margin_threshold(), 0.0);
 
   EXPECT_TRUE(absl::IsAlreadyExists(
-      client_.CreateModel("spam", v1::ALGORITHM_PERCEPTRON, 3).status()));
-  absl::Status bad = client_.CreateModel("a/b", v1::ALGORITHM_PERCEPTRON, 3).status();
+      client_.CreateModel("spam", TextAlgorithm("perceptron"), 3).status()));
+  absl::Status bad = client_.CreateModel("a/b", TextAlgorithm("perceptron"), 3).status();
   EXPECT_TRUE(absl::IsInvalidArgument(bad));
   EXPECT_THAT(bad.message(), HasSubstr("letters, digits"));
   EXPECT_THAT(
-      client_.CreateModel("x", v1::ALGORITHM_UNSPECIFIED, 3).status().message(),
+      client_.CreateModel("x", v1::Algorithm(), 3).status().message(),
       HasSubstr("algorithm must be set"));
   EXPECT_TRUE(absl::IsInvalidArgument(
-      client_.CreateModel("x", v1::ALGORITHM_PERCEPTRON, -3).status()));
+      client_.CreateModel("x", TextAlgorithm("perceptron"), -3).status()));
 
   absl::StatusOr<std::vector<v1::Model>> models = client_.ListModels();
   ASSERT_TRUE(models.ok()) << models.status();
@@ -77,34 +84,28 @@ TEST_F(ServerTest, CreateGetListDeleteUseCanonicalCodes) {
   EXPECT_EQ(client_.ListModels()->size(), 1u);
 }
 
-TEST_F(ServerTest, HyperparametersAreCheckedAgainstTheAlgorithm) {
+TEST_F(ServerTest, ParametersAreCheckedAndDefaultsFilledIn) {
   v1::CreateModelRequest request;
-  request.set_name("m");
+  request.set_model("m");
   request.set_dimension(2);
-  request.set_algorithm(v1::ALGORITHM_PERCEPTRON);
-  request.mutable_hyperparameters()->set_loss(v1::LOSS_LOG);
-  absl::Status misplaced = client_.CreateModel(request).status();
-  EXPECT_TRUE(absl::IsInvalidArgument(misplaced));
-  EXPECT_THAT(misplaced.message(), HasSubstr("for SGD only"));
-
-  request.set_algorithm(v1::ALGORITHM_SGD);
-  request.mutable_hyperparameters()->set_alpha(0.0);
+  *request.mutable_algorithm() = TextAlgorithm("sgd { alpha: 0 }");
   EXPECT_THAT(client_.CreateModel(request).status().message(),
               HasSubstr("OPTIMAL schedule"));
-  request.mutable_hyperparameters()->set_loss(static_cast<v1::Loss>(99));
+  v1::Sgd* sgd = request.mutable_algorithm()->mutable_sgd();
+  sgd->set_loss(static_cast<v1::Sgd::Loss>(99));
   EXPECT_THAT(client_.CreateModel(request).status().message(),
-              HasSubstr("loss has the unknown value 99"));
+              HasSubstr("sgd.loss has the unknown value 99"));
 
-  request.mutable_hyperparameters()->set_loss(v1::LOSS_MODIFIED_HUBER);
-  request.mutable_hyperparameters()->set_alpha(0.001);
-  absl::StatusOr<v1::Model> sgd = client_.CreateModel(request);
-  ASSERT_TRUE(sgd.ok()) << sgd.status();
-  const v1::Hyperparameters& h = sgd->hyperparameters();
-  EXPECT_EQ(h.loss(), v1::LOSS_MODIFIED_HUBER);
-  EXPECT_EQ(h.penalty(), v1::PENALTY_L2);
-  EXPECT_EQ(h.schedule(), v1::SCHEDULE_OPTIMAL);
+  sgd->set_loss(v1::Sgd::LOSS_MODIFIED_HUBER);
+  sgd->set_alpha(0.001);
+  absl::StatusOr<v1::Model> created = client_.CreateModel(request);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const v1::Sgd& h = created->algorithm().sgd();
+  EXPECT_EQ(h.loss(), v1::Sgd::LOSS_MODIFIED_HUBER);
+  EXPECT_EQ(h.penalty(), v1::Sgd::PENALTY_L2);
+  EXPECT_EQ(h.schedule(), v1::Sgd::SCHEDULE_OPTIMAL);
   EXPECT_EQ(h.l1_ratio(), 0.15);
-  EXPECT_FALSE(h.has_aggressiveness());  // passive-aggressive's only
+  EXPECT_EQ(h.alpha(), 0.001);
 
   // Modified Huber gives probabilities; a negative weight is rejected
   // in-band.
@@ -221,7 +222,7 @@ TEST_F(ServerTest, BadExamplesAreReportedInBandAndTheStreamGoesOn) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
-grpc::Status RunStream(v1::Halfspace::Stub& stub,
+grpc::Status RunStream(v1::HalfspaceService::Stub& stub,
                        const std::vector<v1::TrainRequest>& requests,
                        int* responses) {
   grpc::ClientContext context;
@@ -260,7 +261,12 @@ TEST_F(ServerTest, ABadFirstRequestOrAnotherModelNameEndsTheStream) {
 }
 
 TEST_F(ServerTest, LogisticStreamReportsProbabilityAndLogLoss) {
-  ASSERT_TRUE(client_.CreateModel("lr", v1::ALGORITHM_LOGISTIC_REGRESSION, 2, 0.5).ok());
+  ASSERT_TRUE(client_
+                  .CreateModel("lr",
+                               TextAlgorithm(
+                                   "logistic_regression { learning_rate: 0.5 }"),
+                               2)
+                  .ok());
   std::unique_ptr<TrainingStream> stream = client_.Train("lr");
   ASSERT_TRUE(stream->Send({{{1, 2}, 1}, {{1, 2}, -1}}).ok());
   absl::StatusOr<v1::TrainResponse> response = stream->Receive();
@@ -308,7 +314,7 @@ TEST_F(ServerTest, EvaluateScoresWithoutLearning) {
 
 TEST_F(ServerTest, EvaluateThresholdsProbabilitiesAndReportsLogLoss) {
   ASSERT_TRUE(
-      client_.CreateModel("lr", v1::ALGORITHM_LOGISTIC_REGRESSION, 1).ok());
+      client_.CreateModel("lr", TextAlgorithm("logistic_regression"), 1).ok());
   ASSERT_TRUE(client_.SetWeights("lr", {1}, 0).ok());
   // P(+1 | x) = σ(x): 0.73 for x = 1, 0.5 for x = 0, 0.27 for x = -1.
   const std::vector<LabeledExample> data = {{{1}, 1}, {{0}, 1}, {{-1}, -1}};
@@ -328,8 +334,8 @@ TEST_F(ServerTest, EvaluateThresholdsProbabilitiesAndReportsLogLoss) {
 
 TEST_F(ServerTest, MulticlassModelsLearnNewClassesFromTheStream) {
   v1::CreateModelRequest request;
-  request.set_name("animals");
-  request.set_algorithm(v1::ALGORITHM_SOFTMAX_REGRESSION);
+  request.set_model("animals");
+  *request.mutable_algorithm() = TextAlgorithm("softmax_regression");
   request.set_dimension(2);
   request.add_classes("cat");
   absl::StatusOr<v1::Model> created = client_.CreateModel(request);
@@ -369,7 +375,7 @@ TEST_F(ServerTest, MulticlassModelsLearnNewClassesFromTheStream) {
   // Import a new class's weights; it predicts at once.
   grpc::ClientContext context;
   v1::SetWeightsRequest set;
-  set.set_name("animals");
+  set.set_model("animals");
   set.set_class_label("bird");
   set.add_weights(0);
   set.add_weights(100);
@@ -392,13 +398,13 @@ TEST_F(ServerTest, MulticlassModelsLearnNewClassesFromTheStream) {
 
 TEST_F(ServerTest, OneVsRestIsForBinaryAlgorithmsOnly) {
   v1::CreateModelRequest request;
-  request.set_name("m");
+  request.set_model("m");
   request.set_dimension(2);
-  request.set_algorithm(v1::ALGORITHM_SOFTMAX_REGRESSION);
+  *request.mutable_algorithm() = TextAlgorithm("softmax_regression");
   request.set_one_vs_rest(true);
   EXPECT_THAT(client_.CreateModel(request).status().message(),
-              HasSubstr("one_vs_rest: for binary algorithms"));
-  request.set_algorithm(v1::ALGORITHM_PERCEPTRON);
+              HasSubstr("one_vs_rest is for binary algorithms"));
+  *request.mutable_algorithm() = TextAlgorithm("perceptron");
   request.set_one_vs_rest(false);
   request.add_classes("a");
   EXPECT_THAT(client_.CreateModel(request).status().message(),
@@ -591,7 +597,7 @@ TEST_F(ServerTest, ReportsHealthAndServesReflection) {
 TEST(ServerDrainTest, ShutdownFinishesOpenStreamsAndTurnsNewCallsAway) {
   TestServer server(/*drain_timeout=*/absl::Seconds(30));
   Client client = server.NewClient();
-  ASSERT_TRUE(client.CreateModel("m", v1::ALGORITHM_PERCEPTRON, 1).ok());
+  ASSERT_TRUE(client.CreateModel("m", TextAlgorithm("perceptron"), 1).ok());
   std::unique_ptr<TrainingStream> stream = client.Train("m");
   ASSERT_TRUE(stream->Send({{{1}, 1}}).ok());
   ASSERT_TRUE(stream->Receive().ok());

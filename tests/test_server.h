@@ -17,6 +17,13 @@
 
 namespace halfspace {
 
+// The algorithm that `text` names or describes (see ParseAlgorithm).
+inline v1::Algorithm TextAlgorithm(const std::string& text) {
+  absl::StatusOr<v1::Algorithm> algorithm = ParseAlgorithm(text);
+  EXPECT_TRUE(algorithm.ok()) << algorithm.status();
+  return algorithm.ok() ? *algorithm : v1::Algorithm();
+}
+
 class TestServer {
  public:
   explicit TestServer(absl::Duration drain_timeout = absl::Seconds(1))
@@ -40,8 +47,8 @@ class TestServer {
                                      grpc::InsecureChannelCredentials(), args);
   }
   Client NewClient() const { return Client(NewChannel()); }
-  std::unique_ptr<v1::Halfspace::Stub> NewStub() const {
-    return v1::Halfspace::NewStub(NewChannel());
+  std::unique_ptr<v1::HalfspaceService::Stub> NewStub() const {
+    return v1::HalfspaceService::NewStub(NewChannel());
   }
 
   std::string target() const {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/quoted.h"
 
 namespace halfspace {
 
@@ -63,7 +64,7 @@ absl::Status ValidateFinite(const FeatureInput& input) {
   for (const NamedFeature& f : input.named) {
     if (!std::isfinite(f.value)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("named feature '", f.group, ":", f.name, "' is ",
+          absl::StrCat("named feature ", Quoted(absl::StrCat(f.group, ":", f.name)), " is ",
                        f.value, "; every value must be finite"));
     }
   }

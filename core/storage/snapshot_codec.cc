@@ -57,63 +57,164 @@ class Reader {
   absl::string_view bytes_;
 };
 
-// Every hyperparameter, as a number under a key that never changes meaning.
-struct HyperparameterKey {
-  uint32_t key;
-  double (*get)(const ModelSpec&);
-  void (*set)(ModelSpec&, double);
+// Every parameter, as a number under a key that never changes meaning.
+enum Key : uint32_t {
+  kLearningRate = 1,
+  kL2 = 2,
+  kMarginThreshold = 3,
+  kLoss = 4,
+  kPenalty = 5,
+  kAlpha = 6,
+  kL1Ratio = 7,
+  kSchedule = 8,
+  kPowerT = 9,
+  kAverageFrom = 10,
+  kPaVariant = 11,
+  kAggressiveness = 12,
+  kRatchet = 13,
+  kPredictWithPocket = 14,
+  kOneVsRest = 15,
+  kStandardize = 16,
+  kHashBits = 17,
 };
-constexpr HyperparameterKey kHyperparameterKeys[] = {
-    {1, [](const ModelSpec& s) { return s.learning_rate; },
-     [](ModelSpec& s, double v) { s.learning_rate = v; }},
-    {2, [](const ModelSpec& s) { return s.l2; },
-     [](ModelSpec& s, double v) { s.l2 = v; }},
-    {3, [](const ModelSpec& s) { return s.margin_threshold; },
-     [](ModelSpec& s, double v) { s.margin_threshold = v; }},
-    {4, [](const ModelSpec& s) { return double(s.sgd.loss); },
-     [](ModelSpec& s, double v) { s.sgd.loss = LossKind(int(v)); }},
-    {5, [](const ModelSpec& s) { return double(s.sgd.penalty); },
-     [](ModelSpec& s, double v) { s.sgd.penalty = Penalty(int(v)); }},
-    {6, [](const ModelSpec& s) { return s.sgd.alpha; },
-     [](ModelSpec& s, double v) { s.sgd.alpha = v; }},
-    {7, [](const ModelSpec& s) { return s.sgd.l1_ratio; },
-     [](ModelSpec& s, double v) { s.sgd.l1_ratio = v; }},
-    {8, [](const ModelSpec& s) { return double(s.sgd.schedule); },
-     [](ModelSpec& s, double v) { s.sgd.schedule = Schedule(int(v)); }},
-    {9, [](const ModelSpec& s) { return s.sgd.power_t; },
-     [](ModelSpec& s, double v) { s.sgd.power_t = v; }},
-    {10, [](const ModelSpec& s) { return double(s.sgd.average_from); },
-     [](ModelSpec& s, double v) { s.sgd.average_from = uint64_t(v); }},
-    {11, [](const ModelSpec& s) { return double(s.pa_variant); },
-     [](ModelSpec& s, double v) { s.pa_variant = PaVariant(int(v)); }},
-    {12, [](const ModelSpec& s) { return s.aggressiveness; },
-     [](ModelSpec& s, double v) { s.aggressiveness = v; }},
-    {13, [](const ModelSpec& s) { return s.ratchet ? 1.0 : 0.0; },
-     [](ModelSpec& s, double v) { s.ratchet = v != 0.0; }},
-    {14, [](const ModelSpec& s) { return s.predict_with_pocket ? 1.0 : 0.0; },
-     [](ModelSpec& s, double v) { s.predict_with_pocket = v != 0.0; }},
-    {15, [](const ModelSpec& s) { return s.one_vs_rest ? 1.0 : 0.0; },
-     [](ModelSpec& s, double v) { s.one_vs_rest = v != 0.0; }},
-    {16, [](const ModelSpec& s) { return s.standardize ? 1.0 : 0.0; },
-     [](ModelSpec& s, double v) { s.standardize = v != 0.0; }},
-    {17, [](const ModelSpec& s) { return double(s.hash_bits); },
-     [](ModelSpec& s, double v) { s.hash_bits = int(v); }},
-};
+
+using KeyedValues = std::vector<std::pair<uint32_t, double>>;
+
+// The algorithm's parameters and the feature options, keyed.
+KeyedValues KeyedParameters(const ModelSpec& spec) {
+  KeyedValues out = {{kOneVsRest, spec.one_vs_rest ? 1.0 : 0.0},
+                     {kStandardize, spec.standardize ? 1.0 : 0.0},
+                     {kHashBits, double(spec.hash_bits)}};
+  auto add = [&out](std::initializer_list<std::pair<uint32_t, double>> kv) {
+    out.insert(out.end(), kv);
+  };
+  std::visit(
+      Overloaded{
+          [&](const PerceptronParams& p) {
+            add({{kLearningRate, p.learning_rate},
+                 {kMarginThreshold, p.margin_threshold}});
+          },
+          [&](const LogisticRegressionParams& p) {
+            add({{kLearningRate, p.learning_rate}, {kL2, p.l2}});
+          },
+          [&](const AveragedPerceptronParams& p) {
+            add({{kLearningRate, p.learning_rate}});
+          },
+          [&](const PassiveAggressiveParams& p) {
+            add({{kPaVariant, double(p.variant)},
+                 {kAggressiveness, p.aggressiveness}});
+          },
+          [&](const SgdParams& p) {
+            const SgdOptions& o = p.options;
+            add({{kLearningRate, p.learning_rate},
+                 {kLoss, double(o.loss)},
+                 {kPenalty, double(o.penalty)},
+                 {kAlpha, o.alpha},
+                 {kL1Ratio, o.l1_ratio},
+                 {kSchedule, double(o.schedule)},
+                 {kPowerT, o.power_t},
+                 {kAverageFrom, double(o.average_from)}});
+          },
+          [&](const PocketPerceptronParams& p) {
+            add({{kLearningRate, p.learning_rate},
+                 {kRatchet, p.ratchet ? 1.0 : 0.0},
+                 {kPredictWithPocket, p.predict_with_pocket ? 1.0 : 0.0}});
+          },
+          [&](const MulticlassPerceptronParams& p) {
+            add({{kLearningRate, p.learning_rate}});
+          },
+          [&](const SoftmaxRegressionParams& p) {
+            add({{kLearningRate, p.learning_rate}, {kL2, p.l2}});
+          },
+      },
+      spec.algorithm);
+  return out;
+}
+
+// Sets the spec's algorithm `id` and options from keyed values; a missing
+// key keeps its default, an unknown key is ignored. False for an unknown
+// algorithm.
+bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
+  auto get = [&](Key key, auto fallback) {
+    for (const auto& [k, v] : values) {
+      if (k == key) return static_cast<decltype(fallback)>(v);
+    }
+    return fallback;
+  };
+  spec.one_vs_rest = get(kOneVsRest, 0.0) != 0.0;
+  spec.standardize = get(kStandardize, 0.0) != 0.0;
+  spec.hash_bits = get(kHashBits, 0);
+  switch (static_cast<Algorithm>(id)) {
+    case Algorithm::kPerceptron: {
+      PerceptronParams p;
+      spec.algorithm = PerceptronParams{
+          get(kLearningRate, p.learning_rate),
+          get(kMarginThreshold, p.margin_threshold)};
+      return true;
+    }
+    case Algorithm::kLogisticRegression: {
+      LogisticRegressionParams p;
+      spec.algorithm = LogisticRegressionParams{
+          get(kLearningRate, p.learning_rate), get(kL2, p.l2)};
+      return true;
+    }
+    case Algorithm::kAveragedPerceptron:
+      spec.algorithm = AveragedPerceptronParams{get(kLearningRate, 1.0)};
+      return true;
+    case Algorithm::kPassiveAggressive: {
+      PassiveAggressiveParams p;
+      spec.algorithm = PassiveAggressiveParams{
+          PaVariant(get(kPaVariant, int(p.variant))),
+          get(kAggressiveness, p.aggressiveness)};
+      return true;
+    }
+    case Algorithm::kSgd: {
+      SgdParams p;
+      SgdOptions& o = p.options;
+      p.learning_rate = get(kLearningRate, p.learning_rate);
+      o.loss = LossKind(get(kLoss, int(o.loss)));
+      o.penalty = Penalty(get(kPenalty, int(o.penalty)));
+      o.alpha = get(kAlpha, o.alpha);
+      o.l1_ratio = get(kL1Ratio, o.l1_ratio);
+      o.schedule = Schedule(get(kSchedule, int(o.schedule)));
+      o.power_t = get(kPowerT, o.power_t);
+      o.average_from = get(kAverageFrom, o.average_from);
+      spec.algorithm = p;
+      return true;
+    }
+    case Algorithm::kPocketPerceptron: {
+      PocketPerceptronParams p;
+      p.learning_rate = get(kLearningRate, p.learning_rate);
+      p.ratchet = get(kRatchet, 1.0) != 0.0;
+      p.predict_with_pocket = get(kPredictWithPocket, 1.0) != 0.0;
+      spec.algorithm = p;
+      return true;
+    }
+    case Algorithm::kMulticlassPerceptron:
+      spec.algorithm = MulticlassPerceptronParams{get(kLearningRate, 1.0)};
+      return true;
+    case Algorithm::kSoftmaxRegression: {
+      SoftmaxRegressionParams p;
+      spec.algorithm = SoftmaxRegressionParams{
+          get(kLearningRate, p.learning_rate), get(kL2, p.l2)};
+      return true;
+    }
+  }
+  return false;
+}
 
 absl::Status Corrupt(absl::string_view what) {
   return absl::DataLossError(absl::StrCat("corrupt model snapshot: ", what));
 }
 
-bool DecodeHyperparameters(Reader& in, ModelSpec& spec) {
+bool DecodeParameters(Reader& in, KeyedValues& values) {
   uint32_t n = 0;
   if (!in.Get(n)) return false;
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t key = 0;
     double value = 0;
     if (!in.Get(key) || !in.Get(value)) return false;
-    for (const HyperparameterKey& k : kHyperparameterKeys) {
-      if (k.key == key) k.set(spec, value);
-    }
+    values.emplace_back(key, value);
   }
   return true;
 }
@@ -199,10 +300,11 @@ absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
   ModelSnapshot s;
   uint32_t name_size = 0, algorithm = 0;
   absl::string_view name;
+  KeyedValues parameters;
   ModelCounters& c = s.counters;
   if (!in.Get(name_size) || !in.GetBytes(name_size, name) ||
       !in.Get(algorithm) || !in.Get(s.spec.dimension) ||
-      !DecodeHyperparameters(in, s.spec) ||
+      !DecodeParameters(in, parameters) ||
       !DecodeInteractions(in, s.spec.interactions) ||
       !in.Get(c.examples_seen) ||
       !in.Get(c.updates) || !in.Get(c.mistakes) || !in.Get(c.loss_sum) ||
@@ -210,7 +312,9 @@ absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
     return Corrupt("header fields are truncated");
   }
   s.name = std::string(name);
-  s.spec.algorithm = static_cast<Algorithm>(algorithm);
+  if (!SetParameters(algorithm, parameters, s.spec)) {
+    return Corrupt(absl::StrCat("unknown algorithm ", algorithm));
+  }
   if (s.spec.dimension < 0 || s.spec.dimension > kMaxDimension) {
     return Corrupt("the dimension is out of range");
   }
@@ -244,12 +348,13 @@ std::string EncodeSnapshot(const ModelSnapshot& s) {
                   (s.weights.w.size() + s.state.size()) * sizeof(double));
   Put(payload, static_cast<uint32_t>(s.name.size()));
   payload.append(s.name);
-  Put(payload, static_cast<uint32_t>(s.spec.algorithm));
+  Put(payload, static_cast<uint32_t>(AlgorithmOf(s.spec.algorithm)));
   Put(payload, s.spec.dimension);
-  Put(payload, static_cast<uint32_t>(std::size(kHyperparameterKeys)));
-  for (const HyperparameterKey& k : kHyperparameterKeys) {
-    Put(payload, k.key);
-    Put(payload, k.get(s.spec));
+  const KeyedValues parameters = KeyedParameters(s.spec);
+  Put(payload, static_cast<uint32_t>(parameters.size()));
+  for (const auto& [key, value] : parameters) {
+    Put(payload, key);
+    Put(payload, value);
   }
   EncodeInteractions(s.spec.interactions, payload);
   const ModelCounters& c = s.counters;

@@ -5,7 +5,7 @@
 //   "HSPM"  u32 version  u64 payload_size  payload  u32 crc32c(payload)
 //
 //   payload: u32 name_size, name bytes, u32 algorithm, i64 dimension,
-//            u32 n, n × (u32 key, f64 value)   the hyperparameters
+//            u32 n, n × (u32 key, f64 value)   the parameters
 //            u32 n, n × (u32 size, group, u32 size, group)   interactions
 //            u64 examples_seen, u64 updates, u64 mistakes, f64 loss_sum,
 //            f64 max_squared_norm,
@@ -16,7 +16,7 @@
 //            u64 state_size, f64 state[state_size]
 //            u64 standardizer_size, f64 standardizer[standardizer_size]
 //
-// Hyperparameters are keyed (see kHyperparameterKeys in the source), so a
+// Parameters are keyed (see Key in the source), so a
 // later version can add one and still read these files: a missing key keeps
 // its default.
 //

@@ -34,37 +34,37 @@ from sklearn.preprocessing import StandardScaler
 
 
 def sgd(loss, hyper, **kwargs):
-    """An SGDClassifier and the matching ALGORITHM_SGD hyperparameters."""
+    """An SGDClassifier and the matching sgd parameters."""
     return SGDClassifier(loss=loss, shuffle=False, **kwargs), (
-        "ALGORITHM_SGD", hyper)
+        "sgd", hyper)
 
 
-# name -> (estimator, (algorithm, hyperparameters text), weighted?)
+# name -> (estimator, (algorithm, its parameters as text), weighted?)
 CONFIGS = {
     "perceptron": (Perceptron(shuffle=False),
-                   ("ALGORITHM_PERCEPTRON", ""), False),
+                   ("perceptron", ""), False),
     "perceptron_eta_half": (Perceptron(shuffle=False, eta0=0.5),
-                            ("ALGORITHM_PERCEPTRON", "learning_rate: 0.5"),
+                            ("perceptron", "learning_rate: 0.5"),
                             False),
     "perceptron_weighted": (Perceptron(shuffle=False),
-                            ("ALGORITHM_PERCEPTRON", ""), True),
+                            ("perceptron", ""), True),
     "logistic_regression": (
         SGDClassifier(loss="log_loss", penalty="l2", alpha=0.01,
                       learning_rate="constant", eta0=0.1, shuffle=False),
-        ("ALGORITHM_LOGISTIC_REGRESSION", "learning_rate: 0.1 l2: 0.01"),
+        ("logistic_regression", "learning_rate: 0.1 l2: 0.01"),
         False),
     "averaged_perceptron": (
         SGDClassifier(loss="perceptron", penalty=None,
                       learning_rate="constant", eta0=1.0, average=True,
                       shuffle=False),
-        ("ALGORITHM_AVERAGED_PERCEPTRON", ""), False),
+        ("averaged_perceptron", ""), False),
     "pa_i": (PassiveAggressiveClassifier(C=0.5, loss="hinge", shuffle=False),
-             ("ALGORITHM_PASSIVE_AGGRESSIVE",
-              "pa_variant: PA_VARIANT_PA_I aggressiveness: 0.5"), False),
+             ("passive_aggressive",
+              "variant: VARIANT_PA_I aggressiveness: 0.5"), False),
     "pa_ii": (PassiveAggressiveClassifier(C=0.5, loss="squared_hinge",
                                           shuffle=False),
-              ("ALGORITHM_PASSIVE_AGGRESSIVE",
-               "pa_variant: PA_VARIANT_PA_II aggressiveness: 0.5"), False),
+              ("passive_aggressive",
+               "variant: VARIANT_PA_II aggressiveness: 0.5"), False),
 }
 
 SGD_CONFIGS = {
@@ -104,19 +104,20 @@ SGD_CONFIGS = {
 }
 
 
-# name -> (estimator, algorithm, hyperparameters): one-vs-rest on iris.
+# name -> (estimator, algorithm, its parameters as text): one-vs-rest on
+# iris.
 MULTICLASS_CONFIGS = {
-    "ovr_perceptron": (Perceptron(shuffle=False), "ALGORITHM_PERCEPTRON", ""),
-    "ovr_sgd_hinge": (SGDClassifier(shuffle=False), "ALGORITHM_SGD", ""),
+    "ovr_perceptron": (Perceptron(shuffle=False), "perceptron", ""),
+    "ovr_sgd_hinge": (SGDClassifier(shuffle=False), "sgd", ""),
     "ovr_sgd_log_averaged": (
         SGDClassifier(loss="log_loss", learning_rate="constant", eta0=0.01,
                       average=True, shuffle=False),
-        "ALGORITHM_SGD",
+        "sgd",
         "loss: LOSS_LOG schedule: SCHEDULE_CONSTANT learning_rate: 0.01 "
         "average_from: 1"),
     "ovr_pa_i": (PassiveAggressiveClassifier(C=0.1, shuffle=False),
-                 "ALGORITHM_PASSIVE_AGGRESSIVE",
-                 "pa_variant: PA_VARIANT_PA_I aggressiveness: 0.1"),
+                 "passive_aggressive",
+                 "variant: VARIANT_PA_I aggressiveness: 0.1"),
 }
 
 
@@ -134,7 +135,7 @@ def write_multiclass(out_dir):
                 warnings.simplefilter("ignore")
                 estimator.partial_fit(x, y, classes=np.unique(y))
             classes = [str(c) for c in estimator.classes_]
-            request = ("algorithm: %s one_vs_rest: true hyperparameters { %s } "
+            request = ("algorithm { %s { %s } } one_vs_rest: true "
                        % (algorithm, hyper) +
                        " ".join('classes: "%s"' % c for c in classes))
             loss = (log_loss(y, estimator.predict_proba(x))
@@ -175,7 +176,7 @@ def main():
                 warnings.simplefilter("ignore")
                 estimator.partial_fit(x, y, classes=np.array([-1, 1]),
                                       **fit_args)
-            request = "algorithm: %s hyperparameters { %s }" % (algorithm, hyper)
+            request = "algorithm { %s { %s } }" % (algorithm, hyper)
             predicted = estimator.predict(x)
             loss = (log_loss(y, estimator.predict_proba(x))
                     if hasattr(estimator, "predict_proba") else float("nan"))
