@@ -29,6 +29,20 @@ tsan() {
   ctest --test-dir build-tsan --output-on-failure -j2 --timeout 300 -L unit
 }
 
+# buf, for the API's lint and compatibility checks, from the npm registry
+# (Debian does not package it), pinned.
+install_buf() {
+  [ -x build-tools/node_modules/.bin/buf ] && return
+  if ! command -v npm > /dev/null; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get \
+      -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends npm
+  fi
+  echo "installing buf"
+  npm_config_cache="$PWD/build-tools/npm-cache" npm install --no-audit \
+    --no-fund --loglevel=error --prefix build-tools @bufbuild/buf@1.75.0
+}
+install_buf
+
 # The parity tests run scikit-learn as their oracle.
 export EXTRA_PACKAGES="python3-sklearn"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

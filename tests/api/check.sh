@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The API's machine checks: `buf lint` (STANDARD and COMMENTS rules, see
+# proto/buf.yaml) and `buf breaking` against halfspace-v1.binpb, the v1 API
+# as first published, so that no later change can break a client built from
+# it. Then the check is shown to bite: a copy of the API with an RPC removed
+# must fail it.
+#
+#   bash tests/api/check.sh BUF
+#
+# To add to the API: add fields, messages, enum values or RPCs; never change
+# or remove one. The baseline itself never changes within v1.
+set -euo pipefail
+buf=$1
+cd "$(dirname "$0")/../.."
+export BUF_CACHE_DIR=${BUF_CACHE_DIR:-$(mktemp -d)}
+baseline=tests/api/halfspace-v1.binpb
+failed=0
+passed=0
+check() {  # check NAME COMMAND...: runs a command, counts it, shows its output
+  if "${@:2}"; then
+    passed=$((passed + 1))
+    echo "ok: $1"
+  else
+    failed=$((failed + 1))
+    echo "FAILED: $1"
+  fi
+}
+
+check "buf lint" "$buf" lint proto
+check "buf breaking against v1" "$buf" breaking proto --against "$baseline"
+
+broken=$(mktemp -d)
+trap 'rm -rf "$broken"' EXIT
+cp -r proto "$broken/"
+sed -i '/rpc Predict(PredictRequest)/d' "$broken/proto/halfspace/v1/halfspace.proto"
+bites() {
+  ! "$buf" breaking "$broken/proto" --against "$baseline" > "$broken/out" 2>&1 &&
+    grep -q 'Predict' "$broken/out"
+}
+check "buf breaking catches a removed RPC" bites
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
