@@ -68,15 +68,16 @@ class TrainReactor final
     if (!bound.ok()) return bound;
     if (first) spdlog::debug("train stream opened on '{}'", model_->name());
 
+    // Check and featurize every example before the model's lock is taken.
     const int n = request_.examples_size();
-    examples_.resize(n);
     outcomes_.resize(n);
-    if (static_cast<int>(named_.size()) < n) named_.resize(n);
+    if (static_cast<int>(prepared_.size()) < n) prepared_.resize(n);
     for (int i = 0; i < n; ++i) {
-      examples_[i] = FromProto(request_.examples(i), named_[i]);
+      model_->Prepare(FromProto(request_.examples(i), named_), prepared_[i]);
     }
     absl::Status learned =
-        model_->Learn(examples_, absl::MakeSpan(outcomes_), &class_names_);
+        model_->Learn(absl::MakeConstSpan(prepared_.data(), n),
+                      absl::MakeSpan(outcomes_), &class_names_);
     if (!learned.ok()) return learned;
 
     response_.Clear();
@@ -119,9 +120,9 @@ class TrainReactor final
   grpc::ByteBuffer response_bytes_;
   v1::TrainRequest request_;
   v1::TrainResponse response_;
-  std::vector<Example> examples_;
+  std::vector<NamedFeature> named_;  // one example's, while preparing it
+  std::vector<PreparedExample> prepared_;  // only grows: scratch is reused
   std::vector<ExampleOutcome> outcomes_;
-  std::vector<std::vector<NamedFeature>> named_;  // one per example
   std::vector<std::string> class_names_;  // the model's classes, cached
 
   // This stream's current pass.
