@@ -126,8 +126,6 @@ absl::StatusOr<std::vector<LabeledExample>> ReadExamplesFor(
 
 void PrintModel(const v1::Model& m) {
   const v1::ModelStats& s = m.stats();
-  const std::string kind =
-      m.one_vs_rest() ? "  one-vs-rest" : "";
   std::string algorithm;
   google::protobuf::TextFormat::Printer printer;
   printer.SetSingleLineMode(true);
@@ -139,9 +137,9 @@ void PrintModel(const v1::Model& m) {
             << "  average_loss=" << s.average_loss()
             << "  |w|=" << s.weight_norm() << "  b=" << s.bias()
             << "  R=" << s.max_example_norm() << "\n";
-  if (m.classes_size() > 0 || !kind.empty()) {
-    std::cout << " " << kind << "  classes: " << absl::StrJoin(m.classes(), ",")
-              << "\n";
+  if (m.classes_size() > 0 || m.one_vs_rest()) {
+    std::cout << "  classes: " << absl::StrJoin(m.classes(), ",")
+              << (m.one_vs_rest() ? "  (one-vs-rest)" : "") << "\n";
   }
 }
 

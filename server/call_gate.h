@@ -61,6 +61,26 @@ class CallGate {
   int active_ = 0;       // guarded by mu_
 };
 
+// One call's pass through the gate: admitted if the gate was open when it
+// was made, and then leaving the gate when destroyed, so a reactor that holds
+// one leaves exactly once, when it is freed.
+class Admission {
+ public:
+  // REQUIRES: `gate` outlives the admission.
+  explicit Admission(CallGate* gate)
+      : gate_(gate->TryEnter() ? gate : nullptr) {}
+  ~Admission() {
+    if (gate_ != nullptr) gate_->Leave();
+  }
+  Admission(const Admission&) = delete;
+  Admission& operator=(const Admission&) = delete;
+
+  bool admitted() const { return gate_ != nullptr; }
+
+ private:
+  CallGate* const gate_;
+};
+
 }  // namespace halfspace
 
 #endif  // HALFSPACE_SERVER_CALL_GATE_H_

@@ -313,6 +313,57 @@ void ToProto(const Prediction& prediction,
   }
 }
 
+void ToProto(uint64_t pass, const PassCounters& counters,
+             const ModelStats& stats, v1::PassSummary* out) {
+  out->set_pass(pass);
+  out->set_examples(counters.examples);
+  out->set_updates(counters.updates);
+  out->set_mistakes(counters.mistakes);
+  out->set_average_loss(
+      counters.examples == 0 ? 0.0 : counters.loss_sum / counters.examples);
+  out->set_converged(counters.examples > 0 && counters.updates == 0);
+  out->set_weight_norm(stats.weight_norm);
+  out->set_bias(stats.bias);
+  out->set_max_example_norm(std::sqrt(stats.counters.max_squared_norm));
+}
+
+void ToProto(const ModelSnapshot& weights, v1::GetWeightsResponse* out) {
+  out->mutable_weights()->Add(weights.weights.w.begin(),
+                              weights.weights.w.end());
+  out->set_bias(weights.weights.b);
+  for (size_t k = 0; k < weights.classes.size(); ++k) {
+    v1::ClassWeights* row = out->add_classes();
+    row->set_label(weights.classes[k]);
+    const LinearWeights& w = weights.class_weights[k];
+    row->mutable_weights()->Add(w.w.begin(), w.w.end());
+    row->set_bias(w.b);
+  }
+}
+
+void ToProto(const Evaluation& e, v1::EvaluateResponse* out) {
+  out->set_examples(e.examples());
+  out->set_rejected(e.rejected());
+  if (!e.first_error().ok()) {
+    ToRpcStatus(e.first_error(), out->mutable_first_error());
+  }
+  out->set_accuracy(e.accuracy());
+  const int n = static_cast<int>(e.classes().size());
+  for (int cls = 0; cls < n; ++cls) {
+    const Evaluation::ClassMetrics m = e.metrics(cls);
+    v1::ClassMetrics* c = out->add_classes();
+    c->set_label(e.classes()[cls]);
+    c->set_support(m.support);
+    c->set_precision(m.precision);
+    c->set_recall(m.recall);
+    c->set_f1(m.f1);
+    out->add_confusion_labels(e.classes()[cls]);
+  }
+  for (int t = 0; t < n; ++t) {
+    for (int p = 0; p < n; ++p) out->add_confusion(e.confusion(t, p));
+  }
+  if (e.log_loss().has_value()) out->set_log_loss(*e.log_loss());
+}
+
 FeatureInput FromProto(const v1::FeatureVector& x,
                        std::vector<NamedFeature>& named) {
   named.clear();

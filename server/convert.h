@@ -4,6 +4,7 @@
 #ifndef HALFSPACE_SERVER_CONVERT_H_
 #define HALFSPACE_SERVER_CONVERT_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,33 @@ void ToProto(const Model& model, v1::Model* out);
 void ToProto(const ExampleOutcome& outcome,
              const std::vector<std::string>& class_names,
              v1::ExampleResult* out);
+
+// What one pass over the data did, as a training stream counts it: the
+// examples it learned from (not those it rejected), and what they did.
+struct PassCounters {
+  uint64_t examples = 0;
+  uint64_t updates = 0;
+  uint64_t mistakes = 0;
+  double loss_sum = 0.0;
+
+  void Count(const ExampleOutcome& outcome) {
+    if (!outcome.error.ok()) return;
+    examples += 1;
+    updates += outcome.update.updated ? 1 : 0;
+    mistakes += outcome.mistake ? 1 : 0;
+    loss_sum += outcome.update.loss;
+  }
+};
+
+// Pass number `pass`: its counters, and the model's state at its end.
+void ToProto(uint64_t pass, const PassCounters& counters,
+             const ModelStats& stats, v1::PassSummary* out);
+
+// The weights a model predicts with (see Model::Weights).
+void ToProto(const ModelSnapshot& weights, v1::GetWeightsResponse* out);
+
+// What an Evaluate stream counted.
+void ToProto(const Evaluation& evaluation, v1::EvaluateResponse* out);
 
 // One prediction; `class_names` as above.
 void ToProto(const Prediction& prediction,

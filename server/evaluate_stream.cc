@@ -18,11 +18,8 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   EvaluateReactor(ModelRegistry* registry, CallGate* gate,
                   grpc::ByteBuffer* response)
-      : registry_(registry),
-        gate_(gate),
-        response_(response),
-        admitted_(gate->TryEnter()) {
-    if (admitted_) {
+      : registry_(registry), response_(response), admission_(gate) {
+    if (admission_.admitted()) {
       StartRead(&request_bytes_);
     } else {
       Finish(ToGrpcStatus(ShuttingDownError()));
@@ -45,10 +42,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     StartRead(&request_bytes_);
   }
 
-  void OnDone() override {
-    if (admitted_) gate_->Leave();
-    delete this;
-  }
+  void OnDone() override { delete this; }
 
  private:
   // Binds the model on the first request, then scores the request's examples.
@@ -88,34 +82,13 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       return absl::InvalidArgumentError(
           "the stream ended before a request named the model");
     }
-    const Evaluation& e = evaluation_;
-    v1::EvaluateResponse& r = summary_;
-    r.set_examples(e.examples());
-    r.set_rejected(e.rejected());
-    if (!e.first_error().ok()) ToRpcStatus(e.first_error(), r.mutable_first_error());
-    r.set_accuracy(e.accuracy());
-    const int n = static_cast<int>(e.classes().size());
-    for (int cls = 0; cls < n; ++cls) {
-      const Evaluation::ClassMetrics m = e.metrics(cls);
-      v1::ClassMetrics* out = r.add_classes();
-      out->set_label(e.classes()[cls]);
-      out->set_support(m.support);
-      out->set_precision(m.precision);
-      out->set_recall(m.recall);
-      out->set_f1(m.f1);
-      r.add_confusion_labels(e.classes()[cls]);
-    }
-    for (int t = 0; t < n; ++t) {
-      for (int p = 0; p < n; ++p) r.add_confusion(e.confusion(t, p));
-    }
-    if (e.log_loss().has_value()) r.set_log_loss(*e.log_loss());
+    ToProto(evaluation_, &summary_);
     return absl::OkStatus();
   }
 
   ModelRegistry* const registry_;
-  CallGate* const gate_;
   grpc::ByteBuffer* const response_;
-  const bool admitted_;
+  const Admission admission_;
   grpc::ByteBuffer request_bytes_;
   v1::EvaluateResponse summary_;
   std::shared_ptr<Model> model_;

@@ -22,18 +22,16 @@ constexpr int kMaxPageSize = 1000;
 constexpr int kDefaultPageSize = 100;
 constexpr size_t kMaxPageBytes = size_t{1} << 20;
 
-// A unary call admitted by the gate; it leaves the gate once the response
-// is on its way and the call is done.
+// A unary call that passed the gate; it leaves the gate when the call is
+// done.
 class AdmittedCall final : public grpc::ServerUnaryReactor {
  public:
-  explicit AdmittedCall(CallGate* gate) : gate_(gate) {}
-  void OnDone() override {
-    gate_->Leave();
-    delete this;
-  }
+  explicit AdmittedCall(std::unique_ptr<Admission> admission)
+      : admission_(std::move(admission)) {}
+  void OnDone() override { delete this; }
 
  private:
-  CallGate* const gate_;
+  const std::unique_ptr<Admission> admission_;
 };
 
 }  // namespace
@@ -41,12 +39,13 @@ class AdmittedCall final : public grpc::ServerUnaryReactor {
 template <typename Handler>
 grpc::ServerUnaryReactor* HalfspaceService::Serve(
     grpc::CallbackServerContext* context, Handler handler) {
-  if (!gate_->TryEnter()) {
+  auto admission = std::make_unique<Admission>(gate_);
+  if (!admission->admitted()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(ToGrpcStatus(ShuttingDownError()));
     return reactor;
   }
-  grpc::ServerUnaryReactor* reactor = new AdmittedCall(gate_);
+  grpc::ServerUnaryReactor* reactor = new AdmittedCall(std::move(admission));
   reactor->Finish(ToGrpcStatus(handler()));
   return reactor;
 }
@@ -206,17 +205,7 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
                                             v1::GetWeightsResponse& response) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
-  ModelSnapshot snapshot = (*model)->Weights();
-  response.mutable_weights()->Add(snapshot.weights.w.begin(),
-                                  snapshot.weights.w.end());
-  response.set_bias(snapshot.weights.b);
-  for (size_t k = 0; k < snapshot.classes.size(); ++k) {
-    v1::ClassWeights* row = response.add_classes();
-    row->set_label(snapshot.classes[k]);
-    const LinearWeights& w = snapshot.class_weights[k];
-    row->mutable_weights()->Add(w.w.begin(), w.w.end());
-    row->set_bias(w.b);
-  }
+  ToProto((*model)->Weights(), &response);
   return absl::OkStatus();
 }
 
@@ -225,11 +214,8 @@ absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
   std::vector<double> w(request.weights().begin(), request.weights().end());
-  absl::Status status =
-      request.class_label().empty()
-          ? (*model)->SetWeights(std::move(w), request.bias())
-          : (*model)->SetClassWeights(request.class_label(), std::move(w),
-                                      request.bias());
+  absl::Status status = (*model)->SetClassWeights(
+      request.class_label(), std::move(w), request.bias());
   if (status.ok()) status = registry_->Save(request.model());
   if (!status.ok()) return status;
   ToProto(**model, response.mutable_model());

@@ -18,8 +18,8 @@ class TrainReactor final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   TrainReactor(ModelRegistry* registry, CallGate* gate)
-      : registry_(registry), gate_(gate), admitted_(gate->TryEnter()) {
-    if (admitted_) {
+      : registry_(registry), admission_(gate) {
+    if (admission_.admitted()) {
       StartRead(&request_bytes_);
     } else {
       Finish(ToGrpcStatus(ShuttingDownError()));
@@ -53,10 +53,7 @@ class TrainReactor final
     StartRead(&request_bytes_);
   }
 
-  void OnDone() override {
-    if (admitted_) gate_->Leave();
-    delete this;
-  }
+  void OnDone() override { delete this; }
 
  private:
   // Binds the stream to its model on the first request, then learns from the
@@ -82,13 +79,8 @@ class TrainReactor final
 
     response_.Clear();
     for (int i = 0; i < n; ++i) {
-      const ExampleOutcome& outcome = outcomes_[i];
-      ToProto(outcome, class_names_, response_.add_results());
-      if (!outcome.error.ok()) continue;
-      pass_.examples += 1;
-      pass_.updates += outcome.update.updated ? 1 : 0;
-      pass_.mistakes += outcome.mistake ? 1 : 0;
-      pass_.loss_sum += outcome.update.loss;
+      ToProto(outcomes_[i], class_names_, response_.add_results());
+      pass_.Count(outcomes_[i]);
     }
     if (request_.end_of_pass()) EndPass();
     return absl::OkStatus();
@@ -96,25 +88,13 @@ class TrainReactor final
 
   // Sums up the pass into response_ and starts the next one.
   void EndPass() {
-    const ModelStats stats = model_->Stats();
-    v1::PassSummary* summary = response_.mutable_pass_summary();
-    summary->set_pass(++passes_);
-    summary->set_examples(pass_.examples);
-    summary->set_updates(pass_.updates);
-    summary->set_mistakes(pass_.mistakes);
-    summary->set_average_loss(
-        pass_.examples == 0 ? 0.0 : pass_.loss_sum / pass_.examples);
-    summary->set_converged(pass_.examples > 0 && pass_.updates == 0);
-    summary->set_weight_norm(stats.weight_norm);
-    summary->set_bias(stats.bias);
-    summary->set_max_example_norm(
-        std::sqrt(stats.counters.max_squared_norm));
+    ToProto(++passes_, pass_, model_->Stats(),
+            response_.mutable_pass_summary());
     pass_ = PassCounters();
   }
 
   ModelRegistry* const registry_;
-  CallGate* const gate_;
-  const bool admitted_;
+  const Admission admission_;
   std::shared_ptr<Model> model_;
   grpc::ByteBuffer request_bytes_;
   grpc::ByteBuffer response_bytes_;
@@ -126,12 +106,6 @@ class TrainReactor final
   std::vector<std::string> class_names_;  // the model's classes, cached
 
   // This stream's current pass.
-  struct PassCounters {
-    uint64_t examples = 0;
-    uint64_t updates = 0;
-    uint64_t mistakes = 0;
-    double loss_sum = 0.0;
-  };
   PassCounters pass_;
   uint64_t passes_ = 0;
 };
