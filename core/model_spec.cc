@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/quoted.h"
+#include "core/algorithms/adagrad_classifier.h"
 #include "core/algorithms/averaged_perceptron.h"
 #include "core/algorithms/logistic_regression.h"
 #include "core/algorithms/multiclass_perceptron.h"
@@ -279,8 +280,13 @@ std::unique_ptr<OnlineClassifier> MakeBinaryClassifier(const ModelSpec& spec) {
                                                        p.aggressiveness);
           },
           [&](const SgdParams& p) -> std::unique_ptr<OnlineClassifier> {
-            return std::make_unique<SgdClassifier>(width, p.learning_rate,
-                                                   p.options);
+            const SgdOptions& o = p.options;
+            if (o.schedule == Schedule::kAdaGrad) {
+              return std::make_unique<AdaGradClassifier>(
+                  width, p.learning_rate, o.loss,
+                  o.penalty == Penalty::kL2 ? o.alpha : 0.0);
+            }
+            return std::make_unique<SgdClassifier>(width, p.learning_rate, o);
           },
           [&](const PocketPerceptronParams& p)
               -> std::unique_ptr<OnlineClassifier> {

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "core/algorithms/adagrad_classifier.h"
 #include "core/algorithms/averaged_perceptron.h"
 #include "core/evaluation.h"
 #include "absl/strings/str_cat.h"
@@ -205,14 +206,10 @@ TEST(SgdClassifierTest, L1ChargesOnlyTheCoordinatesAnExampleStores) {
   EXPECT_THAT(sgd.weights().w, ElementsAre(1.0, DoubleEq(0.99), 1.0));
 }
 
-TEST(SgdClassifierTest, AdaGradFirstStepIsEtaPerActiveCoordinate) {
-  SgdOptions options;
-  options.penalty = Penalty::kNone;
-  options.schedule = Schedule::kAdaGrad;
-  SgdClassifier sgd(2, 0.5, options);
+TEST(AdaGradClassifierTest, FirstStepIsEtaPerActiveCoordinate) {
+  AdaGradClassifier sgd(2, 0.5, LossKind::kHinge, /*l2=*/0.0);
   const std::vector<double> x = {2, 0};
   sgd.Learn(x, +1, 1.0);
-  sgd.EndBatch();
   EXPECT_NEAR(sgd.weights().w[0], 0.5, 1e-8);
   EXPECT_EQ(sgd.weights().w[1], 0.0);
   EXPECT_NEAR(sgd.weights().b, 0.5, 1e-8);
@@ -619,17 +616,11 @@ TEST(LogisticRegressionStepTest, ImportanceWeightTwoIsTwiceTheStep) {
   EXPECT_EQ(lr.weights().b, 0.5);
 }
 
-TEST(SgdClassifierTest, AdaGradWithL2StepsEveryCoordinateFromNonzeroWeights) {
-  SgdOptions o;
-  o.loss = LossKind::kHinge;
-  o.penalty = Penalty::kL2;
-  o.alpha = 0.1;
-  o.schedule = Schedule::kAdaGrad;
-  SgdClassifier sgd(2, 1.0, o);
+TEST(AdaGradClassifierTest, L2StepsEveryCoordinateFromNonzeroWeights) {
+  AdaGradClassifier sgd(2, 1.0, LossKind::kHinge, /*l2=*/0.1);
   sgd.set_weights(Weights({1.0, 2.0}, 0.0));
   const std::vector<double> x = {1, 0};
   Update u = sgd.Learn(x, +1, 1.0);  // margin 1: the hinge's kink, ℓ' = -1
-  sgd.EndBatch();
   EXPECT_TRUE(u.updated);
   const double g0 = -1.0 + 0.1 * 1.0, g1 = 0.1 * 2.0;  // loss + L2 terms
   EXPECT_THAT(sgd.weights().w,

@@ -18,6 +18,7 @@ pattern=${1:-}
 work=$top/build-mutants/tree
 mkdir -p "$work"
 git ls-files -z | xargs -0 cp --parents -t "$work"
+cp tests/mutants.txt "$work/../mutants.txt"  # edits during a run do not count
 cd "$work"
 BUILD_DIR=build bash deploy/build.sh > ../build.log 2>&1 ||
   { echo "the unmutated tree does not build: see build-mutants/build.log"; exit 1; }
@@ -33,8 +34,8 @@ while IFS= read -r line <&3; do
   case "$line" in ''|'#'*) continue ;; esac
   [ -n "$pattern" ] && [[ "$line" != *"$pattern"* ]] && continue
   file=${line%% ==>*}
-  cp "$file" ../original
-  if ! python3 - "$line" <<'PY'
+  if [ -f "$file" ]; then cp "$file" ../original; fi
+  if ! [ -f "$file" ] || ! python3 - "$line" <<'PY'
 import sys
 # FILE ==> ORIGINAL ==> MUTANT; an empty MUTANT deletes; \n is a line break.
 file, original, mutant = (f[1:] if f.startswith(" ") else f
@@ -60,7 +61,7 @@ PY
   echo "$verdict $line"
   cp ../original "$file"
   touch "$file"
-done 3< "$top/tests/mutants.txt"
+done 3< ../mutants.txt
 cmake --build build -j2 > ../build.log 2>&1 || true
 
 compiled=$((killed + survived))

@@ -9,7 +9,6 @@ namespace halfspace {
 namespace {
 
 constexpr double kMaxLossDerivative = 1e12;
-constexpr double kAdaGradEpsilon = 1e-8;
 constexpr double kMinScale = 1e-9;  // below it, wscale is folded into v
 
 }  // namespace
@@ -31,22 +30,11 @@ SgdClassifier::SgdClassifier(int64_t dimension, double learning_rate,
   }
   if (Averaging()) aw_.assign(dimension, 0.0);
   if (L1Share() > 0.0) q_.assign(dimension, 0.0);
-  if (options_.schedule == Schedule::kAdaGrad) {
-    squared_gradients_.assign(dimension, 0.0);
-  }
 }
 
 double SgdClassifier::L1Share() const {
-  switch (options_.penalty) {
-    case Penalty::kNone:
-    case Penalty::kL2:
-      return 0.0;
-    case Penalty::kL1:
-      return 1.0;
-    case Penalty::kElasticNet:
-      return options_.l1_ratio;
-  }
-  return 0.0;
+  if (options_.penalty == Penalty::kElasticNet) return options_.l1_ratio;
+  return options_.penalty == Penalty::kL1 ? 1.0 : 0.0;
 }
 
 double SgdClassifier::LearningRate() const {
@@ -56,7 +44,7 @@ double SgdClassifier::LearningRate() const {
     case Schedule::kInverseScaling:
       return eta0_ / std::pow(t_, options_.power_t);
     case Schedule::kConstant:
-    case Schedule::kAdaGrad:
+    case Schedule::kAdaGrad:  // AdaGradClassifier's
       return eta0_;
   }
   return eta0_;
@@ -75,19 +63,14 @@ Update SgdClassifier::Learn(Features x, int y, double s) {
                                        -kMaxLossDerivative, kMaxLossDerivative);
   const bool has_penalty = options_.penalty != Penalty::kNone &&
                            options_.alpha > 0.0;
-  double step = 0.0;
-  if (options_.schedule == Schedule::kAdaGrad) {
-    AdaGradStep(x, derivative * s);
-  } else {
-    step = -eta * derivative * s;
-    if (options_.penalty == Penalty::kL2 ||
-        options_.penalty == Penalty::kElasticNet) {
-      Scale(std::max(0.0, 1.0 - (1.0 - L1Share()) * eta * options_.alpha));
-    }
-    if (step != 0.0) {
-      AddScaled(step / wscale_, x, absl::MakeSpan(v_.w));
-      v_.b += step;
-    }
+  const double step = -eta * derivative * s;
+  if (options_.penalty == Penalty::kL2 ||
+      options_.penalty == Penalty::kElasticNet) {
+    Scale(std::max(0.0, 1.0 - (1.0 - L1Share()) * eta * options_.alpha));
+  }
+  if (step != 0.0) {
+    AddScaled(step / wscale_, x, absl::MakeSpan(v_.w));
+    v_.b += step;
   }
   if (Averaging() && options_.average_from <= t_) {
     AddToAverage(x, step, t_ - options_.average_from + 1.0);
@@ -124,28 +107,6 @@ void SgdClassifier::AddToAverage(const Features& x, double c, double k) {
   if (k > 1.0) average_b_ /= 1.0 - mu;
   average_a_ += mu * average_b_ * wscale_;
   average_bias_ += (v_.b - average_bias_) / k;
-}
-
-void SgdClassifier::AdaGradStep(const Features& x, double gradient) {
-  const double l2 = options_.penalty == Penalty::kL2 ? options_.alpha : 0.0;
-  auto step = [&](size_t j, double xj) {
-    const double g = gradient * xj + l2 * v_.w[j];
-    if (g == 0.0) return;
-    squared_gradients_[j] += g * g;
-    v_.w[j] -= eta0_ * g /
-               (std::sqrt(squared_gradients_[j]) + kAdaGradEpsilon);
-  };
-  // Without L2 only x's nonzeros have a gradient.
-  if (l2 > 0.0) {
-    x.ForEachCoordinate(v_.w.size(), step);
-  } else {
-    x.ForEach(step);
-  }
-  if (gradient != 0.0) {
-    squared_bias_gradients_ += gradient * gradient;
-    v_.b -= eta0_ * gradient /
-            (std::sqrt(squared_bias_gradients_) + kAdaGradEpsilon);
-  }
 }
 
 void SgdClassifier::ApplyL1(const Features& x, double eta) {
@@ -191,29 +152,25 @@ void SgdClassifier::set_weights(LinearWeights weights) {
 std::vector<double> SgdClassifier::ExportState() const {
   // The raw representation, so that a restored model rounds exactly as the
   // original would.
-  std::vector<double> state = {t_, u_, squared_bias_gradients_, wscale_};
+  std::vector<double> state = {t_, u_, 0.0, wscale_};
   AppendTo(v_, state);
   if (Averaging()) {
     state.insert(state.end(), aw_.begin(), aw_.end());
     state.insert(state.end(), {average_a_, average_b_, average_bias_});
   }
   state.insert(state.end(), q_.begin(), q_.end());
-  state.insert(state.end(), squared_gradients_.begin(),
-               squared_gradients_.end());
   return state;
 }
 
 absl::Status SgdClassifier::ImportState(absl::Span<const double> state) {
   const size_t d = v_.w.size();
-  const size_t expected = 4 + (d + 1) + (Averaging() ? d + 3 : 0) +
-                          q_.size() + squared_gradients_.size();
+  const size_t expected = 4 + (d + 1) + (Averaging() ? d + 3 : 0) + q_.size();
   if (state.size() != expected) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SGD state has ", state.size(), " values; expected ", expected));
   }
   t_ = state[0];
   u_ = state[1];
-  squared_bias_gradients_ = state[2];
   wscale_ = state[3];
   state.remove_prefix(4);
   ReadFrom(state, v_);
@@ -224,9 +181,7 @@ absl::Status SgdClassifier::ImportState(absl::Span<const double> state) {
     average_bias_ = state[d + 2];
     state.remove_prefix(d + 3);
   }
-  std::copy(state.begin(), state.begin() + q_.size(), q_.begin());
-  state.remove_prefix(q_.size());
-  std::copy(state.begin(), state.end(), squared_gradients_.begin());
+  std::copy(state.begin(), state.end(), q_.begin());
   EndBatch();
   return absl::OkStatus();
 }

@@ -17,16 +17,14 @@
 //           each w_j moves toward 0 by what it has not yet been charged,
 //           never past it
 //
-// AdaGrad instead takes per-coordinate steps η0·g_j/(√Σg_j² + 1e-8) on the
-// gradient of the loss plus the L2 term (no L1, no averaging with AdaGrad).
+// The ADAGRAD schedule is AdaGradClassifier's (adagrad_classifier.h).
 //
 // Cost per example is O(nonzeros of x), as in scikit-learn, so hashed
 // models with millions of buckets stay fast: w is kept as wscale·v, so the
 // L2 shrink only scales wscale (v is folded in when wscale falls below
 // 1e-9); the average as (aw + a·v)/b (Bottou's trick); and L1 charges only
-// the coordinates x stores (for a dense x, all of them). The exceptions are
-// AdaGrad with L2, O(d) per example, and forming the prediction weights,
-// O(d) once per batch (EndBatch).
+// the coordinates x stores (for a dense x, all of them). The exception is
+// forming the prediction weights, O(d) once per batch (EndBatch).
 //
 // Predictions use w̄ once averaging has begun, w before. The reported score,
 // margin and loss are those of w, the weights that learn.
@@ -66,8 +64,8 @@ struct SgdOptions {
 
 class SgdClassifier final : public OnlineClassifier {
  public:
-  // η0 = learning_rate.  REQUIRES: dimension >= 1 and the options valid
-  // (see ValidateModelSpec).
+  // η0 = learning_rate.  REQUIRES: dimension >= 1, the options valid (see
+  // ValidateModelSpec) and a schedule other than kAdaGrad.
   SgdClassifier(int64_t dimension, double learning_rate,
                 const SgdOptions& options);
 
@@ -85,7 +83,6 @@ class SgdClassifier final : public OnlineClassifier {
   double LearningRate() const;
   double L1Share() const;
   bool Averaging() const { return options_.average_from > 0; }
-  void AdaGradStep(const Features& x, double gradient);
   // w ← c·w, lazily.
   void Scale(double c);
   // Folds wscale into v (and the average's a and b into aw).
@@ -112,8 +109,6 @@ class SgdClassifier final : public OnlineClassifier {
   double t_ = 1.0;            // the index of the next example
   double u_ = 0.0;         // L1: the total penalty per weight so far
   std::vector<double> q_;  // L1: the penalty each weight has been charged
-  std::vector<double> squared_gradients_;  // AdaGrad: Σg_j²
-  double squared_bias_gradients_ = 0.0;
 };
 
 }  // namespace halfspace
