@@ -1,6 +1,6 @@
-// The halfspace.v1.Halfspace service: thin adapters that validate a request,
-// delegate to the ModelRegistry and its Models, and fill the response. All
-// logic lives in core/; all status conversion in status.h.
+// halfspace.v1.HalfspaceService: thin adapters that validate a request,
+// delegate to the ModelRegistry and its Models, and fill the response (with
+// convert.h). All logic lives in core/; all status conversion in status.h.
 //
 // Every method runs on the callback API. A unary handler does its work
 // before it returns; those that change stored state (CreateModel,
