@@ -240,6 +240,7 @@ TEST(SgdClassifierTest, PredictsWithTheAverageOnlyOnceAveragingHasBegun) {
   const std::vector<double> x = {1};
   sgd.Learn(x, +1, 1.0);  // t = 1: w = 1
   sgd.EndBatch();
+  EXPECT_EQ(sgd.weights().w[0], 1.0);  // not averaging yet: the raw w
   sgd.Learn(x, -1, 1.0);  // t = 2: margin -2, w = 0
   sgd.EndBatch();
   EXPECT_EQ(sgd.weights().w[0], 0.0);  // not averaging yet: the raw w
@@ -403,6 +404,11 @@ TEST(EvaluationTest, LogLossClipsCertainMistakes) {
   EXPECT_DOUBLE_EQ(*e.log_loss(), -(std::log(0.8) + std::log(0.4) +
                                     std::log(std::ldexp(1.0, -52))) /
                                       3);
+  // Certain and right: clipped to 1 - ε, so the loss is ε, not 0.
+  Evaluation certain;
+  certain.Add(certain.ClassIndex("+1"), 0, 1.0);
+  EXPECT_EQ(*certain.log_loss(), -std::log(1.0 - std::ldexp(1.0, -52)));
+  EXPECT_GT(*certain.log_loss(), 0.0);
   Evaluation empty;
   EXPECT_EQ(empty.accuracy(), 0.0);
   EXPECT_FALSE(empty.log_loss().has_value());
@@ -482,6 +488,13 @@ TEST(OneVsRestTest, IsIndependentBinaryModelsAndNormalizesProbabilities) {
   }
   EXPECT_EQ(ovr.weights(0).w, alone_0.weights().w);
   EXPECT_EQ(ovr.weights(1).w, alone_1.weights().w);
+  // Learning reports the scores and normalized probabilities before the
+  // update, and the argmax.
+  const MulticlassUpdate u = ovr.Learn(xs[0], 0, 1.0, scores, probabilities);
+  const double q0 = Sigmoid(scores[0]), q1 = Sigmoid(scores[1]);
+  EXPECT_DOUBLE_EQ(probabilities[0], q0 / (q0 + q1));
+  EXPECT_DOUBLE_EQ(probabilities[0] + probabilities[1], 1.0);
+  EXPECT_EQ(u.predicted_class, scores[1] > scores[0] ? 1 : 0);
   ovr.Predict(xs[0], scores, probabilities);
   const double p0 = Sigmoid(scores[0]), p1 = Sigmoid(scores[1]);
   EXPECT_DOUBLE_EQ(probabilities[0], p0 / (p0 + p1));
@@ -536,6 +549,26 @@ TEST(MulticlassModelTest, RefusesAClassPastTheLimitInBand) {
   EXPECT_FALSE(Model::Create("dup", spec, {"a", "a"}).ok());
   spec.algorithm = DefaultParams(Algorithm::kPerceptron);
   EXPECT_FALSE(Model::Create("binary", spec, {"a"}).ok());
+}
+
+// All classes together hold at most kMaxMulticlassWeights: with 2^24 hash
+// buckets, one class fits and a second does not.
+TEST(MulticlassModelTest, RefusesAClassPastTheWeightLimitInBand) {
+  ModelSpec spec;
+  spec.algorithm = DefaultParams(Algorithm::kMulticlassPerceptron);
+  spec.hash_bits = kMaxHashBits;
+  std::unique_ptr<Model> model = *Model::Create("m", spec, {"a"});
+  Example example;
+  const std::vector<uint32_t> index = {0};
+  const std::vector<double> value = {1};
+  example.features.has_sparse = true;
+  example.features.sparse_indices = index;
+  example.features.sparse_values = value;
+  example.class_label = "b";
+  std::vector<ExampleOutcome> out(1);
+  ASSERT_TRUE(model->Learn({example}, absl::MakeSpan(out)).ok());
+  EXPECT_EQ(out[0].error.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(model->classes(), ElementsAre("a"));
 }
 
 TEST(SnapshotContinuationTest, MulticlassModelsResumeExactly) {

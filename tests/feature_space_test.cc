@@ -70,6 +70,12 @@ TEST(FeatureSpaceTest, SparseEntriesAreSortedAndSummedAndChecked) {
   input.sparse_values = values;  // 3 values for 1 index
   EXPECT_THAT(PrepareOr(space, input, scratch).status().message(),
               HasSubstr("1 indices but 3 values"));
+  const std::vector<uint32_t> three = {2, 3, 4};
+  input.dense = {};
+  input.sparse_indices = three;  // 3 indices for 1 value
+  input.sparse_values = one;
+  EXPECT_THAT(PrepareOr(space, input, scratch).status().message(),
+              HasSubstr("3 indices but 1 values"));
 }
 
 TEST(FeatureSpaceTest, NamedFeaturesHashIntoBucketsAndInteract) {
