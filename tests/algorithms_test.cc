@@ -55,6 +55,7 @@ TEST(MarginLossTest, ValuesAndDerivativesAtTheKinks) {
   EXPECT_EQ(huber->Derivative(-1.0), -4.0);
   EXPECT_EQ(huber->Value(-3.0), 12.0);
   EXPECT_EQ(huber->Derivative(0.5), -1.0);
+  EXPECT_EQ(huber->Derivative(-0.5), -3.0);  // -2(1 - z) down to z = -1
   EXPECT_EQ(*huber->Probability(0.5), 0.75);
   EXPECT_EQ(*huber->Probability(-7.0), 0.0);
   auto log = MakeMarginLoss(LossKind::kLog);
@@ -489,16 +490,22 @@ TEST(OneVsRestTest, IsIndependentBinaryModelsAndNormalizesProbabilities) {
   EXPECT_EQ(ovr.weights(0).w, alone_0.weights().w);
   EXPECT_EQ(ovr.weights(1).w, alone_1.weights().w);
   // Learning reports the scores and normalized probabilities before the
-  // update, and the argmax.
-  const MulticlassUpdate u = ovr.Learn(xs[0], 0, 1.0, scores, probabilities);
+  // update, and the argmax. (With two classes from zero, the binary models
+  // are exact opposites, so their probabilities sum to 1 unnormalized; a
+  // third class tells.)
+  ovr.AddClass();
+  const MulticlassUpdate u = ovr.Learn(xs[0], 2, 1.0, scores, probabilities);
   const double q0 = Sigmoid(scores[0]), q1 = Sigmoid(scores[1]);
-  EXPECT_DOUBLE_EQ(probabilities[0], q0 / (q0 + q1));
-  EXPECT_DOUBLE_EQ(probabilities[0] + probabilities[1], 1.0);
-  EXPECT_EQ(u.predicted_class, scores[1] > scores[0] ? 1 : 0);
+  EXPECT_THAT(probabilities, ElementsAre(DoubleEq(q0 / (q0 + q1 + 0.5)),
+                                         DoubleEq(q1 / (q0 + q1 + 0.5)),
+                                         DoubleEq(0.5 / (q0 + q1 + 0.5))));
+  EXPECT_EQ(u.predicted_class, ArgMax(scores));
   ovr.Predict(xs[0], scores, probabilities);
-  const double p0 = Sigmoid(scores[0]), p1 = Sigmoid(scores[1]);
-  EXPECT_DOUBLE_EQ(probabilities[0], p0 / (p0 + p1));
-  EXPECT_DOUBLE_EQ(probabilities[0] + probabilities[1], 1.0);
+  const double p0 = Sigmoid(scores[0]), p1 = Sigmoid(scores[1]),
+               p2 = Sigmoid(scores[2]);
+  EXPECT_DOUBLE_EQ(probabilities[0], p0 / (p0 + p1 + p2));
+  EXPECT_DOUBLE_EQ(probabilities[0] + probabilities[1] + probabilities[2],
+                   1.0);
 }
 
 std::unique_ptr<Model> Multiclass(Algorithm algorithm, bool one_vs_rest,
