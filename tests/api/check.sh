@@ -12,7 +12,9 @@
 set -euo pipefail
 buf=$1
 cd "$(dirname "$0")/../.."
-export BUF_CACHE_DIR=${BUF_CACHE_DIR:-$(mktemp -d)}
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export BUF_CACHE_DIR=${BUF_CACHE_DIR:-$scratch/cache}
 baseline=tests/api/halfspace-v1.binpb
 failed=0
 passed=0
@@ -29,8 +31,8 @@ check() {  # check NAME COMMAND...: runs a command, counts it, shows its output
 check "buf lint" "$buf" lint proto
 check "buf breaking against v1" "$buf" breaking proto --against "$baseline"
 
-broken=$(mktemp -d)
-trap 'rm -rf "$broken"' EXIT
+broken=$scratch/broken
+mkdir "$broken"
 cp -r proto "$broken/"
 sed -i '/rpc Predict(PredictRequest)/d' "$broken/proto/halfspace/v1/halfspace.proto"
 bites() {
