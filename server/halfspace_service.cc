@@ -8,6 +8,7 @@
 
 #include "server/convert.h"
 #include "server/evaluate_stream.h"
+#include "server/raw_message.h"
 #include "server/status.h"
 #include "server/train_stream.h"
 #include "spdlog/spdlog.h"
@@ -36,9 +37,10 @@ class AdmittedCall final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
-template <typename Handler>
-grpc::ServerUnaryReactor* HalfspaceService::Serve(
-    grpc::CallbackServerContext* context, Handler handler) {
+template <typename Request, typename Response>
+HalfspaceService::Unary HalfspaceService::Serve(
+    Context* context, const Bytes* request_bytes, Bytes* response_bytes,
+    Handler<Request, Response> handler) {
   auto admission = std::make_unique<Admission>(gate_);
   if (!admission->admitted()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -46,60 +48,66 @@ grpc::ServerUnaryReactor* HalfspaceService::Serve(
     return reactor;
   }
   grpc::ServerUnaryReactor* reactor = new AdmittedCall(std::move(admission));
-  reactor->Finish(ToGrpcStatus(handler()));
+  Request request;
+  Response response;
+  Bytes bytes = *request_bytes;  // shares the slices
+  absl::Status status = DecodeMessage(bytes, request);
+  if (status.ok()) status = (this->*handler)(request, response);
+  if (status.ok()) EncodeMessage(response, *response_bytes);
+  reactor->Finish(ToGrpcStatus(status));
   return reactor;
 }
 
-grpc::ServerUnaryReactor* HalfspaceService::CreateModel(
-    grpc::CallbackServerContext* context, const v1::CreateModelRequest* request,
-    v1::CreateModelResponse* response) {
-  return Serve(context, [&] { return DoCreateModel(*request, *response); });
+HalfspaceService::Unary HalfspaceService::CreateModel(Context* c,
+                                                      const Bytes* in,
+                                                      Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoCreateModel);
 }
 
-grpc::ServerUnaryReactor* HalfspaceService::GetModel(
-    grpc::CallbackServerContext* context, const v1::GetModelRequest* request,
-    v1::GetModelResponse* response) {
-  return Serve(context, [&] { return DoGetModel(*request, *response); });
+HalfspaceService::Unary HalfspaceService::GetModel(Context* c,
+                                                   const Bytes* in,
+                                                   Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoGetModel);
 }
 
-grpc::ServerUnaryReactor* HalfspaceService::ListModels(
-    grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
-    v1::ListModelsResponse* response) {
-  return Serve(context, [&] { return DoListModels(*request, *response); });
+HalfspaceService::Unary HalfspaceService::ListModels(Context* c,
+                                                     const Bytes* in,
+                                                     Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoListModels);
 }
 
-grpc::ServerUnaryReactor* HalfspaceService::DeleteModel(
-    grpc::CallbackServerContext* context, const v1::DeleteModelRequest* request,
-    v1::DeleteModelResponse*) {
-  return Serve(context, [&] { return DoDeleteModel(*request); });
+HalfspaceService::Unary HalfspaceService::DeleteModel(Context* c,
+                                                      const Bytes* in,
+                                                      Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoDeleteModel);
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
-HalfspaceService::Train(grpc::CallbackServerContext*) {
+HalfspaceService::Train(Context*) {
   return StartTrainStream(registry_, gate_);
 }
 
-grpc::ServerUnaryReactor* HalfspaceService::Predict(
-    grpc::CallbackServerContext* context, const v1::PredictRequest* request,
-    v1::PredictResponse* response) {
-  return Serve(context, [&] { return DoPredict(*request, *response); });
+HalfspaceService::Unary HalfspaceService::Predict(Context* c,
+                                                  const Bytes* in,
+                                                  Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoPredict);
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* HalfspaceService::Evaluate(
-    grpc::CallbackServerContext*, grpc::ByteBuffer* response) {
-  return StartEvaluateStream(registry_, gate_, response);
+    Context*, Bytes* out) {
+  return StartEvaluateStream(registry_, gate_, out);
 }
 
-grpc::ServerUnaryReactor* HalfspaceService::GetWeights(
-    grpc::CallbackServerContext* context, const v1::GetWeightsRequest* request,
-    v1::GetWeightsResponse* response) {
-  return Serve(context, [&] { return DoGetWeights(*request, *response); });
+HalfspaceService::Unary HalfspaceService::GetWeights(Context* c,
+                                                     const Bytes* in,
+                                                     Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoGetWeights);
 }
 
-grpc::ServerUnaryReactor* HalfspaceService::SetWeights(
-    grpc::CallbackServerContext* context, const v1::SetWeightsRequest* request,
-    v1::SetWeightsResponse* response) {
-  return Serve(context, [&] { return DoSetWeights(*request, *response); });
+HalfspaceService::Unary HalfspaceService::SetWeights(Context* c,
+                                                     const Bytes* in,
+                                                     Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoSetWeights);
 }
 
 absl::Status HalfspaceService::DoCreateModel(
@@ -169,7 +177,7 @@ absl::Status HalfspaceService::DoListModels(
 }
 
 absl::Status HalfspaceService::DoDeleteModel(
-    const v1::DeleteModelRequest& request) {
+    const v1::DeleteModelRequest& request, v1::DeleteModelResponse&) {
   absl::Status status = registry_->Delete(request.model());
   if (status.ok()) spdlog::info("deleted model '{}'", request.model());
   return status;

@@ -17,18 +17,19 @@
 
 namespace halfspace {
 
-// Train and Evaluate take raw bytes, so that they can tell a message that
-// does not decode from the end of the stream (see raw_message.h).
-// (The generated CallbackService, with those two methods raw.)
-using HalfspaceServiceBase = v1::HalfspaceService::WithCallbackMethod_CreateModel<
-    v1::HalfspaceService::WithCallbackMethod_GetModel<
-        v1::HalfspaceService::WithCallbackMethod_ListModels<
-            v1::HalfspaceService::WithCallbackMethod_DeleteModel<
+// Every method takes raw bytes and decodes its messages itself (see
+// raw_message.h): a request that does not decode is INVALID_ARGUMENT, where
+// gRPC's generated handlers would answer UNIMPLEMENTED (unary) or mistake it
+// for the end of a stream.
+using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateModel<
+    v1::HalfspaceService::WithRawCallbackMethod_GetModel<
+        v1::HalfspaceService::WithRawCallbackMethod_ListModels<
+            v1::HalfspaceService::WithRawCallbackMethod_DeleteModel<
                 v1::HalfspaceService::WithRawCallbackMethod_Train<
-                    v1::HalfspaceService::WithCallbackMethod_Predict<
+                    v1::HalfspaceService::WithRawCallbackMethod_Predict<
                         v1::HalfspaceService::WithRawCallbackMethod_Evaluate<
-                            v1::HalfspaceService::WithCallbackMethod_GetWeights<
-                                v1::HalfspaceService::WithCallbackMethod_SetWeights<
+                            v1::HalfspaceService::WithRawCallbackMethod_GetWeights<
+                                v1::HalfspaceService::WithRawCallbackMethod_SetWeights<
                                     v1::HalfspaceService::Service>>>>>>>>>;
 
 class HalfspaceService final : public HalfspaceServiceBase {
@@ -37,43 +38,30 @@ class HalfspaceService final : public HalfspaceServiceBase {
   HalfspaceService(ModelRegistry* registry, CallGate* gate)
       : registry_(registry), gate_(gate) {}
 
-  grpc::ServerUnaryReactor* CreateModel(
-      grpc::CallbackServerContext* context,
-      const v1::CreateModelRequest* request,
-      v1::CreateModelResponse* response) override;
-  grpc::ServerUnaryReactor* GetModel(grpc::CallbackServerContext* context,
-                                     const v1::GetModelRequest* request,
-                                     v1::GetModelResponse* response) override;
-  grpc::ServerUnaryReactor* ListModels(
-      grpc::CallbackServerContext* context,
-      const v1::ListModelsRequest* request,
-      v1::ListModelsResponse* response) override;
-  grpc::ServerUnaryReactor* DeleteModel(
-      grpc::CallbackServerContext* context,
-      const v1::DeleteModelRequest* request,
-      v1::DeleteModelResponse* response) override;
-  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Train(
-      grpc::CallbackServerContext* context) override;
-  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
-                                    const v1::PredictRequest* request,
-                                    v1::PredictResponse* response) override;
-  grpc::ServerReadReactor<grpc::ByteBuffer>* Evaluate(
-      grpc::CallbackServerContext* context,
-      grpc::ByteBuffer* response) override;
-  grpc::ServerUnaryReactor* GetWeights(
-      grpc::CallbackServerContext* context,
-      const v1::GetWeightsRequest* request,
-      v1::GetWeightsResponse* response) override;
-  grpc::ServerUnaryReactor* SetWeights(
-      grpc::CallbackServerContext* context,
-      const v1::SetWeightsRequest* request,
-      v1::SetWeightsResponse* response) override;
+  using Unary = grpc::ServerUnaryReactor*;
+  using Context = grpc::CallbackServerContext;
+  using Bytes = grpc::ByteBuffer;
+
+  Unary CreateModel(Context* c, const Bytes* in, Bytes* out) override;
+  Unary GetModel(Context* c, const Bytes* in, Bytes* out) override;
+  Unary ListModels(Context* c, const Bytes* in, Bytes* out) override;
+  Unary DeleteModel(Context* c, const Bytes* in, Bytes* out) override;
+  grpc::ServerBidiReactor<Bytes, Bytes>* Train(Context* c) override;
+  Unary Predict(Context* c, const Bytes* in, Bytes* out) override;
+  grpc::ServerReadReactor<Bytes>* Evaluate(Context* c, Bytes* out) override;
+  Unary GetWeights(Context* c, const Bytes* in, Bytes* out) override;
+  Unary SetWeights(Context* c, const Bytes* in, Bytes* out) override;
 
  private:
-  // Runs `handler` as one admitted call and finishes it with its status.
-  template <typename Handler>
-  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context,
-                                  Handler handler);
+  template <typename Request, typename Response>
+  using Handler = absl::Status (HalfspaceService::*)(const Request&,
+                                                     Response&);
+
+  // Runs one admitted call: decodes the request, runs `handler`, encodes
+  // the response, and finishes the call with the handler's status.
+  template <typename Request, typename Response>
+  Unary Serve(Context* context, const Bytes* request, Bytes* response,
+              Handler<Request, Response> handler);
 
   absl::Status DoCreateModel(const v1::CreateModelRequest& request,
                              v1::CreateModelResponse& response);
@@ -81,7 +69,8 @@ class HalfspaceService final : public HalfspaceServiceBase {
                           v1::GetModelResponse& response);
   absl::Status DoListModels(const v1::ListModelsRequest& request,
                             v1::ListModelsResponse& response);
-  absl::Status DoDeleteModel(const v1::DeleteModelRequest& request);
+  absl::Status DoDeleteModel(const v1::DeleteModelRequest& request,
+                             v1::DeleteModelResponse& response);
   absl::Status DoPredict(const v1::PredictRequest& request,
                          v1::PredictResponse& response);
   absl::Status DoGetWeights(const v1::GetWeightsRequest& request,

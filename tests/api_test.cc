@@ -338,6 +338,29 @@ TEST_F(ApiTest, AnUndecodableEvaluateMessageEndsTheStreamWithInvalidArgument) {
               HasSubstr("a message could not be decoded as halfspace.v1.EvaluateRequest"));
 }
 
+TEST_F(ApiTest, AnUndecodableUnaryRequestIsInvalidArgument) {
+  std::shared_ptr<grpc::Channel> channel = server_.NewChannel();
+  for (const char* rpc : {"CreateModel", "GetModel", "ListModels",
+                          "DeleteModel", "Predict", "GetWeights",
+                          "SetWeights"}) {
+    SCOPED_TRACE(rpc);
+    grpc::ClientContext context;
+    grpc::Slice slice(kUndecodable);
+    grpc::ByteBuffer request(&slice, 1), response;
+    grpc::Status status =
+        grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+            channel.get(),
+            grpc::internal::RpcMethod(
+                absl::StrCat("/halfspace.v1.HalfspaceService/", rpc).c_str(),
+                grpc::internal::RpcMethod::NORMAL_RPC),
+            &context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(),
+                HasSubstr(absl::StrCat("could not be decoded as halfspace.v1.",
+                                       rpc, "Request")));
+  }
+}
+
 absl::StatusOr<v1::ListModelsResponse> ListPage(
     v1::HalfspaceService::Stub& stub, const v1::ListModelsRequest& request) {
   grpc::ClientContext context;
