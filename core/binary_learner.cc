@@ -49,12 +49,17 @@ absl::Status BinaryLearner::AddClass(absl::string_view) {
       "classes apply to multiclass models; binary labels are -1 and +1");
 }
 
-absl::Status BinaryLearner::SetWeights(absl::string_view label,
-                                       LinearWeights weights) {
+absl::Status BinaryLearner::CheckSetWeights(absl::string_view label) const {
   if (!label.empty()) {
     return absl::InvalidArgumentError(
         "a binary model has one weight vector: leave the class unset");
   }
+  return absl::OkStatus();
+}
+
+absl::Status BinaryLearner::SetWeights(absl::string_view label,
+                                       LinearWeights weights) {
+  if (absl::Status s = CheckSetWeights(label); !s.ok()) return s;
   classifier_->set_weights(std::move(weights));
   return absl::OkStatus();
 }

@@ -32,6 +32,7 @@ class BinaryLearner final : public Learner {
                 Evaluation& evaluation) const override;
   const std::vector<std::string>& classes() const override { return none_; }
   absl::Status AddClass(absl::string_view label) override;
+  absl::Status CheckSetWeights(absl::string_view label) const override;
   absl::Status SetWeights(absl::string_view label,
                           LinearWeights weights) override;
   double WeightNorm() const override { return classifier_->weights().Norm(); }

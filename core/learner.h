@@ -72,9 +72,14 @@ class Learner {
   // a repeated or invalid label, RESOURCE_EXHAUSTED past the limits.
   virtual absl::Status AddClass(absl::string_view label) = 0;
 
+  // OK if SetWeights(label, ...) would succeed: INVALID_ARGUMENT for a
+  // label a binary learner has (any) or a multiclass one lacks (none, or
+  // invalid), RESOURCE_EXHAUSTED for a new class past the limits.
+  virtual absl::Status CheckSetWeights(absl::string_view label) const = 0;
+
   // Replaces the weights of class `label` (added if new), or of a binary
-  // learner when `label` is empty.  REQUIRES: weights of the model's width,
-  // finite.
+  // learner when `label` is empty; fails as CheckSetWeights.  REQUIRES:
+  // weights of the model's width, finite.
   virtual absl::Status SetWeights(absl::string_view label,
                                   LinearWeights weights) = 0;
 

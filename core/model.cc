@@ -42,6 +42,7 @@ absl::Status Deleted(absl::string_view name) {
 // unset, its buffers kept for reuse.
 void Reject(absl::Status error, ExampleOutcome& outcome) {
   outcome.error = std::move(error);
+  outcome.duplicate = false;
   outcome.update = Update();
   outcome.mistake = false;
   outcome.examples_seen = outcome.updates = 0;
@@ -81,16 +82,19 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(ModelSnapshot snapshot) {
   if (!model.ok()) return model.status();
   Model& m = **model;
   absl::Status s;
+  // Empty weights are a fresh model's: w = 0, b = 0.
+  auto fresh = [](const LinearWeights& w) { return w.w.empty() && w.b == 0; };
   if (m.multiclass()) {
     if (snapshot.class_weights.size() != snapshot.classes.size()) {
       return absl::DataLossError("one weight row per class expected");
     }
     for (size_t k = 0; k < snapshot.classes.size() && s.ok(); ++k) {
+      if (fresh(snapshot.class_weights[k])) continue;
       s = m.SetClassWeights(snapshot.classes[k],
                             std::move(snapshot.class_weights[k].w),
                             snapshot.class_weights[k].b);
     }
-  } else {
+  } else if (!fresh(snapshot.weights)) {
     s = m.SetWeights(std::move(snapshot.weights.w), snapshot.weights.b);
   }
   if (!s.ok()) return s;
@@ -101,6 +105,8 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(ModelSnapshot snapshot) {
   }
   if (!s.ok()) return s;
   m.counters_ = snapshot.counters;
+  m.lsn_ = snapshot.lsn;
+  m.sources_.insert(snapshot.sources.begin(), snapshot.sources.end());
   return model;
 }
 
@@ -142,15 +148,42 @@ absl::Status Model::Learn(absl::Span<const Example> examples,
 
 absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
                           absl::Span<ExampleOutcome> outcomes,
-                          std::vector<std::string>* class_names) {
+                          std::vector<std::string>* class_names,
+                          Batch* batch) {
+  const size_t n = examples.size();
+  const bool tagged = batch != nullptr && !batch->source.empty();
+  if (tagged && batch->first_sequence == 0) {
+    return absl::InvalidArgumentError(
+        "sequence numbers start at 1; a tagged batch cannot start at 0");
+  }
   std::unique_lock lock(mu_);
   if (deleted_.load(std::memory_order_acquire)) return Deleted(name_);
-  for (size_t i = 0; i < examples.size(); ++i) {
-    LearnOne(examples[i], outcomes[i]);
+  // Examples [0, fresh) were applied before: sequence <= the source's last.
+  size_t fresh = 0;
+  auto source = tagged ? sources_.find(batch->source) : sources_.end();
+  if (source != sources_.end() && batch->first_sequence <= source->second) {
+    fresh = static_cast<size_t>(
+        std::min<uint64_t>(n, source->second - batch->first_sequence + 1));
   }
+  if (tagged && source == sources_.end() && sources_.size() >= kMaxSources) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "model ", Quoted(name_), " already tracks ", kMaxSources,
+        " sources; reuse a source id"));
+  }
+  if (fresh < n && batch != nullptr) {
+    if (absl::Status s = Log(batch->log); !s.ok()) return s;
+  }
+  for (size_t i = 0; i < fresh; ++i) {
+    Reject(absl::OkStatus(), outcomes[i]);
+    outcomes[i].duplicate = true;
+  }
+  for (size_t i = fresh; i < n; ++i) LearnOne(examples[i], outcomes[i]);
   learner_->EndBatch();
   AppendClassNames(class_names);
-  if (!examples.empty()) generation_.fetch_add(1, std::memory_order_acq_rel);
+  if (fresh < n) {
+    if (tagged) sources_[std::string(batch->source)] = batch->first_sequence + n - 1;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
   return absl::OkStatus();
 }
 
@@ -162,6 +195,7 @@ void Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome) {
     return;
   }
   outcome.error = absl::OkStatus();
+  outcome.duplicate = false;
   Features x = example.x;
   double squared_norm = example.squared_norm;
   if (standardizer_ != nullptr) {
@@ -248,14 +282,52 @@ void Model::Evaluate(absl::Span<const Example> examples,
 }
 
 absl::Status Model::SetClassWeights(absl::string_view label,
-                                    std::vector<double> w, double b) {
+                                    std::vector<double> w, double b,
+                                    LogEntry* log) {
   absl::StatusOr<LinearWeights> weights =
       CheckedWeights(std::move(w), b, FeatureWidth(spec_));
   if (!weights.ok()) return weights.status();
   std::unique_lock lock(mu_);
+  if (absl::Status s = learner_->CheckSetWeights(label); !s.ok()) return s;
+  if (log != nullptr) {
+    if (absl::Status s = Log(*log); !s.ok()) return s;
+  }
   absl::Status s = learner_->SetWeights(label, *std::move(weights));
   if (s.ok()) generation_.fetch_add(1, std::memory_order_acq_rel);
   return s;
+}
+
+absl::Status Model::MarkDeleted(LogEntry* log) {
+  std::unique_lock lock(mu_);
+  if (log != nullptr) {
+    if (absl::Status s = Log(*log); !s.ok()) return s;
+  }
+  deleted_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status Model::Log(LogEntry& log) {
+  if (log.journal == nullptr) return absl::OkStatus();
+  absl::StatusOr<uint64_t> lsn = log.journal->Append(name_, log.record);
+  if (!lsn.ok()) return lsn.status();
+  log.lsn = lsn_ = *lsn;
+  return absl::OkStatus();
+}
+
+absl::Status Model::RecordCreation(LogEntry& log) {
+  std::unique_lock lock(mu_);
+  return Log(log);
+}
+
+uint64_t Model::LastSequence(absl::string_view source) const {
+  std::shared_lock lock(mu_);
+  auto it = sources_.find(source);
+  return it == sources_.end() ? 0 : it->second;
+}
+
+uint64_t Model::lsn() const {
+  std::shared_lock lock(mu_);
+  return lsn_;
 }
 
 ModelStats Model::Stats() const {
@@ -287,6 +359,8 @@ ModelSnapshot Model::Snapshot() const {
     snapshot.standardizer = standardizer_->Export();
   }
   snapshot.counters = counters_;
+  snapshot.lsn = lsn_;
+  snapshot.sources.insert(sources_.begin(), sources_.end());
   return snapshot;
 }
 

@@ -19,6 +19,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -31,11 +33,15 @@
 #include "core/evaluation.h"
 #include "core/features/features.h"
 #include "core/features/standardizer.h"
+#include "core/journal.h"
 #include "core/learner.h"
 #include "core/model_spec.h"
 #include "core/model_state.h"
 
 namespace halfspace {
+
+// The most sources one model tracks for exactly-once training.
+inline constexpr size_t kMaxSources = 10000;
 
 class Model {
  public:
@@ -45,7 +51,8 @@ class Model {
   static absl::StatusOr<std::unique_ptr<Model>> Create(
       std::string name, const ModelSpec& spec,
       const std::vector<std::string>& classes = {});
-  // A model restored from a snapshot (validated like user input).
+  // A model restored from a snapshot (validated like user input); empty
+  // weights restore as zeros.
   static absl::StatusOr<std::unique_ptr<Model>> Restore(ModelSnapshot snapshot);
 
   Model(const Model&) = delete;
@@ -68,14 +75,22 @@ class Model {
   // example. Rejected examples keep their error as outcome and leave the
   // model unchanged; so does a class past the model's limits
   // (RESOURCE_EXHAUSTED). A multiclass model adds the classes it has not
-  // seen. Returns NOT_FOUND, learning nothing, once the model is deleted. If
-  // `class_names` is given, appends the names of the classes it does not
-  // hold yet, so that it lists every class an outcome's indices refer to.
+  // seen. If `class_names` is given, appends the names of the classes it
+  // does not hold yet, so that it lists every class an outcome's indices
+  // refer to.
+  //
+  // With a `batch`: examples its source sent before (sequence numbers up to
+  // the last one applied) are answered as duplicates and skipped, and the
+  // batch's record is appended to its journal before anything is learned.
+  // Returns, learning nothing: NOT_FOUND once the model is deleted;
+  // INVALID_ARGUMENT for a tagged batch starting at sequence 0;
+  // RESOURCE_EXHAUSTED for a source past kMaxSources; the journal's error.
   // REQUIRES: outcomes.size() == examples.size(); each prepared by this
   // model.
   absl::Status Learn(absl::Span<const PreparedExample> examples,
                      absl::Span<ExampleOutcome> outcomes,
-                     std::vector<std::string>* class_names = nullptr);
+                     std::vector<std::string>* class_names = nullptr,
+                     Batch* batch = nullptr);
 
   // Prepare and Learn in one call, with scratch of its own.
   absl::Status Learn(absl::Span<const Example> examples,
@@ -106,9 +121,21 @@ class Model {
   }
 
   // Replaces the weights of one class of a multiclass model, adding the
-  // class if it is new; with an empty label, those of a binary model.
+  // class if it is new; with an empty label, those of a binary model. With
+  // a `log`, its record is appended once the weights are known to fit and
+  // before they are replaced; on any error nothing changed.
   absl::Status SetClassWeights(absl::string_view label, std::vector<double> w,
-                               double b);
+                               double b, LogEntry* log = nullptr);
+
+  // Appends a change made to the model as a whole (its creation) to
+  // `log`'s journal and notes its LSN.
+  absl::Status RecordCreation(LogEntry& log);
+
+  // The last sequence number applied from `source`; 0 if none.
+  uint64_t LastSequence(absl::string_view source) const;
+
+  // The LSN of the last logged change applied; 0 if none.
+  uint64_t lsn() const;
 
   // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
   ModelStats Stats() const;
@@ -121,8 +148,10 @@ class Model {
   // state, the standardizer or the counters.
   ModelSnapshot Weights() const;
 
-  // Marks the model deleted: Learn fails from now on.
-  void MarkDeleted() { deleted_.store(true, std::memory_order_release); }
+  // Marks the model deleted: Learn fails from now on. With a `log`, its
+  // record is appended first, under the writer lock, so no batch is logged
+  // after it; if the append fails, the model is not deleted.
+  absl::Status MarkDeleted(LogEntry* log = nullptr);
 
   // Bumped by every change to the state; compare two reads to tell whether the
   // model changed in between.
@@ -140,6 +169,9 @@ class Model {
                                PreparedExample& prepared) const;
   // Learns one prepared example. REQUIRES: mu_ held exclusively.
   void LearnOne(const PreparedExample& example, ExampleOutcome& outcome);
+  // Appends the change's record to its journal, if any, and notes its LSN.
+  // REQUIRES: mu_ held exclusively.
+  absl::Status Log(LogEntry& log);
   // REQUIRES: mu_ held.
   void AppendClassNames(std::vector<std::string>* class_names) const;
   // x as the learner sees it: standardized into `scratch` if the model
@@ -152,13 +184,16 @@ class Model {
 
   // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
   // which ThreadSanitizer models even with an uninstrumented Abseil.
-  // The objects learner_ and standardizer_ point to, and counters_, are
+  // The objects learner_ and standardizer_ point to, counters_, lsn_ and
+  // sources_ are
   // guarded by mu_.
   mutable std::shared_mutex mu_;
   const std::unique_ptr<Learner> learner_;
   const std::unique_ptr<Standardizer> standardizer_;  // if spec_.standardize
   std::vector<double> scratch_;  // a standardized example, while learning
   ModelCounters counters_;
+  uint64_t lsn_ = 0;
+  std::map<std::string, uint64_t, std::less<>> sources_;
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};

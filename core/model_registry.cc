@@ -1,10 +1,13 @@
 #include "core/model_registry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/quoted.h"
+#include "core/storage/log_record.h"
+#include "core/storage/snapshot_codec.h"
 
 namespace halfspace {
 namespace {
@@ -13,32 +16,143 @@ absl::Status NotFound(absl::string_view name) {
   return absl::NotFoundError(absl::StrCat("model ", Quoted(name), " does not exist"));
 }
 
+absl::Status Unavailable(absl::string_view name, const absl::Status& reason) {
+  return absl::DataLossError(absl::StrCat(
+      "model ", Quoted(name), " is unavailable: ", reason.message(),
+      "; delete it, or restore its files and restart"));
+}
+
+bool AllFinite(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(),
+                     [](double v) { return std::isfinite(v); });
+}
+
+// Whether every weight, bias and state value of `s` is finite.
+bool Finite(const ModelSnapshot& s) {
+  bool finite = AllFinite(s.weights.w) && std::isfinite(s.weights.b) &&
+                AllFinite(s.state) && AllFinite(s.standardizer);
+  for (const LinearWeights& row : s.class_weights) {
+    finite = finite && AllFinite(row.w) && std::isfinite(row.b);
+  }
+  return finite;
+}
+
 }  // namespace
 
-absl::Status ModelRegistry::Load() {
+absl::StatusOr<uint64_t> ModelRegistry::Load() {
   std::lock_guard io_lock(io_mu_);
-  absl::StatusOr<std::vector<ModelSnapshot>> snapshots = store_->LoadAll();
-  if (!snapshots.ok()) return snapshots.status();
-  for (ModelSnapshot& snapshot : *snapshots) {
-    const std::string name = snapshot.name;
-    absl::StatusOr<std::unique_ptr<Model>> model =
-        Model::Restore(std::move(snapshot));
-    if (!model.ok()) {
-      return absl::DataLossError(absl::StrCat(
-          "stored model '", name, "' is invalid: ", model.status().message()));
-    }
+  absl::StatusOr<std::vector<StoredModel>> stored = store_->LoadAll();
+  if (!stored.ok()) return stored.status();
+  uint64_t max_lsn = 0;
+  for (StoredModel& s : *stored) {
     auto entry = std::make_shared<Entry>();
-    entry->model = std::move(*model);
-    entry->saved_generation = entry->model->generation();
-    std::unique_lock lock(mu_);
-    entries_[name] = std::move(entry);
+    if (s.snapshot.ok()) {
+      max_lsn = std::max(max_lsn, s.snapshot->lsn);
+      entry->saved_lsn = s.snapshot->lsn;
+      absl::StatusOr<std::unique_ptr<Model>> model =
+          Model::Restore(*std::move(s.snapshot));
+      if (model.ok()) {
+        entry->model = *std::move(model);
+        entry->saved_generation = entry->model->generation();
+      } else {
+        entry->unavailable = absl::DataLossError(absl::StrCat(
+            "its stored state is invalid: ", model.status().message()));
+      }
+    } else {
+      entry->unavailable = s.snapshot.status();
+    }
+    Insert(s.name, std::move(entry));
   }
-  return absl::OkStatus();
+  return max_lsn;
+}
+
+void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
+                           absl::string_view payload,
+                           const TrainReplay& train) {
+  std::shared_ptr<Entry> entry = Find(model);
+  if (entry != nullptr && !entry->unavailable.ok()) return;
+  absl::StatusOr<storage::v1::LogRecord> record = DecodeRecord(payload);
+  absl::Status s = record.ok() ? ApplyRecord(lsn, model, *record, train)
+                               : record.status();
+  if (!s.ok()) {
+    MarkUnavailable(model, absl::DataLossError(absl::StrCat(
+                               "log record ", lsn, ": ", s.message())));
+  }
+}
+
+absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
+                                        storage::v1::LogRecord& record,
+                                        const TrainReplay& train) {
+  std::shared_ptr<Entry> entry = Find(name);
+  if (record.has_create()) {
+    if (entry != nullptr) {
+      if (entry->model->lsn() >= lsn) return absl::OkStatus();
+      return absl::DataLossError("creates a model that already exists");
+    }
+    absl::StatusOr<ModelSnapshot> snapshot =
+        FromModelFile(std::move(*record.mutable_create()));
+    if (!snapshot.ok()) return snapshot.status();
+    snapshot->name = std::string(name);
+    snapshot->lsn = lsn;
+    absl::StatusOr<std::unique_ptr<Model>> model =
+        Model::Restore(*std::move(snapshot));
+    if (!model.ok()) return model.status();
+    auto created = std::make_shared<Entry>();
+    created->model = *std::move(model);
+    Insert(std::string(name), std::move(created));
+    return absl::OkStatus();
+  }
+  // The model was deleted later, or its snapshot holds this record.
+  if (entry == nullptr || entry->model->lsn() >= lsn) return absl::OkStatus();
+  Model& model = *entry->model;
+  ReplayJournal journal(lsn);
+  switch (record.change_case()) {
+    case storage::v1::LogRecord::kTrain: {
+      Batch batch;
+      batch.source = record.train().source();
+      batch.first_sequence = record.train().first_sequence();
+      batch.log.journal = &journal;
+      return train(model, record.train(), batch);
+    }
+    case storage::v1::LogRecord::kSetWeights: {
+      const storage::v1::SetWeights& change = record.set_weights();
+      LogEntry log{&journal, {}, 0};
+      return model.SetClassWeights(
+          change.class_label(),
+          {change.weights().w().begin(), change.weights().w().end()},
+          change.weights().b(), &log);
+    }
+    case storage::v1::LogRecord::kDelete: {
+      LogEntry log{&journal, {}, 0};
+      if (absl::Status s = model.MarkDeleted(&log); !s.ok()) return s;
+      {
+        std::unique_lock lock(mu_);
+        entries_.erase(name);
+      }
+      return store_->Remove(name);
+    }
+    default:
+      return absl::DataLossError("an unknown change");
+  }
+}
+
+void ModelRegistry::MarkUnavailable(absl::string_view model,
+                                    const absl::Status& reason) {
+  std::unique_lock lock(mu_);
+  if (model.empty()) {
+    for (auto& [name, entry] : entries_) {
+      if (entry->unavailable.ok()) entry->unavailable = reason;
+    }
+    return;
+  }
+  std::shared_ptr<Entry>& entry = entries_[model];
+  if (entry == nullptr) entry = std::make_shared<Entry>();
+  if (entry->unavailable.ok()) entry->unavailable = reason;
 }
 
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
     absl::string_view name, const ModelSpec& spec,
-    const std::vector<std::string>& classes) {
+    const std::vector<std::string>& classes, uint64_t* lsn) {
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::Create(std::string(name), spec, classes);
   if (!model.ok()) return model.status();
@@ -49,10 +163,22 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
         absl::StrCat("model ", Quoted(name), " already exists"));
   }
   auto entry = std::make_shared<Entry>();
-  entry->model = std::move(*model);
-  if (absl::Status s = SaveLocked(*entry); !s.ok()) return s;
-  std::unique_lock lock(mu_);
-  entries_[name] = entry;
+  entry->model = *std::move(model);
+  if (journal_ != nullptr) {
+    // The record holds the spec and classes; the weights start at zero.
+    ModelSnapshot fresh;
+    fresh.name = std::string(name);
+    fresh.spec = spec;
+    fresh.classes = entry->model->classes();
+    fresh.class_weights.resize(fresh.classes.size());
+    const std::string record = CreateRecord(fresh);
+    LogEntry log{journal_, record, 0};
+    if (absl::Status s = entry->model->RecordCreation(log); !s.ok()) return s;
+    if (lsn != nullptr) *lsn = log.lsn;
+  } else if (absl::Status s = SaveLocked(*entry); !s.ok()) {
+    return s;
+  }
+  Insert(std::string(name), entry);
   return entry->model;
 }
 
@@ -60,37 +186,65 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Get(
     absl::string_view name) const {
   std::shared_ptr<Entry> entry = Find(name);
   if (entry == nullptr) return NotFound(name);
+  if (!entry->unavailable.ok()) return Unavailable(name, entry->unavailable);
   return entry->model;
 }
 
 std::vector<std::shared_ptr<Model>> ModelRegistry::List() const {
   std::vector<std::shared_ptr<Model>> models;
-  {
-    std::shared_lock lock(mu_);
-    models.reserve(entries_.size());
-    for (const auto& [name, entry] : entries_) models.push_back(entry->model);
+  for (Listing& listing : ListAll()) {
+    if (listing.unavailable.ok()) models.push_back(std::move(listing.model));
   }
-  std::sort(models.begin(), models.end(),
-            [](const auto& a, const auto& b) { return a->name() < b->name(); });
   return models;
 }
 
-absl::Status ModelRegistry::Delete(absl::string_view name) {
-  std::lock_guard io_lock(io_mu_);
-  std::shared_ptr<Entry> entry = Find(name);
-  if (entry == nullptr) return NotFound(name);
-  if (absl::Status s = store_->Remove(name); !s.ok()) return s;
-  entry->model->MarkDeleted();
-  std::unique_lock lock(mu_);
-  entries_.erase(name);
-  return absl::OkStatus();
+std::vector<Listing> ModelRegistry::ListAll() const {
+  std::vector<Listing> listings;
+  {
+    std::shared_lock lock(mu_);
+    listings.reserve(entries_.size());
+    for (const auto& [name, entry] : entries_) {
+      if (entry->unavailable.ok()) {
+        listings.push_back({name, entry->model, absl::OkStatus()});
+      } else {
+        listings.push_back({name, nullptr, entry->unavailable});
+      }
+    }
+  }
+  std::sort(listings.begin(), listings.end(),
+            [](const Listing& a, const Listing& b) { return a.name < b.name; });
+  return listings;
 }
 
-absl::Status ModelRegistry::Save(absl::string_view name) {
+absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
   std::lock_guard io_lock(io_mu_);
   std::shared_ptr<Entry> entry = Find(name);
   if (entry == nullptr) return NotFound(name);
-  return SaveLocked(*entry);
+  if (entry->model != nullptr) {
+    const std::string record = DeleteRecord();
+    LogEntry log{journal_, record, 0};
+    if (absl::Status s = entry->model->MarkDeleted(&log); !s.ok()) return s;
+    if (lsn != nullptr) *lsn = log.lsn;
+  }
+  {
+    std::unique_lock lock(mu_);
+    entries_.erase(name);
+  }
+  return store_->Remove(name);
+}
+
+absl::Status ModelRegistry::SetWeights(absl::string_view name,
+                                       absl::string_view class_label,
+                                       std::vector<double> w, double b,
+                                       uint64_t* lsn) {
+  absl::StatusOr<std::shared_ptr<Model>> model = Get(name);
+  if (!model.ok()) return model.status();
+  const std::string record =
+      journal_ != nullptr ? SetWeightsRecord(class_label, w, b) : "";
+  LogEntry log{journal_, record, 0};
+  absl::Status s = (*model)->SetClassWeights(class_label, std::move(w), b, &log);
+  if (lsn != nullptr) *lsn = log.lsn;
+  return s;
 }
 
 absl::Status ModelRegistry::SaveChanged() {
@@ -98,23 +252,54 @@ absl::Status ModelRegistry::SaveChanged() {
   std::vector<std::shared_ptr<Entry>> entries;
   {
     std::shared_lock lock(mu_);
-    for (const auto& [name, entry] : entries_) entries.push_back(entry);
+    for (const auto& [name, entry] : entries_) {
+      if (entry->unavailable.ok()) entries.push_back(entry);
+    }
   }
   absl::Status first_error;
   for (const std::shared_ptr<Entry>& entry : entries) {
-    if (entry->model->generation() == entry->saved_generation) continue;
+    // lsn() waits for a change in progress, so a change logged before this
+    // call is in the snapshot, or the model counts as changed next time.
+    if (entry->model->lsn() == entry->saved_lsn &&
+        entry->model->generation() == entry->saved_generation) {
+      continue;
+    }
     first_error.Update(SaveLocked(*entry));
   }
   return first_error;
+}
+
+bool ModelRegistry::HasUnavailable() const {
+  std::shared_lock lock(mu_);
+  return std::any_of(entries_.begin(), entries_.end(), [](const auto& e) {
+    return !e.second->unavailable.ok();
+  });
 }
 
 absl::Status ModelRegistry::SaveLocked(Entry& entry) {
   // Read the generation first: a change racing with the snapshot leaves the
   // entry marked changed, so the next SaveChanged stores it again.
   const uint64_t generation = entry.model->generation();
-  absl::Status s = store_->Save(entry.model->Snapshot());
-  if (s.ok()) entry.saved_generation = generation;
+  const ModelSnapshot snapshot = entry.model->Snapshot();
+  if (journal_ != nullptr) journal_->WaitDurable(snapshot.lsn);
+  if (!Finite(snapshot)) {
+    return absl::DataLossError(absl::StrCat(
+        "model ", Quoted(snapshot.name),
+        " has weights that are not finite; its stored state is kept as it "
+        "was"));
+  }
+  absl::Status s = store_->Save(snapshot);
+  if (s.ok()) {
+    entry.saved_generation = generation;
+    entry.saved_lsn = snapshot.lsn;
+  }
   return s;
+}
+
+void ModelRegistry::Insert(const std::string& name,
+                           std::shared_ptr<Entry> entry) {
+  std::unique_lock lock(mu_);
+  entries_[name] = std::move(entry);
 }
 
 std::shared_ptr<ModelRegistry::Entry> ModelRegistry::Find(

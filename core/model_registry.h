@@ -1,18 +1,28 @@
-// The named models of one server, and their persistence.
+// The named models of one server, and their persistence: snapshots in a
+// ModelStore and, between snapshots, every change in a Journal (the
+// write-ahead log) when one is given.
+//
+// Recovery: Load reads every snapshot, then the log's records are passed to
+// Replay in order; each model skips the records its snapshot already holds
+// (LSN <= the snapshot's). A model whose snapshot cannot be read, or whose
+// records were damaged, is *unavailable*: listed with the reason, refused
+// with DATA_LOSS by Get, never written over, and kept until deleted; the
+// others serve as usual.
 //
 // Thread safety: every method may be called concurrently. Lookups take a
-// short lock on the name map only. Create, Delete, Save and SaveChanged are
-// serialized with each other by a second lock held across store I/O, so a
-// model's file is never written after it was deleted; lookups, training and
-// predictions never wait for that I/O.
+// short lock on the name map only. Create, Delete, SetWeights and the
+// snapshot calls are serialized with each other by a second lock held across
+// store I/O, so a model's file is never written after it was deleted;
+// lookups, training and predictions never wait for that I/O.
 //
 // Ownership: the registry shares each model with the callers that looked it
 // up; a deleted model lives on until its last user lets go, but refuses to
-// learn. The store must outlive the registry.
+// learn. The store and journal must outlive the registry.
 
 #ifndef HALFSPACE_CORE_MODEL_REGISTRY_H_
 #define HALFSPACE_CORE_MODEL_REGISTRY_H_
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -23,55 +33,110 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/journal.h"
 #include "core/model.h"
 #include "core/storage/model_store.h"
+#include "halfspace/storage/v1/storage.pb.h"
 
 namespace halfspace {
 
+// A registered name: its model, or why it is unavailable.
+struct Listing {
+  std::string name;
+  std::shared_ptr<Model> model;  // null when unavailable
+  absl::Status unavailable;      // OK when available
+};
+
 class ModelRegistry {
  public:
-  explicit ModelRegistry(ModelStore* store) : store_(store) {}
+  // `journal` may be null: then changes are kept only by snapshots.
+  explicit ModelRegistry(ModelStore* store, Journal* journal = nullptr)
+      : store_(store), journal_(journal) {}
 
   ModelRegistry(const ModelRegistry&) = delete;
   ModelRegistry& operator=(const ModelRegistry&) = delete;
 
-  // Loads every stored model. Call once, before serving.
-  absl::Status Load();
+  // Loads every stored model; returns the largest LSN the snapshots hold.
+  // Call once, before Replay and serving.
+  absl::StatusOr<uint64_t> Load();
 
-  // Creates and stores a fresh model (a multiclass one starting with
-  // `classes`). INVALID_ARGUMENT for a bad name, spec or class,
-  // ALREADY_EXISTS for a taken name.
+  // Replays a batch of training examples during recovery (the request's
+  // encoding is the server's business): learns it with `batch`.
+  using TrainReplay = std::function<absl::Status(
+      Model& model, const storage::v1::TrainBatch& record, Batch& batch)>;
+
+  // Applies log record `lsn` of `model` during recovery, before serving.
+  // A record that cannot be applied makes its model unavailable.
+  void Replay(uint64_t lsn, absl::string_view model, absl::string_view payload,
+              const TrainReplay& train);
+
+  // Marks `model` unavailable for `reason` (recovery found its records
+  // damaged); with an empty name, every model registered so far, since the
+  // damaged record may have been any model's.
+  void MarkUnavailable(absl::string_view model, const absl::Status& reason);
+
+  // Starts logging changes to `journal` (null: none). Call after recovery,
+  // before serving.
+  void set_journal(Journal* journal) { journal_ = journal; }
+
+  // The journal changes go to; null if none.
+  Journal* journal() const { return journal_; }
+
+  // Creates, logs and (without a journal) stores a fresh model (a
+  // multiclass one starting with `classes`); sets `lsn` to its record's.
+  // INVALID_ARGUMENT for a bad name, spec or class, ALREADY_EXISTS for a
+  // taken name.
   absl::StatusOr<std::shared_ptr<Model>> Create(
       absl::string_view name, const ModelSpec& spec,
-      const std::vector<std::string>& classes = {});
+      const std::vector<std::string>& classes = {}, uint64_t* lsn = nullptr);
 
-  // NOT_FOUND for an unknown name.
+  // NOT_FOUND for an unknown name, DATA_LOSS for an unavailable model.
   absl::StatusOr<std::shared_ptr<Model>> Get(absl::string_view name) const;
 
-  // Every model, ordered by name.
+  // Every available model, ordered by name.
   std::vector<std::shared_ptr<Model>> List() const;
 
-  // Removes the model and its stored state; it stops learning at once.
-  absl::Status Delete(absl::string_view name);
+  // Every name, available or not, ordered by name.
+  std::vector<Listing> ListAll() const;
 
-  // Stores one model now (e.g. after its weights were replaced).
-  absl::Status Save(absl::string_view name);
+  // Removes the model (available or not) and its stored state; it stops
+  // learning at once. Sets `lsn` to the record's.
+  absl::Status Delete(absl::string_view name, uint64_t* lsn = nullptr);
+
+  // Replaces one class's weights (binary: `class_label` empty) and logs the
+  // change, or (without a journal) stores the model; on error nothing
+  // changed. Sets `lsn` to the record's.
+  absl::Status SetWeights(absl::string_view name, absl::string_view class_label,
+                          std::vector<double> w, double b,
+                          uint64_t* lsn = nullptr);
 
   // Stores every model that changed since it was last stored. Returns the
   // first error, after trying them all.
   absl::Status SaveChanged();
 
+  // Whether some model is unavailable (its log records must be kept).
+  bool HasUnavailable() const;
+
  private:
   struct Entry {
-    std::shared_ptr<Model> model;
-    uint64_t saved_generation = 0;  // guarded by io_mu_
+    std::shared_ptr<Model> model;  // its last good state, if unavailable
+    absl::Status unavailable;
+    // guarded by io_mu_: what the stored snapshot holds
+    uint64_t saved_generation = 0;
+    uint64_t saved_lsn = 0;
   };
 
   // REQUIRES: io_mu_ held.
   absl::Status SaveLocked(Entry& entry);
+  void Insert(const std::string& name, std::shared_ptr<Entry> entry);
   std::shared_ptr<Entry> Find(absl::string_view name) const;
+  // Applies one decoded record. REQUIRES: recovery (no concurrent calls).
+  absl::Status ApplyRecord(uint64_t lsn, absl::string_view name,
+                           storage::v1::LogRecord& record,
+                           const TrainReplay& train);
 
   ModelStore* const store_;
+  Journal* journal_;
 
   // Held across store I/O; taken before mu_. (std mutexes, not absl::Mutex,
   // so ThreadSanitizer models them; see model.h.)

@@ -8,6 +8,7 @@
 #define HALFSPACE_CORE_MODEL_STATE_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ struct ModelSnapshot {
   std::vector<double> state;  // the algorithm's state beyond the weights
   std::vector<double> standardizer;  // Standardizer::Export(), if any
   ModelCounters counters;
+  uint64_t lsn = 0;  // the last log record reflected; 0 if none
+  // Per training source, the last sequence number applied.
+  std::map<std::string, uint64_t> sources;
 };
 
 // An example checked and put into the model's feature space by
@@ -76,6 +80,9 @@ struct PreparedExample {
 // when the outcome is.
 struct ExampleOutcome {
   absl::Status error;
+  // A tagged example its source had already sent: not applied again, and
+  // every other field unset.
+  bool duplicate = false;
   Update update;
   bool mistake = false;        // predicted wrong, before the update
   uint64_t examples_seen = 0;  // the model's counter after this example

@@ -7,9 +7,7 @@
 
 namespace halfspace {
 
-absl::StatusOr<int> MulticlassLearner::ClassIndex(absl::string_view label) {
-  auto it = class_index_.find(label);
-  if (it != class_index_.end()) return it->second;
+absl::Status MulticlassLearner::CheckNewClass(absl::string_view label) const {
   if (absl::Status s = ValidateClassLabel(label); !s.ok()) return s;
   const int64_t classes = static_cast<int64_t>(classes_.size()) + 1;
   if (classes > kMaxClasses || classes * (width_ + 1) > kMaxMulticlassWeights) {
@@ -17,6 +15,13 @@ absl::StatusOr<int> MulticlassLearner::ClassIndex(absl::string_view label) {
         "cannot add class ", Quoted(label), ": the model has ",
         classes_.size(), " classes, the most its dimension allows"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> MulticlassLearner::ClassIndex(absl::string_view label) {
+  auto it = class_index_.find(label);
+  if (it != class_index_.end()) return it->second;
+  if (absl::Status s = CheckNewClass(label); !s.ok()) return s;
   classifier_->AddClass();
   classes_.emplace_back(label);
   class_index_.emplace(classes_.back(), classifier_->num_classes() - 1);
@@ -82,12 +87,17 @@ void MulticlassLearner::Evaluate(Features x, const PreparedExample& example,
   evaluation.Add(truth, evaluation.ClassIndex(classes_[predicted]), p);
 }
 
-absl::Status MulticlassLearner::SetWeights(absl::string_view label,
-                                           LinearWeights weights) {
+absl::Status MulticlassLearner::CheckSetWeights(absl::string_view label) const {
   if (label.empty()) {
     return absl::InvalidArgumentError(
         "a multiclass model's weights are set per class: name the class");
   }
+  return class_index_.contains(label) ? absl::OkStatus() : CheckNewClass(label);
+}
+
+absl::Status MulticlassLearner::SetWeights(absl::string_view label,
+                                           LinearWeights weights) {
+  if (absl::Status s = CheckSetWeights(label); !s.ok()) return s;
   absl::StatusOr<int> k = ClassIndex(label);
   if (!k.ok()) return k.status();
   classifier_->set_weights(*k, std::move(weights));

@@ -40,6 +40,7 @@ class MulticlassLearner final : public Learner {
     return classes_;
   }
   absl::Status AddClass(absl::string_view label) override;
+  absl::Status CheckSetWeights(absl::string_view label) const override;
   absl::Status SetWeights(absl::string_view label,
                           LinearWeights weights) override;
   double WeightNorm() const override;
@@ -55,6 +56,8 @@ class MulticlassLearner final : public Learner {
  private:
   // The index of class `label`, added if new.
   absl::StatusOr<int> ClassIndex(absl::string_view label);
+  // OK if class `label` can be added: a valid label within the limits.
+  absl::Status CheckNewClass(absl::string_view label) const;
 
   const std::unique_ptr<MulticlassClassifier> classifier_;
   const int64_t width_;

@@ -278,6 +278,10 @@ void ToProto(const ExampleOutcome& outcome,
     ToRpcStatus(outcome.error, out->mutable_error());
     return;
   }
+  if (outcome.duplicate) {
+    out->set_duplicate(true);
+    return;
+  }
   const Update& u = outcome.update;
   out->set_score(u.score);
   out->set_margin(u.margin);
@@ -292,6 +296,15 @@ void ToProto(const ExampleOutcome& outcome,
     AddClassScores(outcome.class_scores, outcome.class_probabilities,
                    class_names, out->mutable_class_scores());
   }
+}
+
+void ToProto(const Listing& listing, v1::Model* out) {
+  if (listing.model != nullptr) {
+    ToProto(*listing.model, out);
+    return;
+  }
+  out->set_name(listing.name);
+  out->set_unavailable_reason(std::string(listing.unavailable.message()));
 }
 
 void ToProto(const Prediction& prediction,

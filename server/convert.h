@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/model.h"
+#include "core/model_registry.h"
 #include "halfspace/v1/halfspace.pb.h"
 
 namespace halfspace {
@@ -20,6 +21,9 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req);
 
 // The model's name, spec, classes and current statistics.
 void ToProto(const Model& model, v1::Model* out);
+
+// A registered model: as above, or its name and why it is unavailable.
+void ToProto(const Listing& listing, v1::Model* out);
 
 // One training result. `class_names` names the class indices of a
 // multiclass outcome.
@@ -36,7 +40,7 @@ struct PassCounters {
   double loss_sum = 0.0;
 
   void Count(const ExampleOutcome& outcome) {
-    if (!outcome.error.ok()) return;
+    if (!outcome.error.ok() || outcome.duplicate) return;
     examples += 1;
     updates += outcome.update.updated ? 1 : 0;
     mistakes += outcome.mistake ? 1 : 0;

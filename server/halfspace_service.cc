@@ -51,10 +51,17 @@ HalfspaceService::Unary HalfspaceService::Serve(
   Request request;
   Response response;
   Bytes bytes = *request_bytes;  // shares the slices
+  uint64_t lsn = 0;
   absl::Status status = DecodeMessage(bytes, request);
-  if (status.ok()) status = (this->*handler)(request, response);
+  if (status.ok()) status = (this->*handler)(request, response, lsn);
   if (status.ok()) EncodeMessage(response, *response_bytes);
-  reactor->Finish(ToGrpcStatus(status));
+  if (lsn == 0 || log_ == nullptr) {
+    reactor->Finish(ToGrpcStatus(status));
+  } else {
+    log_->WhenDurable(lsn, [reactor, status] {
+      reactor->Finish(ToGrpcStatus(status));
+    });
+  }
   return reactor;
 }
 
@@ -84,7 +91,7 @@ HalfspaceService::Unary HalfspaceService::DeleteModel(Context* c,
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 HalfspaceService::Train(Context*) {
-  return StartTrainStream(registry_, gate_);
+  return StartTrainStream(registry_, log_, gate_, max_message_bytes_);
 }
 
 HalfspaceService::Unary HalfspaceService::Predict(Context* c,
@@ -110,13 +117,20 @@ HalfspaceService::Unary HalfspaceService::SetWeights(Context* c,
   return Serve(c, in, out, &HalfspaceService::DoSetWeights);
 }
 
+HalfspaceService::Unary HalfspaceService::GetSourceSequence(Context* c,
+                                                           const Bytes* in,
+                                                           Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoGetSourceSequence);
+}
+
 absl::Status HalfspaceService::DoCreateModel(
-    const v1::CreateModelRequest& request, v1::CreateModelResponse& response) {
+    const v1::CreateModelRequest& request, v1::CreateModelResponse& response,
+    uint64_t& lsn) {
   absl::StatusOr<ModelSpec> spec = SpecFromRequest(request);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Create(
       request.model(), *spec,
-      {request.classes().begin(), request.classes().end()});
+      {request.classes().begin(), request.classes().end()}, &lsn);
   if (!model.ok()) return model.status();
   spdlog::info("created model '{}' (dimension {})", request.model(),
                spec->dimension);
@@ -125,15 +139,28 @@ absl::Status HalfspaceService::DoCreateModel(
 }
 
 absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
-                                          v1::GetModelResponse& response) {
+                                          v1::GetModelResponse& response,
+                                          uint64_t&) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
-  if (!model.ok()) return model.status();
-  ToProto(**model, response.mutable_model());
-  return absl::OkStatus();
+  if (model.ok()) {
+    ToProto(**model, response.mutable_model());
+    return absl::OkStatus();
+  }
+  if (model.status().code() != absl::StatusCode::kDataLoss) {
+    return model.status();
+  }
+  // Unavailable: answered with its name and the reason.
+  for (const Listing& listing : registry_->ListAll()) {
+    if (listing.name == request.model()) {
+      ToProto(listing, response.mutable_model());
+      return absl::OkStatus();
+    }
+  }
+  return model.status();
 }
 
 absl::Status HalfspaceService::DoListModels(
-    const v1::ListModelsRequest& request, v1::ListModelsResponse& response) {
+    const v1::ListModelsRequest& request, v1::ListModelsResponse& response, uint64_t&) {
   if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("page_size is ", request.page_size(),
@@ -151,19 +178,19 @@ absl::Status HalfspaceService::DoListModels(
   }
   const int page_size =
       request.page_size() == 0 ? kDefaultPageSize : request.page_size();
-  const std::vector<std::shared_ptr<Model>> models = registry_->List();
+  const std::vector<Listing> models = registry_->ListAll();
   auto next = std::upper_bound(
       models.begin(), models.end(), after,
-      [](const std::string& name, const std::shared_ptr<Model>& model) {
-        return name < model->name();
+      [](const std::string& name, const Listing& listing) {
+        return name < listing.name;
       });
   size_t bytes = 0;
   for (; next != models.end() && response.models_size() < page_size; ++next) {
     v1::Model m;
     if (request.view() == v1::MODEL_VIEW_NAME) {
-      m.set_name((*next)->name());
+      m.set_name(next->name);
     } else {
-      ToProto(**next, &m);
+      ToProto(*next, &m);
     }
     bytes += m.ByteSizeLong();
     if (response.models_size() > 0 && bytes > kMaxPageBytes) break;
@@ -177,14 +204,15 @@ absl::Status HalfspaceService::DoListModels(
 }
 
 absl::Status HalfspaceService::DoDeleteModel(
-    const v1::DeleteModelRequest& request, v1::DeleteModelResponse&) {
-  absl::Status status = registry_->Delete(request.model());
+    const v1::DeleteModelRequest& request, v1::DeleteModelResponse&,
+    uint64_t& lsn) {
+  absl::Status status = registry_->Delete(request.model(), &lsn);
   if (status.ok()) spdlog::info("deleted model '{}'", request.model());
   return status;
 }
 
 absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
-                                         v1::PredictResponse& response) {
+                                         v1::PredictResponse& response, uint64_t&) {
   absl::StatusOr<std::shared_ptr<Model>> model =
       registry_->Get(request.model());
   if (!model.ok()) return model.status();
@@ -210,7 +238,7 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
 }
 
 absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request,
-                                            v1::GetWeightsResponse& response) {
+                                            v1::GetWeightsResponse& response, uint64_t&) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto((*model)->Weights(), &response);
@@ -218,15 +246,28 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
 }
 
 absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request,
-                                            v1::SetWeightsResponse& response) {
+                                            v1::SetWeightsResponse& response,
+                                            uint64_t& lsn) {
+  std::vector<double> w(request.weights().begin(), request.weights().end());
+  absl::Status status =
+      registry_->SetWeights(request.model(), request.class_label(),
+                            std::move(w), request.bias(), &lsn);
+  if (!status.ok()) return status;
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
-  std::vector<double> w(request.weights().begin(), request.weights().end());
-  absl::Status status = (*model)->SetClassWeights(
-      request.class_label(), std::move(w), request.bias());
-  if (status.ok()) status = registry_->Save(request.model());
-  if (!status.ok()) return status;
   ToProto(**model, response.mutable_model());
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoGetSourceSequence(
+    const v1::GetSourceSequenceRequest& request,
+    v1::GetSourceSequenceResponse& response, uint64_t&) {
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
+  if (!model.ok()) return model.status();
+  if (request.source().empty()) {
+    return absl::InvalidArgumentError("source is empty; name the source");
+  }
+  response.set_last_sequence((*model)->LastSequence(request.source()));
   return absl::OkStatus();
 }
 

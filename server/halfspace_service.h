@@ -12,6 +12,7 @@
 #define HALFSPACE_SERVER_HALFSPACE_SERVICE_H_
 
 #include "core/model_registry.h"
+#include "core/storage/write_ahead_log.h"
 #include "server/call_gate.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 
@@ -30,13 +31,19 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                         v1::HalfspaceService::WithRawCallbackMethod_Evaluate<
                             v1::HalfspaceService::WithRawCallbackMethod_GetWeights<
                                 v1::HalfspaceService::WithRawCallbackMethod_SetWeights<
-                                    v1::HalfspaceService::Service>>>>>>>>>;
+                                    v1::HalfspaceService::WithRawCallbackMethod_GetSourceSequence<
+                                        v1::HalfspaceService::Service>>>>>>>>>>;
 
 class HalfspaceService final : public HalfspaceServiceBase {
  public:
-  // REQUIRES: `registry` and `gate` outlive the service.
-  HalfspaceService(ModelRegistry* registry, CallGate* gate)
-      : registry_(registry), gate_(gate) {}
+  // With a `log`, a call that changes a model answers once the change is
+  // durable. REQUIRES: `registry`, `log` and `gate` outlive the service.
+  HalfspaceService(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
+                   size_t max_message_bytes)
+      : registry_(registry),
+        log_(log),
+        gate_(gate),
+        max_message_bytes_(max_message_bytes) {}
 
   using Unary = grpc::ServerUnaryReactor*;
   using Context = grpc::CallbackServerContext;
@@ -51,35 +58,43 @@ class HalfspaceService final : public HalfspaceServiceBase {
   grpc::ServerReadReactor<Bytes>* Evaluate(Context* c, Bytes* out) override;
   Unary GetWeights(Context* c, const Bytes* in, Bytes* out) override;
   Unary SetWeights(Context* c, const Bytes* in, Bytes* out) override;
+  Unary GetSourceSequence(Context* c, const Bytes* in, Bytes* out) override;
 
  private:
   template <typename Request, typename Response>
   using Handler = absl::Status (HalfspaceService::*)(const Request&,
-                                                     Response&);
+                                                     Response&, uint64_t& lsn);
 
   // Runs one admitted call: decodes the request, runs `handler`, encodes
-  // the response, and finishes the call with the handler's status.
+  // the response, and finishes the call with the handler's status, once
+  // the change it logged (its `lsn`, if it sets one) is durable.
   template <typename Request, typename Response>
   Unary Serve(Context* context, const Bytes* request, Bytes* response,
               Handler<Request, Response> handler);
 
   absl::Status DoCreateModel(const v1::CreateModelRequest& request,
-                             v1::CreateModelResponse& response);
+                             v1::CreateModelResponse& response, uint64_t& lsn);
   absl::Status DoGetModel(const v1::GetModelRequest& request,
-                          v1::GetModelResponse& response);
+                          v1::GetModelResponse& response, uint64_t& lsn);
   absl::Status DoListModels(const v1::ListModelsRequest& request,
-                            v1::ListModelsResponse& response);
+                            v1::ListModelsResponse& response, uint64_t& lsn);
   absl::Status DoDeleteModel(const v1::DeleteModelRequest& request,
-                             v1::DeleteModelResponse& response);
+                             v1::DeleteModelResponse& response, uint64_t& lsn);
   absl::Status DoPredict(const v1::PredictRequest& request,
-                         v1::PredictResponse& response);
+                         v1::PredictResponse& response, uint64_t& lsn);
   absl::Status DoGetWeights(const v1::GetWeightsRequest& request,
-                            v1::GetWeightsResponse& response);
+                            v1::GetWeightsResponse& response, uint64_t& lsn);
   absl::Status DoSetWeights(const v1::SetWeightsRequest& request,
-                            v1::SetWeightsResponse& response);
+                            v1::SetWeightsResponse& response, uint64_t& lsn);
+
+  absl::Status DoGetSourceSequence(const v1::GetSourceSequenceRequest& request,
+                                  v1::GetSourceSequenceResponse& response,
+                                  uint64_t& lsn);
 
   ModelRegistry* const registry_;
+  WriteAheadLog* const log_;
   CallGate* const gate_;
+  const size_t max_message_bytes_;
 };
 
 }  // namespace halfspace

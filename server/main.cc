@@ -12,9 +12,20 @@
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "host:port to listen on");
 ABSL_FLAG(std::string, data_dir, "data",
-          "directory where models are stored, one file each");
+          "directory where models are stored: a snapshot file each, and the "
+          "write-ahead log in wal/");
+ABSL_FLAG(std::string, durability, "sync",
+          "when a change counts as stored and its call is answered: sync (on "
+          "stable storage; survives a machine crash), write (in the log; "
+          "survives a process crash) or snapshot (periodic snapshots only; a "
+          "crash loses up to --snapshot_interval of changes)");
 ABSL_FLAG(absl::Duration, snapshot_interval, absl::Seconds(30),
-          "how often changed models are stored; 0 stores only at shutdown");
+          "how often changed models are snapshotted (and the log trimmed); 0 "
+          "snapshots only at shutdown and when the log grows by "
+          "--checkpoint_bytes");
+ABSL_FLAG(int64_t, checkpoint_bytes, int64_t{64} << 20,
+          "snapshot once the log grew this much since the last snapshot, "
+          "which bounds recovery time; 0 disables it");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(5),
           "how long calls in flight may finish at shutdown");
 ABSL_FLAG(int, max_message_bytes, 64 << 20, "largest message in bytes");
@@ -35,7 +46,15 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  absl::StatusOr<halfspace::Durability> durability =
+      halfspace::ParseDurability(absl::GetFlag(FLAGS_durability));
+  if (!durability.ok()) {
+    spdlog::critical("--durability: {}", durability.status().ToString());
+    return 2;
+  }
   halfspace::ServerOptions options;
+  options.durability = *durability;
+  options.checkpoint_bytes = absl::GetFlag(FLAGS_checkpoint_bytes);
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);

@@ -9,6 +9,9 @@
 #ifndef HALFSPACE_SERVER_RAW_MESSAGE_H_
 #define HALFSPACE_SERVER_RAW_MESSAGE_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/message.h"
@@ -18,6 +21,12 @@
 #include "grpcpp/support/proto_buffer_writer.h"
 
 namespace halfspace {
+
+inline absl::Status UndecodableError(const google::protobuf::Message& message) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "a message could not be decoded as ", message.GetDescriptor()->full_name(),
+      ": check that the client was built from this server's proto"));
+}
 
 // Decodes `bytes` into `message` (cleared first) and empties `bytes`;
 // INVALID_ARGUMENT when they are not a `message` in the wire format.
@@ -30,10 +39,23 @@ inline absl::Status DecodeMessage(grpc::ByteBuffer& bytes,
     decoded = message.ParseFromZeroCopyStream(&reader);
   }
   bytes.Clear();
-  if (decoded) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "a message could not be decoded as ", message.GetDescriptor()->full_name(),
-      ": check that the client was built from this server's proto"));
+  return decoded ? absl::OkStatus() : UndecodableError(message);
+}
+
+// As above, keeping the bytes as received in `raw` (its capacity reused).
+inline absl::Status DecodeMessage(grpc::ByteBuffer& bytes, std::string& raw,
+                                  google::protobuf::Message& message) {
+  raw.clear();
+  std::vector<grpc::Slice> slices;
+  if (bytes.Dump(&slices).ok()) {
+    for (const grpc::Slice& slice : slices) {
+      raw.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  bytes.Clear();
+  message.Clear();
+  return message.ParseFromString(raw) ? absl::OkStatus()
+                                     : UndecodableError(message);
 }
 
 // Encodes `message` into `bytes`, replacing what they held.

@@ -1,8 +1,13 @@
 #include "server/server.h"
 
+#include <chrono>
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/quoted.h"
+#include "core/storage/files.h"
+#include "server/train_batch.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -11,29 +16,45 @@
 
 namespace halfspace {
 
+absl::StatusOr<Durability> ParseDurability(absl::string_view text) {
+  if (text == "sync") return Durability::kSync;
+  if (text == "write") return Durability::kWrite;
+  if (text == "snapshot") return Durability::kSnapshot;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "durability ", Quoted(text), " is not one of sync, write, snapshot"));
+}
+
 Server::Server(const ServerOptions& options,
+               std::unique_ptr<DirectoryLock> lock,
                std::unique_ptr<FileModelStore> store)
     : options_(options),
+      lock_(std::move(lock)),
       store_(std::move(store)),
-      registry_(store_.get()),
-      service_(&registry_, &gate_) {}
+      registry_(store_.get()) {}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     const ServerOptions& options) {
+  // Lock the directory before touching anything in it.
+  if (absl::Status s = CreateDirectory(options.data_dir); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<DirectoryLock>> lock =
+      DirectoryLock::Acquire(options.data_dir);
+  if (!lock.ok()) return lock.status();
   absl::StatusOr<std::unique_ptr<FileModelStore>> store =
       FileModelStore::Open(options.data_dir);
   if (!store.ok()) return store.status();
-  std::unique_ptr<Server> server(new Server(options, *std::move(store)));
-  if (absl::Status s = server->registry_.Load(); !s.ok()) return s;
-  spdlog::info("loaded {} model(s) from {}", server->registry_.List().size(),
-               options.data_dir);
+  std::unique_ptr<Server> server(
+      new Server(options, *std::move(lock), *std::move(store)));
+  if (absl::Status s = server->Recover(); !s.ok()) return s;
+  server->service_ = std::make_unique<HalfspaceService>(
+      &server->registry_, server->log_.get(), &server->gate_,
+      options.max_message_bytes);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen_address,
                            grpc::InsecureServerCredentials(), &server->port_);
-  builder.RegisterService(&server->service_);
+  builder.RegisterService(server->service_.get());
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   server->grpc_server_ = builder.BuildAndStart();
@@ -44,13 +65,53 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   }
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(kServiceName,
                                                                   true);
-  if (options.snapshot_interval > absl::ZeroDuration()) {
-    server->snapshot_thread_ = std::thread([s = server.get()] {
-      s->SnapshotLoop();
-    });
-  }
+  server->checkpoint_thread_ = std::thread([s = server.get()] {
+    s->CheckpointLoop();
+  });
   spdlog::info("serving on port {}", server->port_);
   return server;
+}
+
+absl::Status Server::Recover() {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<uint64_t> snapshot_lsn = registry_.Load();
+  if (!snapshot_lsn.ok()) return snapshot_lsn.status();
+  uint64_t replayed = 0;
+  if (options_.durability != Durability::kSnapshot) {
+    WriteAheadLog::Options log_options;
+    log_options.dir = (std::filesystem::path(options_.data_dir) / "wal").string();
+    log_options.sync = options_.durability == Durability::kSync;
+    log_options.segment_bytes = options_.log_segment_bytes;
+    WriteAheadLog::Visitor visitor;
+    visitor.record = [&](uint64_t lsn, absl::string_view model,
+                         absl::string_view payload) {
+      registry_.Replay(lsn, model, payload, ReplayTrainBatch);
+      ++replayed;
+      return absl::OkStatus();
+    };
+    visitor.damage = [&](const WriteAheadLog::Damage& damage) {
+      spdlog::error("the log is damaged: {}", damage.where);
+      registry_.MarkUnavailable(
+          damage.key, absl::DataLossError(absl::StrCat(
+                          "its log is damaged (", damage.where,
+                          "); changes from there on are not applied")));
+    };
+    absl::StatusOr<std::unique_ptr<WriteAheadLog>> log =
+        WriteAheadLog::Open(log_options, *snapshot_lsn, visitor);
+    if (!log.ok()) return log.status();
+    log_ = *std::move(log);
+    registry_.set_journal(log_.get());
+  }
+  for (const Listing& listing : registry_.ListAll()) {
+    if (!listing.unavailable.ok()) {
+      spdlog::error("model '{}' is unavailable: {}", listing.name,
+                    listing.unavailable.ToString());
+    }
+  }
+  spdlog::info("recovered {} model(s) from {} ({} log records) in {}",
+               registry_.List().size(), options_.data_dir, replayed,
+               absl::FormatDuration(absl::Now() - start));
+  return absl::OkStatus();
 }
 
 Server::~Server() {
@@ -67,7 +128,7 @@ absl::Status Server::Shutdown() {
     stopping_ = true;
   }
   stop_.notify_all();
-  if (snapshot_thread_.joinable()) snapshot_thread_.join();
+  if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
   if (grpc_server_ != nullptr) {
     grpc_server_->GetHealthCheckService()->SetServingStatus(false);
     gate_.Close();
@@ -78,18 +139,46 @@ absl::Status Server::Shutdown() {
     grpc_server_->Shutdown(absl::ToChronoTime(absl::Now()));
     grpc_server_->Wait();
   }
-  absl::Status status = registry_.SaveChanged();
+  absl::Status status = Checkpoint();
   spdlog::info("stopped; models stored in {}", options_.data_dir);
   return status;
 }
 
-void Server::SnapshotLoop() {
+absl::Status Server::Checkpoint() {
+  std::lock_guard lock(checkpoint_mu_);
+  // Every record up to `covered` is applied to its model before the
+  // snapshots are taken (a record is appended under its model's lock, and
+  // a snapshot takes that lock).
+  const uint64_t covered = log_ != nullptr ? log_->last_lsn() : 0;
+  absl::Status status = registry_.SaveChanged();
+  if (!status.ok() || log_ == nullptr) return status;
+  if (registry_.HasUnavailable()) {
+    spdlog::warn("keeping the whole log while a model is unavailable");
+    return absl::OkStatus();
+  }
+  return log_->Truncate(covered);
+}
+
+void Server::CheckpointLoop() {
+  // Wakes every second to see whether a checkpoint is due: by time, or by
+  // the log's growth.
+  const absl::Duration interval = options_.snapshot_interval;
+  absl::Time last = absl::Now();
+  int64_t last_bytes = 0;
   std::unique_lock lock(stop_mu_);
-  const auto interval = absl::ToChronoNanoseconds(options_.snapshot_interval);
-  while (!stop_.wait_for(lock, interval, [this] { return stopping_; })) {
+  while (!stop_.wait_for(lock, std::chrono::seconds(1),
+                         [this] { return stopping_; })) {
+    const int64_t bytes = log_ != nullptr ? log_->bytes_appended() : 0;
+    const bool due_by_time =
+        interval > absl::ZeroDuration() && absl::Now() - last >= interval;
+    const bool due_by_size = options_.checkpoint_bytes > 0 &&
+                             bytes - last_bytes >= options_.checkpoint_bytes;
+    if (!due_by_time && !due_by_size) continue;
     lock.unlock();
-    if (absl::Status s = registry_.SaveChanged(); !s.ok()) {
-      spdlog::error("storing changed models failed: {}", s.ToString());
+    last = absl::Now();
+    last_bytes = bytes;
+    if (absl::Status s = Checkpoint(); !s.ok()) {
+      spdlog::error("checkpoint failed: {}", s.ToString());
     }
     lock.lock();
   }

@@ -1,11 +1,12 @@
-// A running halfspace server: the gRPC server, the model registry and its
-// store, health and reflection, and a background thread that stores changed
-// models periodically.
+// A running halfspace server: the gRPC server, the model registry with its
+// snapshots and write-ahead log, health and reflection, and a background
+// thread that checkpoints: it snapshots changed models and drops the log
+// segments the snapshots cover.
 //
-// Lifecycle: Start loads every stored model, then serves. Shutdown marks the
-// service NOT_SERVING, turns new calls away with UNAVAILABLE, lets calls in
-// flight finish for up to `drain_timeout` (then cancels them), stops gRPC,
-// and stores every changed model.
+// Lifecycle: Start locks the data directory, loads every snapshot, replays
+// the log over them, then serves. Shutdown marks the service NOT_SERVING,
+// turns new calls away with UNAVAILABLE, lets calls in flight finish for up
+// to `drain_timeout` (then cancels them), stops gRPC, and checkpoints.
 // Shutdown is idempotent; the destructor calls it.
 //
 // Thread safety: Start and Shutdown from one thread; port() from any.
@@ -21,7 +22,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/storage/directory_lock.h"
 #include "core/storage/file_model_store.h"
+#include "core/storage/write_ahead_log.h"
 #include "core/model_registry.h"
 #include "grpcpp/server.h"
 #include "server/call_gate.h"
@@ -29,13 +32,39 @@
 
 namespace halfspace {
 
+// When a change counts as stored, and so when its call is answered.
+enum class Durability {
+  // On stable storage (the log is synced; group commit shares one sync
+  // among all changes waiting): survives a crash of the process or the
+  // machine.
+  kSync,
+  // Written to the log (the OS holds it): survives a crash of the process,
+  // not of the machine.
+  kWrite,
+  // In periodic snapshots only: a crash loses the changes since the last
+  // snapshot (up to `snapshot_interval`).
+  kSnapshot,
+};
+
+// "sync", "write" or "snapshot".
+absl::StatusOr<Durability> ParseDurability(absl::string_view text);
+
 struct ServerOptions {
   // host:port to listen on; port 0 picks a free port (see Server::port).
   std::string listen_address = "0.0.0.0:50051";
-  // Where models are stored, one file each; created if missing.
+  // Where models are stored (a snapshot file each, and the log in wal/);
+  // created if missing.
   std::string data_dir = "data";
-  // How often changed models are stored in the background; zero disables it.
+  Durability durability = Durability::kSync;
+  // How often changed models are snapshotted in the background; zero
+  // disables it (and so, with a log, lets the log grow until shutdown unless
+  // checkpoint_bytes triggers).
   absl::Duration snapshot_interval = absl::Seconds(30);
+  // A checkpoint also starts once the log grew this much since the last,
+  // which bounds recovery time; zero disables it.
+  int64_t checkpoint_bytes = int64_t{64} << 20;
+  // The log's segment size.
+  int64_t log_segment_bytes = int64_t{64} << 20;
   // How long Shutdown lets calls in flight finish before cancelling them.
   absl::Duration drain_timeout = absl::Seconds(5);
   // The largest request or response message, in bytes.
@@ -54,25 +83,36 @@ class Server {
   // The port the server listens on.
   int port() const { return port_; }
 
-  // Drains calls and stores every changed model; returns the store's error,
-  // if any. Later calls return OK and do nothing.
+  // Drains calls and checkpoints; returns the store's error, if any. Later
+  // calls return OK and do nothing.
   absl::Status Shutdown();
 
+  // Snapshots every changed model, then drops the log segments every
+  // snapshot covers (none while some model is unavailable: its records are
+  // kept for the operator).
+  absl::Status Checkpoint();
+
  private:
-  Server(const ServerOptions& options, std::unique_ptr<FileModelStore> store);
-  void SnapshotLoop();
+  Server(const ServerOptions& options, std::unique_ptr<DirectoryLock> lock,
+         std::unique_ptr<FileModelStore> store);
+  // Loads the snapshots and replays the log over them.
+  absl::Status Recover();
+  void CheckpointLoop();
 
   const ServerOptions options_;
+  const std::unique_ptr<DirectoryLock> lock_;
   std::unique_ptr<FileModelStore> store_;
+  std::unique_ptr<WriteAheadLog> log_;  // none for Durability::kSnapshot
   ModelRegistry registry_;
   CallGate gate_;
-  HalfspaceService service_;
+  std::unique_ptr<HalfspaceService> service_;
+  std::mutex checkpoint_mu_;  // one checkpoint at a time
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
   std::mutex stop_mu_;
   std::condition_variable stop_;
   bool stopping_ = false;  // guarded by stop_mu_
-  std::thread snapshot_thread_;
+  std::thread checkpoint_thread_;
   bool shut_down_ = false;
 };
 

@@ -5,10 +5,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/quoted.h"
+#include "core/storage/log_record.h"
 #include "server/convert.h"
 #include "server/raw_message.h"
 #include "server/status.h"
 #include "server/stream_model.h"
+#include "server/train_batch.h"
 #include "spdlog/spdlog.h"
 
 namespace halfspace {
@@ -17,8 +20,12 @@ namespace {
 class TrainReactor final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  TrainReactor(ModelRegistry* registry, CallGate* gate)
-      : registry_(registry), admission_(gate) {
+  TrainReactor(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
+               size_t max_response_bytes)
+      : registry_(registry),
+        log_(log),
+        max_response_bytes_(max_response_bytes),
+        admission_(gate) {
     if (admission_.admitted()) {
       StartRead(&request_bytes_);
     } else {
@@ -31,8 +38,9 @@ class TrainReactor final
       Finish(grpc::Status::OK);
       return;
     }
-    absl::Status s = DecodeMessage(request_bytes_, request_);
-    if (s.ok()) s = Learn();
+    absl::Status s = DecodeMessage(request_bytes_, request_raw_, request_);
+    uint64_t lsn = 0;
+    if (s.ok()) s = Learn(lsn);
     if (!s.ok()) {
       if (model_ != nullptr) {
         spdlog::info("train stream on '{}' ended: {}", model_->name(),
@@ -42,7 +50,12 @@ class TrainReactor final
       return;
     }
     EncodeMessage(response_, response_bytes_);
-    StartWrite(&response_bytes_);
+    // Answer once the examples are durable (at once if nothing was logged).
+    if (lsn == 0 || log_ == nullptr) {
+      StartWrite(&response_bytes_);
+    } else {
+      log_->WhenDurable(lsn, [this] { StartWrite(&response_bytes_); });
+    }
   }
 
   void OnWriteDone(bool ok) override {
@@ -56,34 +69,82 @@ class TrainReactor final
   void OnDone() override { delete this; }
 
  private:
-  // Binds the stream to its model on the first request, then learns from the
-  // request's examples and fills response_.
-  absl::Status Learn() {
+  // Binds the stream to its model and source on the first request, then
+  // learns from the request's examples, fills response_ and sets `lsn` to
+  // the batch's log record.
+  absl::Status Learn(uint64_t& lsn) {
     const bool first = model_ == nullptr;
     absl::Status bound = BindStreamModel(*registry_, request_.model(),
                                          "TrainRequest", model_);
     if (!bound.ok()) return bound;
-    if (first) spdlog::debug("train stream opened on '{}'", model_->name());
-
-    // Check and featurize every example before the model's lock is taken.
-    const int n = request_.examples_size();
-    outcomes_.resize(n);
-    if (static_cast<int>(prepared_.size()) < n) prepared_.resize(n);
-    for (int i = 0; i < n; ++i) {
-      model_->Prepare(FromProto(request_.examples(i), named_), prepared_[i]);
+    if (first) {
+      spdlog::debug("train stream opened on '{}'", model_->name());
+      source_ = request_.source();
     }
-    absl::Status learned =
-        model_->Learn(absl::MakeConstSpan(prepared_.data(), n),
-                      absl::MakeSpan(outcomes_), &class_names_);
+    if (absl::Status s = CheckSource(); !s.ok()) return s;
+    PrepareRequest(*model_, request_, scratch_);
+    if (absl::Status s = CheckResponseSize(); !s.ok()) return s;
+
+    Batch batch;
+    batch.source = source_;
+    batch.first_sequence = source_.empty() ? 0 : request_.sequence();
+    if (registry_->journal() != nullptr) {
+      record_ = TrainRecord(request_raw_, batch.source, batch.first_sequence);
+      batch.log = {registry_->journal(), record_, 0};
+    }
+    absl::Status learned = LearnPrepared(*model_, request_, batch, scratch_);
     if (!learned.ok()) return learned;
+    lsn = batch.log.lsn;
 
     response_.Clear();
-    for (int i = 0; i < n; ++i) {
-      ToProto(outcomes_[i], class_names_, response_.add_results());
-      pass_.Count(outcomes_[i]);
+    for (const ExampleOutcome& outcome : scratch_.outcomes) {
+      ToProto(outcome, scratch_.class_names, response_.add_results());
+      pass_.Count(outcome);
     }
     if (request_.end_of_pass()) EndPass();
     return absl::OkStatus();
+  }
+
+  // INVALID_ARGUMENT unless the request's source and sequence are usable.
+  absl::Status CheckSource() const {
+    if (!request_.source().empty() && request_.source() != source_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "this stream's source is ", Quoted(source_), "; a TrainRequest names ",
+          Quoted(request_.source()), ". Open one stream per source"));
+    }
+    if (source_.empty()) {
+      if (request_.sequence() != 0) {
+        return absl::InvalidArgumentError(
+            "sequence is set but source is not; name the source in the "
+            "stream's first request");
+      }
+      return absl::OkStatus();
+    }
+    if (source_.size() > kMaxSourceBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "source is ", source_.size(), " bytes; the most is ",
+          kMaxSourceBytes));
+    }
+    const uint64_t n = request_.examples_size();
+    if (n > 0 && (request_.sequence() == 0 ||
+                  request_.sequence() > UINT64_MAX - (n - 1))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sequence is ", request_.sequence(),
+          "; with a source, examples are numbered from 1 (and below 2^64)"));
+    }
+    return absl::OkStatus();
+  }
+
+  // RESOURCE_EXHAUSTED, before anything is learned, when the response could
+  // exceed the message limit.
+  absl::Status CheckResponseSize() const {
+    const size_t bound = ResponseSizeBound(*model_, request_, scratch_);
+    if (bound <= max_response_bytes_) return absl::OkStatus();
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the response to this TrainRequest of ", request_.examples_size(),
+        " examples could take ", bound, " bytes, over the ",
+        max_response_bytes_,
+        "-byte message limit; send fewer examples per request"));
   }
 
   // Sums up the pass into response_ and starts the next one.
@@ -94,16 +155,18 @@ class TrainReactor final
   }
 
   ModelRegistry* const registry_;
+  WriteAheadLog* const log_;
+  const size_t max_response_bytes_;
   const Admission admission_;
   std::shared_ptr<Model> model_;
+  std::string source_;
   grpc::ByteBuffer request_bytes_;
   grpc::ByteBuffer response_bytes_;
+  std::string request_raw_;  // the request as received
+  std::string record_;       // its log record
   v1::TrainRequest request_;
   v1::TrainResponse response_;
-  std::vector<NamedFeature> named_;  // one example's, while preparing it
-  std::vector<PreparedExample> prepared_;  // only grows: scratch is reused
-  std::vector<ExampleOutcome> outcomes_;
-  std::vector<std::string> class_names_;  // the model's classes, cached
+  TrainScratch scratch_;
 
   // This stream's current pass.
   PassCounters pass_;
@@ -113,8 +176,9 @@ class TrainReactor final
 }  // namespace
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
-StartTrainStream(ModelRegistry* registry, CallGate* gate) {
-  return new TrainReactor(registry, gate);
+StartTrainStream(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
+                 size_t max_response_bytes) {
+  return new TrainReactor(registry, log, gate, max_response_bytes);
 }
 
 }  // namespace halfspace

@@ -1,8 +1,11 @@
 // The Train RPC: one bidirectional stream, one reactor.
 //
-// Protocol: the first request names the model; every request may carry
-// examples; the server answers each request with exactly one response that
-// holds one result per example, in order. A request marked end_of_pass
+// Protocol: the first request names the model (and the source, for
+// exactly-once training); every request may carry examples; the server
+// answers each request with exactly one response that holds one result per
+// example, in order, once its examples are durable. A request is learned
+// whole or not at all: one whose response could exceed the message limit
+// is refused (RESOURCE_EXHAUSTED) before learning. A request marked end_of_pass
 // closes a pass: its response also sums up the pass. A bad example is
 // reported in-band (ExampleResult.error) and the stream goes on. A bad first
 // request, a request naming another model, a message that does not decode as
@@ -15,7 +18,8 @@
 //   request and response buffers are never touched by two operations at once
 //   and no reaction needs a lock.
 // - Reactions never block on I/O or on the client; the only wait is the
-//   model's own lock for the length of one batch.
+//   model's own lock for the length of one batch. A response waiting for
+//   its examples to be durable is written from the log's sync thread.
 // - Finish is called exactly once: from the first read or write that fails
 //   (client half-close, cancellation) or on a protocol error. A cancelled
 //   stream's pending operation fails, which leads to that same Finish.
@@ -26,7 +30,10 @@
 #ifndef HALFSPACE_SERVER_TRAIN_STREAM_H_
 #define HALFSPACE_SERVER_TRAIN_STREAM_H_
 
+#include <cstddef>
+
 #include "core/model_registry.h"
+#include "core/storage/write_ahead_log.h"
 #include "server/call_gate.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
@@ -34,11 +41,16 @@
 
 namespace halfspace {
 
+// The longest source id a TrainRequest may give.
+inline constexpr size_t kMaxSourceBytes = 128;
+
 // Starts serving one Train stream, or refuses it with UNAVAILABLE when the
-// gate is closed; the reactor deletes itself when done.
-// REQUIRES: `registry` and `gate` outlive the stream.
+// gate is closed; the reactor deletes itself when done. With a `log`, each
+// response waits until its examples are durable.
+// REQUIRES: `registry`, `log` and `gate` outlive the stream.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
-StartTrainStream(ModelRegistry* registry, CallGate* gate);
+StartTrainStream(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
+                 size_t max_response_bytes);
 
 }  // namespace halfspace
 

@@ -49,9 +49,9 @@ inline void TrainLegacyStream(Model& model) {
   for (int i = 0; i < 40; ++i) {
     const std::vector<double> x = {0.5 * (i % 7) - 1.0, 1.0 - 0.25 * (i % 5),
                                    0.1 * i};
-    const std::vector<NamedFeature> named = {
-        {"a", "colour" + std::to_string(i % 3), 1.0},
-        {"b", "size", 0.5 * (i % 4)}};
+    const std::string colour = "colour" + std::to_string(i % 3);
+    const std::vector<NamedFeature> named = {{"a", colour, 1.0},
+                                             {"b", "size", 0.5 * (i % 4)}};
     Example example;
     if (model.multiclass()) {
       example.features = absl::MakeConstSpan(x.data(), 2);

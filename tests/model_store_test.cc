@@ -16,6 +16,7 @@
 #include "core/storage/snapshot_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/legacy_models.h"
 #include "tests/temp_dir.h"
 
 // The store's fsync and rename calls, as this test binary is linked with
@@ -65,7 +66,15 @@ ModelSnapshot SampleSnapshot(const std::string& name) {
   s.weights.w = {1.5, -2.25, 1e-300};
   s.weights.b = -0.125;
   s.counters = {7, 5, 3, 2.5, 14.0};
+  s.lsn = 1234;
+  s.sources = {{"producer-a", 17}, {"b", 1}};
   return s;
+}
+
+// A model file the previous version wrote (tests/data/format_v1/).
+std::string LegacyFile(const std::string& name) {
+  return std::string(HALFSPACE_SOURCE_DIR) + "/tests/data/format_v1/" + name +
+         ".model";
 }
 
 std::string ReadAll(const std::string& path) {
@@ -93,6 +102,54 @@ TEST(SnapshotCodecTest, RoundTripsEveryFieldBitForBit) {
   EXPECT_EQ(s->counters.mistakes, 3u);
   EXPECT_EQ(s->counters.loss_sum, 2.5);
   EXPECT_EQ(s->counters.max_squared_norm, 14.0);
+  EXPECT_EQ(s->lsn, 1234u);
+  EXPECT_THAT(s->sources, ElementsAre(Pair("b", 1), Pair("producer-a", 17)));
+}
+
+TEST(SnapshotCodecTest, WritesVersion2) {
+  const std::string file = EncodeSnapshot(SampleSnapshot("m"));
+  uint32_t version = 0;
+  std::memcpy(&version, file.data() + 4, sizeof(version));
+  EXPECT_EQ(file.substr(0, 4), "HSPM");
+  EXPECT_EQ(version, 2u);
+}
+
+// The model files the previous version (format 1) wrote load, and hold
+// exactly what training the same stream today gives.
+TEST(SnapshotCodecTest, ReadsEveryFileOfThePreviousVersion) {
+  for (const testing::LegacyModel& m : testing::LegacyModels()) {
+    const std::string bytes = ReadAll(LegacyFile(m.name));
+    ASSERT_FALSE(bytes.empty()) << m.name;
+    uint32_t version = 0;
+    std::memcpy(&version, bytes.data() + 4, sizeof(version));
+    ASSERT_EQ(version, 1u);
+    absl::StatusOr<ModelSnapshot> loaded = DecodeSnapshot(bytes);
+    ASSERT_TRUE(loaded.ok()) << m.name << ": " << loaded.status();
+
+    std::unique_ptr<Model> fresh = *Model::Create(m.name, m.spec, m.classes);
+    testing::TrainLegacyStream(*fresh);
+    const ModelSnapshot want = fresh->Snapshot();
+    EXPECT_EQ(loaded->name, want.name);
+    EXPECT_EQ(AlgorithmOf(loaded->spec.algorithm),
+              AlgorithmOf(want.spec.algorithm));
+    EXPECT_EQ(loaded->spec.hash_bits, want.spec.hash_bits);
+    EXPECT_EQ(loaded->spec.standardize, want.spec.standardize);
+    EXPECT_EQ(loaded->spec.interactions.size(), want.spec.interactions.size());
+    EXPECT_EQ(loaded->weights.w, want.weights.w) << m.name;
+    EXPECT_EQ(loaded->weights.b, want.weights.b) << m.name;
+    EXPECT_EQ(loaded->classes, want.classes) << m.name;
+    ASSERT_EQ(loaded->class_weights.size(), want.class_weights.size());
+    for (size_t k = 0; k < want.class_weights.size(); ++k) {
+      EXPECT_EQ(loaded->class_weights[k].w, want.class_weights[k].w);
+    }
+    EXPECT_EQ(loaded->state, want.state) << m.name;
+    EXPECT_EQ(loaded->standardizer, want.standardizer) << m.name;
+    EXPECT_EQ(loaded->counters.examples_seen, 40u);
+    EXPECT_EQ(loaded->counters.loss_sum, want.counters.loss_sum);
+    EXPECT_EQ(loaded->lsn, 0u);
+    // And it restores into a model that goes on learning like the fresh one.
+    EXPECT_TRUE(Model::Restore(*std::move(loaded)).ok()) << m.name;
+  }
 }
 
 TEST(SnapshotCodecTest, DetectsAnySingleFlippedByte) {
@@ -113,11 +170,10 @@ TEST(SnapshotCodecTest, DetectsTruncationAndTrailingBytes) {
   EXPECT_FALSE(DecodeSnapshot(good + "x").ok());
 }
 
-// The file around `payload`, with a valid checksum: "HSPM", version 1, the
+// The file around `payload`, with a valid checksum: "HSPM", `version`, the
 // payload's size, the payload, its CRC-32C.
-std::string Wrap(const std::string& payload) {
+std::string Wrap(const std::string& payload, uint32_t version = 1) {
   std::string out = "HSPM";
-  const uint32_t version = 1;
   const uint64_t size = payload.size();
   const uint32_t crc = Crc32c(payload);
   out.append(reinterpret_cast<const char*>(&version), sizeof(version));
@@ -132,8 +188,8 @@ std::string Payload(const std::string& file) {
   return file.substr(16, file.size() - 20);
 }
 
-TEST(SnapshotCodecTest, RefusesAChecksummedPayloadWithTrailingBytes) {
-  const std::string payload = Payload(EncodeSnapshot(SampleSnapshot("m")));
+TEST(SnapshotCodecTest, RefusesAChecksummedVersion1PayloadWithTrailingBytes) {
+  const std::string payload = Payload(ReadAll(LegacyFile("binary_sgd")));
   ASSERT_TRUE(DecodeSnapshot(Wrap(payload)).ok());
   for (const std::string& tail : {std::string(1, '\0'), std::string(8, '\0')}) {
     absl::Status s = DecodeSnapshot(Wrap(payload + tail)).status();
@@ -143,14 +199,32 @@ TEST(SnapshotCodecTest, RefusesAChecksummedPayloadWithTrailingBytes) {
 }
 
 TEST(SnapshotCodecTest, RefusesAChecksummedPayloadWithAnOutOfRangeDimension) {
-  std::string payload = Payload(EncodeSnapshot(SampleSnapshot("m")));
-  const size_t at = 4 + 1 + 4;  // u32 name size, "m", u32 algorithm
+  std::string v1 = Payload(ReadAll(LegacyFile("binary_sgd")));
+  const size_t at = 4 + 10 + 4;  // u32 name size, "binary_sgd", u32 algorithm
   for (int64_t dimension : {int64_t{-1}, kMaxDimension + 1}) {
-    std::memcpy(&payload[at], &dimension, sizeof(dimension));
-    absl::Status s = DecodeSnapshot(Wrap(payload)).status();
+    std::memcpy(&v1[at], &dimension, sizeof(dimension));
+    absl::Status s = DecodeSnapshot(Wrap(v1)).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << dimension;
+    EXPECT_THAT(s.message(), HasSubstr("dimension is out of range"));
+
+    storage::v1::ModelFile file;
+    ToModelFile(SampleSnapshot("m"), file);
+    file.set_dimension(dimension);
+    s = DecodeSnapshot(Wrap(file.SerializeAsString(), 2)).status();
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << dimension;
     EXPECT_THAT(s.message(), HasSubstr("dimension is out of range"));
   }
+}
+
+TEST(SnapshotCodecTest, RefusesUnknownVersionsAndAlgorithms) {
+  const std::string payload = Payload(EncodeSnapshot(SampleSnapshot("m")));
+  EXPECT_THAT(DecodeSnapshot(Wrap(payload, 3)).status().message(),
+              HasSubstr("unsupported format version 3"));
+  storage::v1::ModelFile file;
+  ToModelFile(SampleSnapshot("m"), file);
+  file.set_algorithm(99);
+  EXPECT_THAT(DecodeSnapshot(Wrap(file.SerializeAsString(), 2)).status().message(),
+              HasSubstr("unknown algorithm 99"));
 }
 
 TEST(SnapshotCodecTest, Crc32cMatchesTheStandardCheckValue) {
@@ -170,6 +244,7 @@ TEST(FileModelStoreTest, SavesLoadsAndRemoves) {
   ASSERT_EQ(loaded->size(), 2u);
   EXPECT_EQ((*loaded)[0].name, "a");
   EXPECT_EQ((*loaded)[1].name, "b");
+  EXPECT_TRUE((*loaded)[1].snapshot.ok());
 
   ASSERT_TRUE((*store)->Remove("a").ok());
   EXPECT_TRUE((*store)->Remove("never-stored").ok());
@@ -188,7 +263,7 @@ TEST(FileModelStoreTest, SaveReplacesAtomicallyAndLeavesNoTemporaryFile) {
     files.push_back(e.path().filename().string());
   }
   EXPECT_THAT(files, ElementsAre("m.model"));
-  EXPECT_EQ((*store)->LoadAll()->at(0).weights.b, 42);
+  EXPECT_EQ((*store)->LoadAll()->at(0).snapshot->weights.b, 42);
 }
 
 TEST(FileModelStoreTest, SyncsATemporaryFileRenamesItThenSyncsTheDirectory) {
@@ -219,17 +294,21 @@ TEST(FileModelStoreTest, OpenRemovesTemporaryFilesLeftByACrash) {
   EXPECT_TRUE((*store)->LoadAll()->empty());
 }
 
-TEST(FileModelStoreTest, RefusesToLoadACorruptFileAndNamesIt) {
+TEST(FileModelStoreTest, ReportsACorruptFileAndLoadsTheOthers) {
   TempDir dir;
   auto store = FileModelStore::Open(dir.path());
   ASSERT_TRUE((*store)->Save(SampleSnapshot("m")).ok());
+  ASSERT_TRUE((*store)->Save(SampleSnapshot("n")).ok());
   std::string bytes = ReadAll(dir.File("m.model"));
   bytes[bytes.size() / 2] ^= 1;
   WriteAll(dir.File("m.model"), bytes);
-  absl::Status s = (*store)->LoadAll().status();
+  absl::StatusOr<std::vector<StoredModel>> loaded = (*store)->LoadAll();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->size(), 2u);
+  const absl::Status s = (*loaded)[0].snapshot.status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(s.message(), HasSubstr("m.model"));
-  EXPECT_THAT(s.message(), HasSubstr("move the file away"));
+  EXPECT_TRUE((*loaded)[1].snapshot.ok());
 }
 
 TEST(FileModelStoreTest, RefusesAFileNamedAfterAnotherModel) {
@@ -237,7 +316,7 @@ TEST(FileModelStoreTest, RefusesAFileNamedAfterAnotherModel) {
   auto store = FileModelStore::Open(dir.path());
   ASSERT_TRUE((*store)->Save(SampleSnapshot("m")).ok());
   fs::rename(dir.File("m.model"), dir.File("other.model"));
-  EXPECT_THAT((*store)->LoadAll().status().message(),
+  EXPECT_THAT((*store)->LoadAll()->at(0).snapshot.status().message(),
               HasSubstr("holds model 'm'"));
 }
 
@@ -307,7 +386,7 @@ class CountingStore final : public ModelStore {
   absl::Status Remove(absl::string_view name) override {
     return store_->Remove(name);
   }
-  absl::StatusOr<std::vector<ModelSnapshot>> LoadAll() override {
+  absl::StatusOr<std::vector<StoredModel>> LoadAll() override {
     return store_->LoadAll();
   }
 
@@ -356,17 +435,23 @@ TEST(ModelRegistryTest, AFailedSaveIsRetriedByTheNextSaveChanged) {
   EXPECT_EQ(store.saves["m"], 1);
   ASSERT_TRUE(registry.SaveChanged().ok());
   EXPECT_EQ(store.saves["m"], 2);
-  EXPECT_EQ((*store.LoadAll())[0].counters.examples_seen, 1u);
+  EXPECT_EQ((*store.LoadAll())[0].snapshot->counters.examples_seen, 1u);
 }
 
-TEST(ModelRegistryTest, SaveStoresAtOnceEvenWithoutChanges) {
+TEST(ModelRegistryTest, SetWeightsThatFailsChangesNothing) {
   TempDir dir;
   CountingStore store(dir.path());
   ModelRegistry registry(&store);
-  ASSERT_TRUE(registry.Create("m", Spec()).ok());
-  ASSERT_TRUE(registry.Save("m").ok());
-  EXPECT_EQ(store.saves["m"], 2);
-  EXPECT_EQ(registry.Save("other").code(), absl::StatusCode::kNotFound);
+  std::shared_ptr<Model> model = *registry.Create("m", Spec());
+  EXPECT_EQ(registry.SetWeights("m", "", {1, 2, 3}, 0).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.SetWeights("m", "cat", {1, 2}, 0).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.SetWeights("other", "", {1, 2}, 0).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_THAT(model->Snapshot().weights.w, ElementsAre(0, 0));
+  ASSERT_TRUE(registry.SetWeights("m", "", {1, 2}, 3).ok());
+  EXPECT_THAT(model->Snapshot().weights.w, ElementsAre(1, 2));
 }
 
 }  // namespace
@@ -405,9 +490,9 @@ TEST(ModelRegistryTest, ConcurrentCreateDeleteSaveAndLearnStayConsistent) {
 
   std::vector<std::string> registered, stored;
   for (const auto& m : registry.List()) registered.push_back(m->name());
-  absl::StatusOr<std::vector<ModelSnapshot>> snapshots = (*store)->LoadAll();
+  absl::StatusOr<std::vector<StoredModel>> snapshots = (*store)->LoadAll();
   ASSERT_TRUE(snapshots.ok()) << snapshots.status();
-  for (const ModelSnapshot& s : *snapshots) stored.push_back(s.name);
+  for (const StoredModel& s : *snapshots) stored.push_back(s.name);
   EXPECT_EQ(registered, stored);
 }
 

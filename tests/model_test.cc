@@ -181,7 +181,7 @@ TEST(ModelTest, SetWeightsValidatesAndKeepsCounters) {
 
 TEST(ModelTest, DeletedModelRefusesToLearn) {
   std::unique_ptr<Model> model = MakeModel(PerceptronSpec(1));
-  model->MarkDeleted();
+  ASSERT_TRUE(model->MarkDeleted().ok());
   const std::vector<double> x = {1};
   std::vector<ExampleOutcome> out(1);
   EXPECT_EQ(model->Learn({Example{x, 1}}, absl::MakeSpan(out)).code(),

@@ -146,15 +146,55 @@ TEST(ProcessTest, SigtermStoresModelsAndTheNextStartLoadsThem) {
       << "the 5 s drain timeout ran out with no call in flight";
 }
 
-TEST(ProcessTest, RefusesToStartOnACorruptModelFileAndSaysWhich) {
+// One bad model file never takes the others down: the server starts,
+// serves the good models (here, files the previous format version wrote),
+// reports the bad ones, and leaves their files as they were.
+TEST(ProcessTest, ServesTheGoodModelsAndReportsACorruptOne) {
   TempDir dir;
-  std::filesystem::create_directories(dir.File("data"));
-  std::ofstream(dir.File("data/broken.model")) << "not a model";
-  ServerProcess server(dir.File("data"), dir.File("log"));
-  EXPECT_EQ(server.Wait(), 1);
-  const std::string log = ReadFile(dir.File("log"));
-  EXPECT_THAT(log, HasSubstr("broken.model"));
-  EXPECT_THAT(log, HasSubstr("bad magic"));
+  const std::string data = dir.File("data");
+  std::filesystem::create_directories(data);
+  for (const char* name : {"binary_sgd", "animals", "standardized"}) {
+    std::filesystem::copy_file(
+        absl::StrCat(HALFSPACE_SOURCE_DIR, "/tests/data/format_v1/", name,
+                     ".model"),
+        absl::StrCat(data, "/", name, ".model"));
+  }
+  std::string flipped = ReadFile(data + "/standardized.model");
+  flipped[flipped.size() / 2] ^= 1;
+  std::ofstream(data + "/standardized.model", std::ios::binary) << flipped;
+  std::ofstream(data + "/broken.model") << "not a model";
+
+  ServerProcess server(data, dir.File("log"));
+  ASSERT_TRUE(server.WaitUntilReady());
+  Client client(grpc::CreateChannel(server.target(),
+                                    grpc::InsecureChannelCredentials()));
+  EXPECT_EQ(client.GetModel("binary_sgd")->stats().examples_seen(), 40u);
+  EXPECT_TRUE(client.Predict("animals", {{1, 0}}).ok());
+  absl::StatusOr<v1::Model> broken = client.GetModel("broken");
+  ASSERT_TRUE(broken.ok()) << broken.status();
+  EXPECT_THAT(broken->unavailable_reason(), HasSubstr("bad magic"));
+  EXPECT_THAT(client.GetModel("standardized")->unavailable_reason(),
+              HasSubstr("checksum mismatch"));
+  const absl::Status refused = client.Predict("broken", {{1}}).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(refused.message(), HasSubstr("is unavailable"));
+  absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();
+  ASSERT_TRUE(models.ok()) << models.status();
+  EXPECT_EQ(models->size(), 4u);
+  EXPECT_EQ(server.Stop(SIGTERM), 0);
+
+  EXPECT_THAT(ReadFile(dir.File("log")), HasSubstr("broken.model"));
+  EXPECT_EQ(ReadFile(data + "/broken.model"), "not a model");
+  EXPECT_EQ(ReadFile(data + "/standardized.model"), flipped);
+}
+
+TEST(ProcessTest, ASecondServerOnADataDirectoryInUseExitsAndSaysWhy) {
+  TempDir dir;
+  ServerProcess first(dir.File("data"), dir.File("log1"));
+  ASSERT_TRUE(first.WaitUntilReady());
+  ServerProcess second(dir.File("data"), dir.File("log2"));
+  EXPECT_EQ(second.Wait(), 1);
+  EXPECT_THAT(ReadFile(dir.File("log2")), HasSubstr("is in use by another"));
 }
 
 TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {

@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/storage/files.h"
 #include "core/storage/snapshot_codec.h"
 
 namespace halfspace {
@@ -22,59 +23,12 @@ namespace fs = std::filesystem;
 constexpr absl::string_view kSuffix = ".model";
 constexpr absl::string_view kTempSuffix = ".tmp";
 
-absl::Status ErrnoError(absl::string_view what, const std::string& path) {
-  const int err = errno;
-  const std::string message =
-      absl::StrCat(what, " ", path, ": ", std::strerror(err));
-  return err == ENOSPC || err == EDQUOT ? absl::ResourceExhaustedError(message)
-                                        : absl::InternalError(message);
-}
-
-// Writes all of `data` to a new file at `path` and fsyncs it.
-absl::Status WriteFileSynced(const std::string& path, absl::string_view data) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                        0644);
-  if (fd < 0) return ErrnoError("cannot create", path);
-  absl::Status status;
-  while (!data.empty() && status.ok()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno != EINTR) status = ErrnoError("cannot write", path);
-    if (n > 0) data.remove_prefix(n);
-  }
-  if (status.ok() && ::fsync(fd) != 0) status = ErrnoError("cannot sync", path);
-  if (::close(fd) != 0 && status.ok()) status = ErrnoError("cannot close", path);
-  return status;
-}
-
-absl::Status SyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("cannot open directory", dir);
-  const bool ok = ::fsync(fd) == 0;
-  absl::Status status = ok ? absl::OkStatus() : ErrnoError("cannot sync", dir);
-  ::close(fd);
-  return status;
-}
-
-absl::StatusOr<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (!in.good() && !in.eof()) {
-    return absl::InternalError(absl::StrCat("cannot read ", path.string()));
-  }
-  return std::move(contents).str();
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<FileModelStore>> FileModelStore::Open(
     std::string dir) {
+  if (absl::Status s = CreateDirectory(dir); !s.ok()) return s;
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create data directory ", dir, ": ", ec.message()));
-  }
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string file = entry.path().filename().string();
     if (absl::StartsWith(file, ".") && absl::EndsWith(file, kTempSuffix)) {
@@ -116,7 +70,7 @@ absl::Status FileModelStore::Remove(absl::string_view name) {
   return SyncDirectory(dir_);
 }
 
-absl::StatusOr<std::vector<ModelSnapshot>> FileModelStore::LoadAll() {
+absl::StatusOr<std::vector<StoredModel>> FileModelStore::LoadAll() {
   std::vector<fs::path> paths;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir_, ec)) {
@@ -131,25 +85,26 @@ absl::StatusOr<std::vector<ModelSnapshot>> FileModelStore::LoadAll() {
         absl::StrCat("cannot list ", dir_, ": ", ec.message()));
   }
   std::sort(paths.begin(), paths.end());
-  std::vector<ModelSnapshot> snapshots;
+  std::vector<StoredModel> models;
   for (const fs::path& path : paths) {
+    StoredModel& stored = models.emplace_back();
+    stored.name = path.stem().string();
     absl::StatusOr<std::string> bytes = ReadFile(path);
-    if (!bytes.ok()) return bytes.status();
-    absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(*bytes);
-    if (!snapshot.ok()) {
-      return absl::DataLossError(absl::StrCat(
-          path.string(), ": ", snapshot.status().message(),
-          "; move the file away to start without this model"));
+    if (!bytes.ok()) {
+      stored.snapshot = bytes.status();
+      continue;
     }
-    const std::string expected = path.stem().string();
-    if (snapshot->name != expected) {
-      return absl::DataLossError(absl::StrCat(
-          path.string(), " holds model '", snapshot->name,
+    stored.snapshot = DecodeSnapshot(*bytes);
+    if (!stored.snapshot.ok()) {
+      stored.snapshot = absl::DataLossError(
+          absl::StrCat(path.string(), ": ", stored.snapshot.status().message()));
+    } else if (stored.snapshot->name != stored.name) {
+      stored.snapshot = absl::DataLossError(absl::StrCat(
+          path.string(), " holds model '", stored.snapshot->name,
           "'; a model file must be named after its model"));
     }
-    snapshots.push_back(std::move(*snapshot));
   }
-  return snapshots;
+  return models;
 }
 
 }  // namespace halfspace

@@ -24,7 +24,7 @@ class FileModelStore final : public ModelStore {
 
   absl::Status Save(const ModelSnapshot& snapshot) override;
   absl::Status Remove(absl::string_view name) override;
-  absl::StatusOr<std::vector<ModelSnapshot>> LoadAll() override;
+  absl::StatusOr<std::vector<StoredModel>> LoadAll() override;
 
   const std::string& dir() const { return dir_; }
 

@@ -1,6 +1,6 @@
-// Where models persist: an interface, so the file store used today can be
-// replaced by a log-plus-snapshot store or an embedded engine without
-// touching the registry or the server.
+// Where model snapshots persist: an interface, so the file store used today
+// can be replaced by an embedded engine without touching the registry or the
+// server. (Changes between snapshots go to the write-ahead log.)
 //
 // Thread safety: implementations need not be thread-safe; ModelRegistry
 // serializes every call.
@@ -8,6 +8,7 @@
 #ifndef HALFSPACE_CORE_STORAGE_MODEL_STORE_H_
 #define HALFSPACE_CORE_STORAGE_MODEL_STORE_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -16,6 +17,11 @@
 #include "core/model.h"
 
 namespace halfspace {
+
+struct StoredModel {
+  std::string name;
+  absl::StatusOr<ModelSnapshot> snapshot;
+};
 
 class ModelStore {
  public:
@@ -29,8 +35,10 @@ class ModelStore {
   // Durably forgets the model; OK if it was not stored.
   virtual absl::Status Remove(absl::string_view name) = 0;
 
-  // Every stored model. Fails, naming the culprit, if any is unreadable.
-  virtual absl::StatusOr<std::vector<ModelSnapshot>> LoadAll() = 0;
+  // Every stored model by name, each with its snapshot or why it cannot be
+  // read (DATA_LOSS naming the file). Fails only when the store itself
+  // cannot be read.
+  virtual absl::StatusOr<std::vector<StoredModel>> LoadAll() = 0;
 };
 
 }  // namespace halfspace

@@ -1,19 +1,22 @@
 #include "core/storage/snapshot_codec.h"
 
 #include <array>
-#include <iterator>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/storage/parameter_keys.h"
 
 namespace halfspace {
 namespace {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-              "the snapshot format is written with little-endian memcpy");
+              "the envelope is written with little-endian memcpy");
 
 constexpr absl::string_view kMagic = "HSPM";
-constexpr uint32_t kVersion = 1;
+// magic, version, payload size; then the payload and its checksum.
+constexpr size_t kHeaderSize = 4 + 4 + 8;
+constexpr size_t kTrailerSize = 4;
 
 std::array<uint32_t, 256> MakeCrcTable() {
   std::array<uint32_t, 256> table{};
@@ -32,305 +35,23 @@ void Put(std::string& out, T value) {
   out.append(bytes, sizeof(T));
 }
 
-// Reads fixed-size values from a byte string; any read past the end fails
-// the whole decode.
-class Reader {
- public:
-  explicit Reader(absl::string_view bytes) : bytes_(bytes) {}
+template <typename T>
+T Get(const char* bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
 
-  template <typename T>
-  bool Get(T& value) {
-    if (bytes_.size() < sizeof(T)) return false;
-    std::memcpy(&value, bytes_.data(), sizeof(T));
-    bytes_.remove_prefix(sizeof(T));
-    return true;
-  }
-  bool GetBytes(size_t n, absl::string_view& out) {
-    if (bytes_.size() < n) return false;
-    out = bytes_.substr(0, n);
-    bytes_.remove_prefix(n);
-    return true;
-  }
-  size_t remaining() const { return bytes_.size(); }
+void ToProto(const LinearWeights& weights, storage::v1::Weights& out) {
+  out.mutable_w()->Assign(weights.w.begin(), weights.w.end());
+  out.set_b(weights.b);
+}
 
- private:
-  absl::string_view bytes_;
-};
-
-// Every parameter, as a number under a key that never changes meaning.
-enum Key : uint32_t {
-  kLearningRate = 1,
-  kL2 = 2,
-  kMarginThreshold = 3,
-  kLoss = 4,
-  kPenalty = 5,
-  kAlpha = 6,
-  kL1Ratio = 7,
-  kSchedule = 8,
-  kPowerT = 9,
-  kAverageFrom = 10,
-  kPaVariant = 11,
-  kAggressiveness = 12,
-  kRatchet = 13,
-  kPredictWithPocket = 14,
-  kOneVsRest = 15,
-  kStandardize = 16,
-  kHashBits = 17,
-};
-
-using KeyedValues = std::vector<std::pair<uint32_t, double>>;
-
-// The algorithm's parameters and the feature options, keyed.
-KeyedValues KeyedParameters(const ModelSpec& spec) {
-  KeyedValues out = {{kOneVsRest, spec.one_vs_rest ? 1.0 : 0.0},
-                     {kStandardize, spec.standardize ? 1.0 : 0.0},
-                     {kHashBits, double(spec.hash_bits)}};
-  auto add = [&out](std::initializer_list<std::pair<uint32_t, double>> kv) {
-    out.insert(out.end(), kv);
-  };
-  std::visit(
-      Overloaded{
-          [&](const PerceptronParams& p) {
-            add({{kLearningRate, p.learning_rate},
-                 {kMarginThreshold, p.margin_threshold}});
-          },
-          [&](const LogisticRegressionParams& p) {
-            add({{kLearningRate, p.learning_rate}, {kL2, p.l2}});
-          },
-          [&](const AveragedPerceptronParams& p) {
-            add({{kLearningRate, p.learning_rate}});
-          },
-          [&](const PassiveAggressiveParams& p) {
-            add({{kPaVariant, double(p.variant)},
-                 {kAggressiveness, p.aggressiveness}});
-          },
-          [&](const SgdParams& p) {
-            const SgdOptions& o = p.options;
-            add({{kLearningRate, p.learning_rate},
-                 {kLoss, double(o.loss)},
-                 {kPenalty, double(o.penalty)},
-                 {kAlpha, o.alpha},
-                 {kL1Ratio, o.l1_ratio},
-                 {kSchedule, double(o.schedule)},
-                 {kPowerT, o.power_t},
-                 {kAverageFrom, double(o.average_from)}});
-          },
-          [&](const PocketPerceptronParams& p) {
-            add({{kLearningRate, p.learning_rate},
-                 {kRatchet, p.ratchet ? 1.0 : 0.0},
-                 {kPredictWithPocket, p.predict_with_pocket ? 1.0 : 0.0}});
-          },
-          [&](const MulticlassPerceptronParams& p) {
-            add({{kLearningRate, p.learning_rate}});
-          },
-          [&](const SoftmaxRegressionParams& p) {
-            add({{kLearningRate, p.learning_rate}, {kL2, p.l2}});
-          },
-      },
-      spec.algorithm);
+LinearWeights FromProto(const storage::v1::Weights& weights) {
+  LinearWeights out;
+  out.w.assign(weights.w().begin(), weights.w().end());
+  out.b = weights.b();
   return out;
-}
-
-// Sets the spec's algorithm `id` and options from keyed values; a missing
-// key keeps its default, an unknown key is ignored. False for an unknown
-// algorithm.
-bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
-  auto get = [&](Key key, auto fallback) {
-    for (const auto& [k, v] : values) {
-      if (k == key) return static_cast<decltype(fallback)>(v);
-    }
-    return fallback;
-  };
-  spec.one_vs_rest = get(kOneVsRest, 0.0) != 0.0;
-  spec.standardize = get(kStandardize, 0.0) != 0.0;
-  spec.hash_bits = get(kHashBits, 0);
-  switch (static_cast<Algorithm>(id)) {
-    case Algorithm::kPerceptron: {
-      PerceptronParams p;
-      spec.algorithm = PerceptronParams{
-          get(kLearningRate, p.learning_rate),
-          get(kMarginThreshold, p.margin_threshold)};
-      return true;
-    }
-    case Algorithm::kLogisticRegression: {
-      LogisticRegressionParams p;
-      spec.algorithm = LogisticRegressionParams{
-          get(kLearningRate, p.learning_rate), get(kL2, p.l2)};
-      return true;
-    }
-    case Algorithm::kAveragedPerceptron:
-      spec.algorithm = AveragedPerceptronParams{get(kLearningRate, 1.0)};
-      return true;
-    case Algorithm::kPassiveAggressive: {
-      PassiveAggressiveParams p;
-      spec.algorithm = PassiveAggressiveParams{
-          PaVariant(get(kPaVariant, int(p.variant))),
-          get(kAggressiveness, p.aggressiveness)};
-      return true;
-    }
-    case Algorithm::kSgd: {
-      SgdParams p;
-      SgdOptions& o = p.options;
-      p.learning_rate = get(kLearningRate, p.learning_rate);
-      o.loss = LossKind(get(kLoss, int(o.loss)));
-      o.penalty = Penalty(get(kPenalty, int(o.penalty)));
-      o.alpha = get(kAlpha, o.alpha);
-      o.l1_ratio = get(kL1Ratio, o.l1_ratio);
-      o.schedule = Schedule(get(kSchedule, int(o.schedule)));
-      o.power_t = get(kPowerT, o.power_t);
-      o.average_from = get(kAverageFrom, o.average_from);
-      spec.algorithm = p;
-      return true;
-    }
-    case Algorithm::kPocketPerceptron: {
-      PocketPerceptronParams p;
-      p.learning_rate = get(kLearningRate, p.learning_rate);
-      p.ratchet = get(kRatchet, 1.0) != 0.0;
-      p.predict_with_pocket = get(kPredictWithPocket, 1.0) != 0.0;
-      spec.algorithm = p;
-      return true;
-    }
-    case Algorithm::kMulticlassPerceptron:
-      spec.algorithm = MulticlassPerceptronParams{get(kLearningRate, 1.0)};
-      return true;
-    case Algorithm::kSoftmaxRegression: {
-      SoftmaxRegressionParams p;
-      spec.algorithm = SoftmaxRegressionParams{
-          get(kLearningRate, p.learning_rate), get(kL2, p.l2)};
-      return true;
-    }
-  }
-  return false;
-}
-
-absl::Status Corrupt(absl::string_view what) {
-  return absl::DataLossError(absl::StrCat("corrupt model snapshot: ", what));
-}
-
-bool DecodeParameters(Reader& in, KeyedValues& values) {
-  uint32_t n = 0;
-  if (!in.Get(n)) return false;
-  for (uint32_t i = 0; i < n; ++i) {
-    uint32_t key = 0;
-    double value = 0;
-    if (!in.Get(key) || !in.Get(value)) return false;
-    values.emplace_back(key, value);
-  }
-  return true;
-}
-
-// u32 n, then n × (u32 size, first group, u32 size, second group).
-void EncodeInteractions(const std::vector<Interaction>& interactions,
-                        std::string& out) {
-  Put(out, static_cast<uint32_t>(interactions.size()));
-  for (const Interaction& i : interactions) {
-    for (const std::string* group : {&i.first, &i.second}) {
-      Put(out, static_cast<uint32_t>(group->size()));
-      out.append(*group);
-    }
-  }
-}
-
-bool DecodeInteractions(Reader& in, std::vector<Interaction>& interactions) {
-  uint32_t n = 0;
-  if (!in.Get(n) || n > kMaxInteractions) return false;
-  for (uint32_t k = 0; k < n; ++k) {
-    Interaction& i = interactions.emplace_back();
-    for (std::string* group : {&i.first, &i.second}) {
-      uint32_t size = 0;
-      absl::string_view bytes;
-      if (!in.Get(size) || !in.GetBytes(size, bytes)) return false;
-      *group = std::string(bytes);
-    }
-  }
-  return true;
-}
-
-// f64 bias, f64 w[width].
-void EncodeWeights(const LinearWeights& weights, std::string& out) {
-  Put(out, weights.b);
-  out.append(reinterpret_cast<const char*>(weights.w.data()),
-             weights.w.size() * sizeof(double));
-}
-
-bool DecodeWeights(Reader& in, int64_t dimension, LinearWeights& weights) {
-  if (!in.Get(weights.b) ||
-      in.remaining() < static_cast<size_t>(dimension) * sizeof(double)) {
-    return false;
-  }
-  weights.w.resize(dimension);
-  for (double& w : weights.w) in.Get(w);
-  return true;
-}
-
-// u32 classes, then per class: u32 name_size, name, its weights.
-bool DecodeClasses(Reader& in, ModelSnapshot& s) {
-  uint32_t classes = 0;
-  if (!in.Get(classes) || classes > kMaxClasses) return false;
-  for (uint32_t k = 0; k < classes; ++k) {
-    uint32_t size = 0;
-    absl::string_view label;
-    LinearWeights& row = s.class_weights.emplace_back();
-    if (!in.Get(size) || !in.GetBytes(size, label) ||
-        !DecodeWeights(in, FeatureWidth(s.spec), row)) {
-      return false;
-    }
-    s.classes.emplace_back(label);
-  }
-  return true;
-}
-
-// u64 n, f64 values[n].
-void EncodeDoubles(const std::vector<double>& values, std::string& out) {
-  Put(out, static_cast<uint64_t>(values.size()));
-  out.append(reinterpret_cast<const char*>(values.data()),
-             values.size() * sizeof(double));
-}
-
-bool DecodeDoubles(Reader& in, std::vector<double>& values) {
-  uint64_t n = 0;
-  if (!in.Get(n) || n > in.remaining() / sizeof(double)) return false;
-  values.resize(n);
-  for (double& v : values) in.Get(v);
-  return true;
-}
-
-absl::StatusOr<ModelSnapshot> DecodePayload(absl::string_view payload) {
-  Reader in(payload);
-  ModelSnapshot s;
-  uint32_t name_size = 0, algorithm = 0;
-  absl::string_view name;
-  KeyedValues parameters;
-  ModelCounters& c = s.counters;
-  if (!in.Get(name_size) || !in.GetBytes(name_size, name) ||
-      !in.Get(algorithm) || !in.Get(s.spec.dimension) ||
-      !DecodeParameters(in, parameters) ||
-      !DecodeInteractions(in, s.spec.interactions) ||
-      !in.Get(c.examples_seen) ||
-      !in.Get(c.updates) || !in.Get(c.mistakes) || !in.Get(c.loss_sum) ||
-      !in.Get(c.max_squared_norm)) {
-    return Corrupt("header fields are truncated");
-  }
-  s.name = std::string(name);
-  if (!SetParameters(algorithm, parameters, s.spec)) {
-    return Corrupt(absl::StrCat("unknown algorithm ", algorithm));
-  }
-  if (s.spec.dimension < 0 || s.spec.dimension > kMaxDimension) {
-    return Corrupt("the dimension is out of range");
-  }
-  if (s.spec.hash_bits < 0 || s.spec.hash_bits > kMaxHashBits) {
-    return Corrupt("hash_bits is out of range");
-  }
-  if (IsMulticlass(s.spec)) {
-    if (!DecodeClasses(in, s)) return Corrupt("class rows are truncated");
-  } else if (!DecodeWeights(in, FeatureWidth(s.spec), s.weights)) {
-    return Corrupt("weight vector size does not match the dimension");
-  }
-  if (!DecodeDoubles(in, s.state) || !DecodeDoubles(in, s.standardizer) ||
-      in.remaining() != 0) {
-    return Corrupt("state sizes do not match the file");
-  }
-  return s;
 }
 
 }  // namespace
@@ -342,42 +63,105 @@ uint32_t Crc32c(absl::string_view data) {
   return ~crc;
 }
 
-std::string EncodeSnapshot(const ModelSnapshot& s) {
-  std::string payload;
-  payload.reserve(256 + s.name.size() +
-                  (s.weights.w.size() + s.state.size()) * sizeof(double));
-  Put(payload, static_cast<uint32_t>(s.name.size()));
-  payload.append(s.name);
-  Put(payload, static_cast<uint32_t>(AlgorithmOf(s.spec.algorithm)));
-  Put(payload, s.spec.dimension);
-  const KeyedValues parameters = KeyedParameters(s.spec);
-  Put(payload, static_cast<uint32_t>(parameters.size()));
-  for (const auto& [key, value] : parameters) {
-    Put(payload, key);
-    Put(payload, value);
+absl::Status CorruptSnapshot(absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("corrupt model snapshot: ", what));
+}
+
+absl::Status CheckDecodedSpec(const ModelSpec& spec) {
+  if (spec.dimension < 0 || spec.dimension > kMaxDimension) {
+    return CorruptSnapshot("the dimension is out of range");
   }
-  EncodeInteractions(s.spec.interactions, payload);
-  const ModelCounters& c = s.counters;
-  Put(payload, c.examples_seen);
-  Put(payload, c.updates);
-  Put(payload, c.mistakes);
-  Put(payload, c.loss_sum);
-  Put(payload, c.max_squared_norm);
+  if (spec.hash_bits < 0 || spec.hash_bits > kMaxHashBits) {
+    return CorruptSnapshot("hash_bits is out of range");
+  }
+  if (spec.interactions.size() > kMaxInteractions) {
+    return CorruptSnapshot("too many interactions");
+  }
+  return absl::OkStatus();
+}
+
+void ToModelFile(const ModelSnapshot& s, storage::v1::ModelFile& file) {
+  file.set_name(s.name);
+  file.set_algorithm(static_cast<uint32_t>(AlgorithmOf(s.spec.algorithm)));
+  file.set_dimension(s.spec.dimension);
+  for (const auto& [key, value] : KeyedParameters(s.spec)) {
+    (*file.mutable_parameters())[key] = value;
+  }
+  for (const Interaction& i : s.spec.interactions) {
+    storage::v1::Interaction* out = file.add_interactions();
+    out->set_first(i.first);
+    out->set_second(i.second);
+  }
+  storage::v1::Counters* c = file.mutable_counters();
+  c->set_examples_seen(s.counters.examples_seen);
+  c->set_updates(s.counters.updates);
+  c->set_mistakes(s.counters.mistakes);
+  c->set_loss_sum(s.counters.loss_sum);
+  c->set_max_squared_norm(s.counters.max_squared_norm);
   if (IsMulticlass(s.spec)) {
-    Put(payload, static_cast<uint32_t>(s.classes.size()));
     for (size_t k = 0; k < s.classes.size(); ++k) {
-      Put(payload, static_cast<uint32_t>(s.classes[k].size()));
-      payload.append(s.classes[k]);
-      EncodeWeights(s.class_weights[k], payload);
+      storage::v1::ClassWeights* row = file.add_classes();
+      row->set_label(s.classes[k]);
+      if (k < s.class_weights.size()) {
+        ToProto(s.class_weights[k], *row->mutable_weights());
+      }
     }
   } else {
-    EncodeWeights(s.weights, payload);
+    ToProto(s.weights, *file.mutable_weights());
   }
-  EncodeDoubles(s.state, payload);
-  EncodeDoubles(s.standardizer, payload);
+  file.mutable_state()->Assign(s.state.begin(), s.state.end());
+  file.mutable_standardizer()->Assign(s.standardizer.begin(),
+                                      s.standardizer.end());
+  file.set_lsn(s.lsn);
+  for (const auto& [source, sequence] : s.sources) {
+    (*file.mutable_sources())[source] = sequence;
+  }
+}
 
+absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
+  ModelSnapshot s;
+  s.name = std::move(*file.mutable_name());
+  const KeyedValues parameters(file.parameters().begin(),
+                               file.parameters().end());
+  if (!SetParameters(file.algorithm(), parameters, s.spec)) {
+    return CorruptSnapshot(absl::StrCat("unknown algorithm ", file.algorithm()));
+  }
+  s.spec.dimension = file.dimension();
+  for (const storage::v1::Interaction& i : file.interactions()) {
+    s.spec.interactions.push_back({i.first(), i.second()});
+  }
+  if (absl::Status st = CheckDecodedSpec(s.spec); !st.ok()) return st;
+  const storage::v1::Counters& c = file.counters();
+  s.counters = {c.examples_seen(), c.updates(), c.mistakes(), c.loss_sum(),
+                c.max_squared_norm()};
+  const bool multiclass = IsMulticlass(s.spec);
+  if (multiclass ? file.has_weights() : file.classes_size() > 0) {
+    return CorruptSnapshot(multiclass ? "a multiclass model with one row"
+                                      : "a binary model with class rows");
+  }
+  if (file.classes_size() > kMaxClasses) {
+    return CorruptSnapshot("too many classes");
+  }
+  for (const storage::v1::ClassWeights& row : file.classes()) {
+    s.classes.push_back(row.label());
+    s.class_weights.push_back(FromProto(row.weights()));
+  }
+  s.weights = FromProto(file.weights());
+  s.state.assign(file.state().begin(), file.state().end());
+  s.standardizer.assign(file.standardizer().begin(),
+                        file.standardizer().end());
+  s.lsn = file.lsn();
+  s.sources.insert(file.sources().begin(), file.sources().end());
+  return s;
+}
+
+std::string EncodeSnapshot(const ModelSnapshot& snapshot) {
+  storage::v1::ModelFile file;
+  ToModelFile(snapshot, file);
+  std::string payload = file.SerializeAsString();
   std::string out(kMagic);
-  Put(out, kVersion);
+  out.reserve(kHeaderSize + payload.size() + kTrailerSize);
+  Put(out, kModelFileVersion);
   Put(out, static_cast<uint64_t>(payload.size()));
   out.append(payload);
   Put(out, Crc32c(payload));
@@ -385,23 +169,32 @@ std::string EncodeSnapshot(const ModelSnapshot& s) {
 }
 
 absl::StatusOr<ModelSnapshot> DecodeSnapshot(absl::string_view bytes) {
-  Reader in(bytes);
-  absl::string_view magic, payload;
-  uint32_t version = 0, crc = 0;
-  uint64_t payload_size = 0;
-  if (!in.GetBytes(kMagic.size(), magic) || magic != kMagic) {
-    return Corrupt("not a halfspace model file (bad magic)");
+  if (bytes.size() < kMagic.size() || bytes.substr(0, 4) != kMagic) {
+    return CorruptSnapshot("not a halfspace model file (bad magic)");
   }
-  if (!in.Get(version) || version != kVersion) {
-    return Corrupt(absl::StrCat("unsupported format version ", version));
+  if (bytes.size() < kHeaderSize + kTrailerSize) {
+    return CorruptSnapshot("file is truncated or has trailing bytes");
   }
-  if (!in.Get(payload_size) || payload_size > in.remaining() ||
-      !in.GetBytes(payload_size, payload) || !in.Get(crc) ||
-      in.remaining() != 0) {
-    return Corrupt("file is truncated or has trailing bytes");
+  const uint32_t version = Get<uint32_t>(bytes.data() + 4);
+  const uint64_t payload_size = Get<uint64_t>(bytes.data() + 8);
+  if (version != 1 && version != kModelFileVersion) {
+    return CorruptSnapshot(absl::StrCat("unsupported format version ", version,
+                                        " (this build reads 1 and 2)"));
   }
-  if (Crc32c(payload) != crc) return Corrupt("checksum mismatch");
-  return DecodePayload(payload);
+  if (payload_size != bytes.size() - kHeaderSize - kTrailerSize) {
+    return CorruptSnapshot("file is truncated or has trailing bytes");
+  }
+  const absl::string_view payload = bytes.substr(kHeaderSize, payload_size);
+  if (Crc32c(payload) != Get<uint32_t>(bytes.data() + kHeaderSize +
+                                       payload_size)) {
+    return CorruptSnapshot("checksum mismatch");
+  }
+  if (version == 1) return DecodeSnapshotV1(payload);
+  storage::v1::ModelFile file;
+  if (!file.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+    return CorruptSnapshot("the payload is not a ModelFile message");
+  }
+  return FromModelFile(std::move(file));
 }
 
 }  // namespace halfspace

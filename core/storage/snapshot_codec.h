@@ -1,27 +1,15 @@
-// The on-disk encoding of a ModelSnapshot.
+// The model file: one model's whole state, checksummed and versioned.
 //
-// Format (version 1), all integers and doubles little-endian:
+// Envelope, integers little-endian:
 //
 //   "HSPM"  u32 version  u64 payload_size  payload  u32 crc32c(payload)
 //
-//   payload: u32 name_size, name bytes, u32 algorithm, i64 dimension,
-//            u32 n, n × (u32 key, f64 value)   the parameters
-//            u32 n, n × (u32 size, group, u32 size, group)   interactions
-//            u64 examples_seen, u64 updates, u64 mistakes, f64 loss_sum,
-//            f64 max_squared_norm,
-//            binary:     f64 bias, f64 weights[width]
-//            multiclass: u32 classes, per class u32 label_size, label bytes,
-//                        f64 bias, f64 weights[width]
-//            (width: the dimension plus 2^hash_bits buckets, if any)
-//            u64 state_size, f64 state[state_size]
-//            u64 standardizer_size, f64 standardizer[standardizer_size]
+// Version 2 (written today): the payload is a halfspace.storage.v1.ModelFile
+// message (proto/halfspace/storage/v1/storage.proto). Version 1 (read only):
+// the hand-written payload of snapshot_codec_v1.cc.
 //
-// Parameters are keyed (see Key in the source), so a
-// later version can add one and still read these files: a missing key keeps
-// its default.
-//
-// Decoding checks the magic, version, sizes and checksum, so a truncated or
-// corrupted file is reported, never loaded.
+// Decoding checks the magic, version, sizes and checksum, and the decoded
+// spec's ranges, so a truncated or corrupted file is reported, never loaded.
 
 #ifndef HALFSPACE_CORE_STORAGE_SNAPSHOT_CODEC_H_
 #define HALFSPACE_CORE_STORAGE_SNAPSHOT_CODEC_H_
@@ -29,19 +17,39 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/model.h"
+#include "core/model_state.h"
+#include "halfspace/storage/v1/storage.pb.h"
 
 namespace halfspace {
+
+inline constexpr uint32_t kModelFileVersion = 2;
 
 // CRC-32C (Castagnoli) of `data`.
 uint32_t Crc32c(absl::string_view data);
 
+// A model file of the current version.
 std::string EncodeSnapshot(const ModelSnapshot& snapshot);
 
-// DATA_LOSS when `bytes` is not a whole, uncorrupted snapshot.
+// DATA_LOSS when `bytes` is not a whole, uncorrupted model file of a
+// version this build reads.
 absl::StatusOr<ModelSnapshot> DecodeSnapshot(absl::string_view bytes);
+
+// The message form of a snapshot (the version 2 payload), and back.
+// FromModelFile fails with DATA_LOSS like DecodeSnapshot.
+void ToModelFile(const ModelSnapshot& snapshot, storage::v1::ModelFile& file);
+absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file);
+
+// Version 1's payload (snapshot_codec_v1.cc).
+absl::StatusOr<ModelSnapshot> DecodeSnapshotV1(absl::string_view payload);
+
+// DATA_LOSS "corrupt model snapshot: <what>".
+absl::Status CorruptSnapshot(absl::string_view what);
+
+// DATA_LOSS unless the decoded spec's dimension and hash bits are in range.
+absl::Status CheckDecodedSpec(const ModelSpec& spec);
 
 }  // namespace halfspace
 

@@ -1,0 +1,72 @@
+// Where models write each change down before they apply it: the
+// write-ahead log (core/storage/write_ahead_log.h), or nothing when the
+// server keeps only periodic snapshots.
+//
+// A change is appended while the model's writer lock is held, after it is
+// known to apply and before it does, so the log holds each model's changes
+// in the order they were applied, and a change the log refused (a full disk)
+// is not applied at all.
+
+#ifndef HALFSPACE_CORE_JOURNAL_H_
+#define HALFSPACE_CORE_JOURNAL_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace halfspace {
+
+class Journal {
+ public:
+  virtual ~Journal() = default;
+
+  // Appends `record`, a change to model `model`, and returns its log
+  // sequence number (LSN); LSNs increase from 1. On failure nothing was
+  // appended (RESOURCE_EXHAUSTED for a full disk).
+  virtual absl::StatusOr<uint64_t> Append(absl::string_view model,
+                                          absl::string_view record) = 0;
+
+  // Blocks until every record up to `lsn` is as durable as the journal
+  // makes records: a snapshot waits for it, so that it never holds a change
+  // whose call could not yet be answered.
+  virtual void WaitDurable(uint64_t lsn) = 0;
+};
+
+// The journal of recovery: replaying the record with LSN `lsn` appends
+// nothing and reports that LSN, so the model ends where it was.
+class ReplayJournal final : public Journal {
+ public:
+  explicit ReplayJournal(uint64_t lsn) : lsn_(lsn) {}
+  absl::StatusOr<uint64_t> Append(absl::string_view,
+                                  absl::string_view) override {
+    return lsn_;
+  }
+  void WaitDurable(uint64_t) override {}
+
+ private:
+  const uint64_t lsn_;
+};
+
+// One change's record and where it goes.
+struct LogEntry {
+  Journal* journal = nullptr;  // none: the change is not logged
+  absl::string_view record;
+  // Set by the model: the record's LSN, or 0 if nothing was appended (no
+  // journal, or nothing changed).
+  uint64_t lsn = 0;
+};
+
+// A batch of training examples: which producer tagged them (for
+// exactly-once resume), and how the batch is written down.
+struct Batch {
+  // The producer's id and the first example's sequence number (the others
+  // follow it); empty and 0 for untagged examples.
+  absl::string_view source;
+  uint64_t first_sequence = 0;
+  LogEntry log;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_JOURNAL_H_

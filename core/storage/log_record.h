@@ -1,0 +1,35 @@
+// The write-ahead log's records: each change to a model, encoded as a
+// halfspace.storage.v1.LogRecord (proto/halfspace/storage/v1/storage.proto).
+
+#ifndef HALFSPACE_CORE_STORAGE_LOG_RECORD_H_
+#define HALFSPACE_CORE_STORAGE_LOG_RECORD_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/model_state.h"
+#include "halfspace/storage/v1/storage.pb.h"
+
+namespace halfspace {
+
+// A model created from `snapshot`: fresh when its weights are empty.
+std::string CreateRecord(const ModelSnapshot& snapshot);
+
+// A batch of examples as the request that carried them.
+std::string TrainRecord(absl::string_view request, absl::string_view source,
+                        uint64_t first_sequence);
+
+std::string SetWeightsRecord(absl::string_view class_label,
+                             absl::Span<const double> w, double b);
+
+std::string DeleteRecord();
+
+// DATA_LOSS if `payload` is not a LogRecord with a change.
+absl::StatusOr<storage::v1::LogRecord> DecodeRecord(absl::string_view payload);
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_STORAGE_LOG_RECORD_H_

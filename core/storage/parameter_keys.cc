@@ -1,0 +1,150 @@
+#include "core/storage/parameter_keys.h"
+
+#include <variant>
+
+namespace halfspace {
+namespace {
+
+// Every parameter, as a number under a key that never changes meaning.
+enum Key : uint32_t {
+  kLearningRate = 1,
+  kL2 = 2,
+  kMarginThreshold = 3,
+  kLoss = 4,
+  kPenalty = 5,
+  kAlpha = 6,
+  kL1Ratio = 7,
+  kSchedule = 8,
+  kPowerT = 9,
+  kAverageFrom = 10,
+  kPaVariant = 11,
+  kAggressiveness = 12,
+  kRatchet = 13,
+  kPredictWithPocket = 14,
+  kOneVsRest = 15,
+  kStandardize = 16,
+  kHashBits = 17,
+};
+
+}  // namespace
+
+KeyedValues KeyedParameters(const ModelSpec& spec) {
+  KeyedValues out = {{kOneVsRest, spec.one_vs_rest ? 1.0 : 0.0},
+                     {kStandardize, spec.standardize ? 1.0 : 0.0},
+                     {kHashBits, double(spec.hash_bits)}};
+  auto add = [&out](std::initializer_list<std::pair<uint32_t, double>> kv) {
+    out.insert(out.end(), kv);
+  };
+  std::visit(
+      Overloaded{
+          [&](const PerceptronParams& p) {
+            add({{kLearningRate, p.learning_rate},
+                 {kMarginThreshold, p.margin_threshold}});
+          },
+          [&](const LogisticRegressionParams& p) {
+            add({{kLearningRate, p.learning_rate}, {kL2, p.l2}});
+          },
+          [&](const AveragedPerceptronParams& p) {
+            add({{kLearningRate, p.learning_rate}});
+          },
+          [&](const PassiveAggressiveParams& p) {
+            add({{kPaVariant, double(p.variant)},
+                 {kAggressiveness, p.aggressiveness}});
+          },
+          [&](const SgdParams& p) {
+            const SgdOptions& o = p.options;
+            add({{kLearningRate, p.learning_rate},
+                 {kLoss, double(o.loss)},
+                 {kPenalty, double(o.penalty)},
+                 {kAlpha, o.alpha},
+                 {kL1Ratio, o.l1_ratio},
+                 {kSchedule, double(o.schedule)},
+                 {kPowerT, o.power_t},
+                 {kAverageFrom, double(o.average_from)}});
+          },
+          [&](const PocketPerceptronParams& p) {
+            add({{kLearningRate, p.learning_rate},
+                 {kRatchet, p.ratchet ? 1.0 : 0.0},
+                 {kPredictWithPocket, p.predict_with_pocket ? 1.0 : 0.0}});
+          },
+          [&](const MulticlassPerceptronParams& p) {
+            add({{kLearningRate, p.learning_rate}});
+          },
+          [&](const SoftmaxRegressionParams& p) {
+            add({{kLearningRate, p.learning_rate}, {kL2, p.l2}});
+          },
+      },
+      spec.algorithm);
+  return out;
+}
+
+bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
+  auto get = [&](Key key, auto fallback) {
+    for (const auto& [k, v] : values) {
+      if (k == key) return static_cast<decltype(fallback)>(v);
+    }
+    return fallback;
+  };
+  spec.one_vs_rest = get(kOneVsRest, 0.0) != 0.0;
+  spec.standardize = get(kStandardize, 0.0) != 0.0;
+  spec.hash_bits = get(kHashBits, 0);
+  switch (static_cast<Algorithm>(id)) {
+    case Algorithm::kPerceptron: {
+      PerceptronParams p;
+      spec.algorithm = PerceptronParams{
+          get(kLearningRate, p.learning_rate),
+          get(kMarginThreshold, p.margin_threshold)};
+      return true;
+    }
+    case Algorithm::kLogisticRegression: {
+      LogisticRegressionParams p;
+      spec.algorithm = LogisticRegressionParams{
+          get(kLearningRate, p.learning_rate), get(kL2, p.l2)};
+      return true;
+    }
+    case Algorithm::kAveragedPerceptron:
+      spec.algorithm = AveragedPerceptronParams{get(kLearningRate, 1.0)};
+      return true;
+    case Algorithm::kPassiveAggressive: {
+      PassiveAggressiveParams p;
+      spec.algorithm = PassiveAggressiveParams{
+          PaVariant(get(kPaVariant, int(p.variant))),
+          get(kAggressiveness, p.aggressiveness)};
+      return true;
+    }
+    case Algorithm::kSgd: {
+      SgdParams p;
+      SgdOptions& o = p.options;
+      p.learning_rate = get(kLearningRate, p.learning_rate);
+      o.loss = LossKind(get(kLoss, int(o.loss)));
+      o.penalty = Penalty(get(kPenalty, int(o.penalty)));
+      o.alpha = get(kAlpha, o.alpha);
+      o.l1_ratio = get(kL1Ratio, o.l1_ratio);
+      o.schedule = Schedule(get(kSchedule, int(o.schedule)));
+      o.power_t = get(kPowerT, o.power_t);
+      o.average_from = get(kAverageFrom, o.average_from);
+      spec.algorithm = p;
+      return true;
+    }
+    case Algorithm::kPocketPerceptron: {
+      PocketPerceptronParams p;
+      p.learning_rate = get(kLearningRate, p.learning_rate);
+      p.ratchet = get(kRatchet, 1.0) != 0.0;
+      p.predict_with_pocket = get(kPredictWithPocket, 1.0) != 0.0;
+      spec.algorithm = p;
+      return true;
+    }
+    case Algorithm::kMulticlassPerceptron:
+      spec.algorithm = MulticlassPerceptronParams{get(kLearningRate, 1.0)};
+      return true;
+    case Algorithm::kSoftmaxRegression: {
+      SoftmaxRegressionParams p;
+      spec.algorithm = SoftmaxRegressionParams{
+          get(kLearningRate, p.learning_rate), get(kL2, p.l2)};
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace halfspace

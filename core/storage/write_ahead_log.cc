@@ -1,0 +1,410 @@
+#include "core/storage/write_ahead_log.h"
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/storage/files.h"
+#include "core/storage/snapshot_codec.h"
+
+namespace halfspace {
+namespace {
+
+namespace fs = std::filesystem;
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "log records are written with little-endian memcpy");
+
+constexpr absl::string_view kSuffix = ".log";
+// header_crc, payload_size, lsn, payload_crc, key_size.
+constexpr size_t kHeaderSize = 4 + 4 + 8 + 4 + 2;
+constexpr size_t kMaxKeySize = 0xFFFF;
+
+struct Header {
+  uint32_t header_crc = 0;
+  uint32_t payload_size = 0;
+  uint64_t lsn = 0;
+  uint32_t payload_crc = 0;
+  uint16_t key_size = 0;
+};
+
+void EncodeHeader(const Header& h, char* out) {
+  std::memcpy(out, &h.header_crc, 4);
+  std::memcpy(out + 4, &h.payload_size, 4);
+  std::memcpy(out + 8, &h.lsn, 8);
+  std::memcpy(out + 16, &h.payload_crc, 4);
+  std::memcpy(out + 20, &h.key_size, 2);
+}
+
+Header DecodeHeader(const char* in) {
+  Header h;
+  std::memcpy(&h.header_crc, in, 4);
+  std::memcpy(&h.payload_size, in + 4, 4);
+  std::memcpy(&h.lsn, in + 8, 8);
+  std::memcpy(&h.payload_crc, in + 16, 4);
+  std::memcpy(&h.key_size, in + 20, 2);
+  return h;
+}
+
+// The CRC that guards a header: over its fields after header_crc, and the
+// key.
+uint32_t HeaderCrc(const char* header, absl::string_view key) {
+  std::string guarded(header + 4, kHeaderSize - 4);
+  guarded.append(key.data(), key.size());
+  return Crc32c(guarded);
+}
+
+// What ReadSegment finds at one offset.
+enum class Parse { kWhole, kBadPayload, kBad };
+
+// Parses the record at the start of `bytes`: kWhole (header, key and
+// payload intact), kBadPayload (header and key intact, payload not), or kBad
+// (no intact header: cut short or garbled).
+Parse ParseRecord(absl::string_view bytes, Header& h, absl::string_view& key,
+                  absl::string_view& payload) {
+  if (bytes.size() < kHeaderSize) return Parse::kBad;
+  h = DecodeHeader(bytes.data());
+  if (bytes.size() - kHeaderSize < h.key_size) return Parse::kBad;
+  key = bytes.substr(kHeaderSize, h.key_size);
+  if (HeaderCrc(bytes.data(), key) != h.header_crc) return Parse::kBad;
+  const size_t rest = bytes.size() - kHeaderSize - h.key_size;
+  if (rest < h.payload_size) return Parse::kBadPayload;
+  payload = bytes.substr(kHeaderSize + h.key_size, h.payload_size);
+  return Crc32c(payload) == h.payload_crc ? Parse::kWhole : Parse::kBadPayload;
+}
+
+size_t RecordSize(const Header& h) {
+  return kHeaderSize + h.key_size + h.payload_size;
+}
+
+}  // namespace
+
+std::string WriteAheadLog::SegmentPath(uint64_t ordinal) const {
+  return (fs::path(options_.dir) / absl::StrFormat("%012d%s", ordinal, kSuffix))
+      .string();
+}
+
+absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
+    const Options& options, uint64_t after_lsn, const Visitor& visitor) {
+  std::unique_ptr<WriteAheadLog> log(new WriteAheadLog(options));
+  if (absl::Status s = CreateDirectory(options.dir); !s.ok()) return s;
+  std::error_code ec;
+  std::vector<uint64_t> ordinals;
+  for (const fs::directory_entry& entry :
+       fs::directory_iterator(options.dir, ec)) {
+    uint64_t ordinal = 0;
+    if (entry.path().extension().string() == kSuffix &&
+        absl::SimpleAtoi(entry.path().stem().string(), &ordinal)) {
+      ordinals.push_back(ordinal);
+    }
+  }
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot list ", options.dir, ": ", ec.message()));
+  }
+  std::sort(ordinals.begin(), ordinals.end());
+
+  uint64_t last_lsn = 0;
+  int64_t size = 0;
+  for (size_t i = 0; i < ordinals.size(); ++i) {
+    Segment segment{ordinals[i], last_lsn + 1};
+    const bool last = i + 1 == ordinals.size();
+    if (absl::Status s = log->ReadSegment(segment, last, visitor, last_lsn, size);
+        !s.ok()) {
+      return s;
+    }
+    log->segments_.push_back(segment);
+  }
+  if (log->segments_.empty()) {
+    absl::StatusOr<int> fd = log->CreateSegment(1);
+    if (!fd.ok()) return fd.status();
+    log->fd_ = *fd;
+    log->segments_.push_back({1, after_lsn + 1});
+  } else {
+    const std::string path = log->SegmentPath(log->segments_.back().ordinal);
+    log->fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (log->fd_ < 0) return ErrnoError("cannot open", path);
+  }
+  log->segment_size_ = size;
+  log->last_lsn_ = log->synced_lsn_ = std::max(last_lsn, after_lsn);
+  log->sync_thread_ = std::thread([l = log.get()] { l->SyncLoop(); });
+  return log;
+}
+
+absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
+                                        const Visitor& visitor,
+                                        uint64_t& last_lsn, int64_t& size) {
+  const std::string path = SegmentPath(segment.ordinal);
+  absl::StatusOr<std::string> contents = ReadFile(path);
+  if (!contents.ok()) return contents.status();
+  const absl::string_view bytes = *contents;
+  // Only the log's first record may have any LSN; each later one follows
+  // the one before.
+  bool first = last_lsn == 0;
+  size_t offset = 0;
+  while (offset < bytes.size()) {
+    Header h;
+    absl::string_view key, payload;
+    const Parse parse = ParseRecord(bytes.substr(offset), h, key, payload);
+    if (parse == Parse::kWhole && (first || h.lsn == last_lsn + 1)) {
+      if (offset == 0) segment.first_lsn = h.lsn;
+      first = false;
+      last_lsn = h.lsn;
+      if (absl::Status s = visitor.record(h.lsn, key, payload); !s.ok()) {
+        return s;
+      }
+      offset += RecordSize(h);
+      continue;
+    }
+    Damage damage;
+    damage.where = absl::StrCat(path, " at byte ", offset, ": ");
+    if (parse == Parse::kWhole) {
+      // Whole but out of sequence: records are missing before it.
+      absl::StrAppend(&damage.where, "records ", last_lsn + 1, " to ",
+                      h.lsn - 1, " are missing");
+      if (visitor.damage) visitor.damage(damage);
+      first = true;
+      continue;
+    }
+    // Find the next whole record, if any.
+    size_t next = offset + 1;
+    Header nh;
+    absl::string_view nk, np;
+    while (next < bytes.size() &&
+           ParseRecord(bytes.substr(next), nh, nk, np) != Parse::kWhole) {
+      ++next;
+    }
+    if (last && next >= bytes.size()) {
+      // The torn tail of an unacknowledged write: cut it off.
+      if (::truncate(path.c_str(), static_cast<off_t>(offset)) != 0) {
+        return ErrnoError("cannot cut the torn tail off", path);
+      }
+      break;
+    }
+    if (parse == Parse::kBadPayload) {
+      damage.key = std::string(key);
+      damage.lsn = h.lsn;
+      absl::StrAppend(&damage.where, "record ", h.lsn, " has a bad checksum");
+    } else {
+      absl::StrAppend(&damage.where, next - offset,
+                      " bytes hold no whole record");
+    }
+    if (visitor.damage) visitor.damage(damage);
+    offset = next;
+    first = true;
+  }
+  size = static_cast<int64_t>(std::min(offset, bytes.size()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> WriteAheadLog::CreateSegment(uint64_t ordinal) {
+  const std::string path = SegmentPath(ordinal);
+  const int fd = ::open(path.c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("cannot create", path);
+  if (absl::Status s = SyncDirectory(options_.dir); !s.ok()) {
+    ::close(fd);
+    return s;
+  }
+  return fd;
+}
+
+WriteAheadLog::~WriteAheadLog() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (sync_thread_.joinable()) sync_thread_.join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::StatusOr<uint64_t> WriteAheadLog::Append(absl::string_view key,
+                                               absl::string_view payload) {
+  if (key.size() > kMaxKeySize || payload.size() > UINT32_MAX) {
+    return absl::InvalidArgumentError("log record too large");
+  }
+  Header h;
+  h.payload_size = static_cast<uint32_t>(payload.size());
+  h.payload_crc = Crc32c(payload);
+  h.key_size = static_cast<uint16_t>(key.size());
+  char header[kHeaderSize];
+
+  std::lock_guard lock(mu_);
+  if (broken_) {
+    return absl::InternalError(
+        "the log could not be repaired after a failed write; restart the "
+        "server");
+  }
+  h.lsn = last_lsn_ + 1;
+  EncodeHeader(h, header);
+  h.header_crc = HeaderCrc(header, key);
+  EncodeHeader(h, header);
+  iovec parts[3] = {{header, kHeaderSize},
+                    {const_cast<char*>(key.data()), key.size()},
+                    {const_cast<char*>(payload.data()), payload.size()}};
+  const size_t total = RecordSize(h);
+  size_t written = 0;
+  absl::Status status;
+  while (written < total) {
+    const ssize_t n = ::writev(fd_, parts, 3);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      status = ErrnoError("cannot write the log",
+                          SegmentPath(segments_.back().ordinal));
+      break;
+    }
+    written += static_cast<size_t>(n);
+    // Skip what was written (short writes are rare: full disks, signals).
+    size_t skip = static_cast<size_t>(n);
+    for (iovec& part : parts) {
+      const size_t take = std::min(skip, part.iov_len);
+      part.iov_base = static_cast<char*>(part.iov_base) + take;
+      part.iov_len -= take;
+      skip -= take;
+    }
+  }
+  if (!status.ok()) {
+    // Undo a partial record, so the next one follows the last whole one.
+    if (written > 0 && ::ftruncate(fd_, segment_size_) != 0) broken_ = true;
+    return status;
+  }
+  last_lsn_ = h.lsn;
+  segment_size_ += static_cast<int64_t>(total);
+  bytes_appended_ += static_cast<int64_t>(total);
+  if (!options_.sync) synced_lsn_ = last_lsn_;
+  wake_.notify_one();
+  return h.lsn;
+}
+
+void WriteAheadLog::WhenDurable(uint64_t lsn,
+                                absl::AnyInvocable<void() &&> done) {
+  {
+    std::lock_guard lock(mu_);
+    if (lsn > synced_lsn_) {
+      waiting_.emplace(lsn, std::move(done));
+      return;
+    }
+  }
+  std::move(done)();
+}
+
+void WriteAheadLog::WaitDurable(uint64_t lsn) {
+  std::unique_lock lock(mu_);
+  durable_.wait(lock, [&] { return synced_lsn_ >= lsn; });
+}
+
+uint64_t WriteAheadLog::last_lsn() const {
+  std::lock_guard lock(mu_);
+  return last_lsn_;
+}
+
+int64_t WriteAheadLog::bytes_appended() const {
+  std::lock_guard lock(mu_);
+  return bytes_appended_;
+}
+
+absl::Status WriteAheadLog::Truncate(uint64_t lsn) {
+  std::vector<uint64_t> doomed;
+  {
+    std::lock_guard lock(mu_);
+    // Segment i holds LSNs [first_lsn(i), first_lsn(i + 1)).
+    while (segments_.size() > 1 && segments_[1].first_lsn <= lsn + 1) {
+      doomed.push_back(segments_.front().ordinal);
+      segments_.erase(segments_.begin());
+    }
+  }
+  for (uint64_t ordinal : doomed) {
+    const std::string path = SegmentPath(ordinal);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return ErrnoError("cannot remove", path);
+    }
+  }
+  return doomed.empty() ? absl::OkStatus() : SyncDirectory(options_.dir);
+}
+
+void WriteAheadLog::SyncLoop() {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point retry_rotation;  // after a failed rotation
+  auto rotation_due = [&] {
+    return segment_size_ >= options_.segment_bytes &&
+           Clock::now() >= retry_rotation;
+  };
+  std::unique_lock lock(mu_);
+  while (true) {
+    wake_.wait_for(lock, std::chrono::seconds(1), [&] {
+      return stopping_ || last_lsn_ > synced_lsn_ || rotation_due();
+    });
+    const bool stop = stopping_;
+    if (!stop && rotation_due()) {
+      // Start the next segment; the old one is synced and closed below.
+      const uint64_t ordinal = segments_.back().ordinal + 1;
+      lock.unlock();
+      absl::StatusOr<int> fd = CreateSegment(ordinal);
+      lock.lock();
+      if (fd.ok()) {
+        const int old_fd = std::exchange(fd_, *fd);
+        segments_.push_back({ordinal, last_lsn_ + 1});
+        segment_size_ = 0;
+        const uint64_t target = last_lsn_;
+        lock.unlock();
+        const bool synced = !options_.sync || ::fdatasync(old_fd) == 0;
+        ::close(old_fd);
+        lock.lock();
+        if (!synced) {
+          std::fprintf(stderr, "fatal: cannot sync the log: %s\n",
+                       std::strerror(errno));
+          std::abort();
+        }
+        synced_lsn_ = std::max(synced_lsn_, target);
+        RunDurableCallbacks(lock);
+        continue;
+      }
+      std::fprintf(stderr, "cannot start a new log segment: %s\n",
+                   fd.status().ToString().c_str());
+      // Keep appending to the current segment; retry in a second.
+      retry_rotation = Clock::now() + std::chrono::seconds(1);
+    }
+    if (last_lsn_ > synced_lsn_) {
+      const uint64_t target = last_lsn_;
+      const int fd = fd_;
+      lock.unlock();
+      if (::fdatasync(fd) != 0) {
+        std::fprintf(stderr, "fatal: cannot sync the log: %s\n",
+                     std::strerror(errno));
+        std::abort();
+      }
+      lock.lock();
+      synced_lsn_ = std::max(synced_lsn_, target);
+    }
+    RunDurableCallbacks(lock);
+    if (stop && last_lsn_ == synced_lsn_) return;
+  }
+}
+
+void WriteAheadLog::RunDurableCallbacks(std::unique_lock<std::mutex>& lock) {
+  durable_.notify_all();
+  std::vector<absl::AnyInvocable<void() &&>> ready;
+  while (!waiting_.empty() && waiting_.begin()->first <= synced_lsn_) {
+    ready.push_back(std::move(waiting_.begin()->second));
+    waiting_.erase(waiting_.begin());
+  }
+  if (ready.empty()) return;
+  lock.unlock();
+  for (auto& done : ready) std::move(done)();
+  lock.lock();
+}
+
+}  // namespace halfspace

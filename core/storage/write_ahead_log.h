@@ -1,0 +1,155 @@
+// The write-ahead log: every change to every model, in the order applied,
+// each under a log sequence number (LSN), in segment files
+// <dir>/<ordinal, 12 digits>.log of about `segment_bytes` each.
+//
+// Record framing, integers little-endian:
+//
+//   u32 header_crc   crc32c of the rest of the header and the key
+//   u32 payload_size
+//   u64 lsn
+//   u32 payload_crc  crc32c of the payload
+//   u16 key_size
+//   key              the model the record changes
+//   payload
+//
+// Durability: Append writes the record to the segment before it returns (the
+// OS holds it: the record survives the process being killed). With `sync`, a
+// sync thread then makes written records durable with fdatasync, every
+// record written meanwhile sharing one sync (group commit), and runs the
+// callbacks that wait for them (WhenDurable). A failed fdatasync stops the
+// process: after one, the kernel may have dropped the data, and only a
+// restart from what is on disk is sound.
+//
+// Recovery (Open) reads every segment in order. A record cut short or
+// garbled at the end of the last segment, with nothing whole after it, is
+// the torn tail of a write that was never acknowledged: it is cut off.
+// Damage anywhere else is reported (Damage) and reading goes on from the
+// next whole record.
+//
+// Thread safety: every method may be called concurrently.
+
+#ifndef HALFSPACE_CORE_STORAGE_WRITE_AHEAD_LOG_H_
+#define HALFSPACE_CORE_STORAGE_WRITE_AHEAD_LOG_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/journal.h"
+
+namespace halfspace {
+
+class WriteAheadLog final : public Journal {
+ public:
+  struct Options {
+    std::string dir;
+    // Whether records count as durable only once synced (fdatasync); if not,
+    // once written.
+    bool sync = true;
+    // A segment is closed and a new one started once it holds this much.
+    int64_t segment_bytes = int64_t{64} << 20;
+  };
+
+  // Records that could not be read back.
+  struct Damage {
+    // The damaged record's model, if its header is whole; else empty: any
+    // model may have lost a record.
+    std::string key;
+    uint64_t lsn = 0;  // the damaged record's LSN, if its header is whole
+    std::string where;  // file and offset, and what is wrong
+  };
+
+  struct Visitor {
+    // Called for each whole record in LSN order; an error stops Open.
+    std::function<absl::Status(uint64_t lsn, absl::string_view key,
+                               absl::string_view payload)>
+        record;
+    std::function<void(const Damage&)> damage;
+  };
+
+  // Opens the log in `options.dir` (created if missing), reads every record
+  // through `visitor`, and continues numbering after the last record or
+  // `after_lsn`, whichever is larger (so a log whose records were all
+  // truncated away never reuses an LSN a snapshot holds).
+  static absl::StatusOr<std::unique_ptr<WriteAheadLog>> Open(
+      const Options& options, uint64_t after_lsn, const Visitor& visitor);
+
+  WriteAheadLog(const WriteAheadLog&) = delete;
+  WriteAheadLog& operator=(const WriteAheadLog&) = delete;
+  // Syncs what was written, runs the remaining callbacks and stops.
+  ~WriteAheadLog() override;
+
+  // Writes one record. RESOURCE_EXHAUSTED when the disk is full, other
+  // errors as INTERNAL; either way the log is as it was.
+  absl::StatusOr<uint64_t> Append(absl::string_view key,
+                                  absl::string_view payload) override;
+
+  // Runs `done` once every record up to `lsn` is durable: at once (on the
+  // caller's thread) if it is, else on the sync thread, which it must not
+  // block.
+  void WhenDurable(uint64_t lsn, absl::AnyInvocable<void() &&> done);
+
+  // Blocks until every record up to `lsn` is durable.
+  void WaitDurable(uint64_t lsn) override;
+
+  // The LSN of the last record appended.
+  uint64_t last_lsn() const;
+
+  // Bytes appended since this log was opened.
+  int64_t bytes_appended() const;
+
+  // Deletes the closed segments whose records all have LSN <= `lsn`.
+  absl::Status Truncate(uint64_t lsn);
+
+  const std::string& dir() const { return options_.dir; }
+
+ private:
+  struct Segment {
+    uint64_t ordinal = 0;
+    uint64_t first_lsn = 0;  // of its first record, or the next LSN if none
+  };
+
+  explicit WriteAheadLog(const Options& options) : options_(options) {}
+  std::string SegmentPath(uint64_t ordinal) const;
+  absl::Status ReadSegment(Segment& segment, bool last,
+                           const Visitor& visitor, uint64_t& last_lsn,
+                           int64_t& size);
+  // Creates segment `ordinal`'s file and makes its directory entry durable.
+  absl::StatusOr<int> CreateSegment(uint64_t ordinal);
+  void SyncLoop();
+  // Runs, outside the lock, the callbacks of records up to synced_.
+  // REQUIRES: lock holds mu_; it is released and taken again.
+  void RunDurableCallbacks(std::unique_lock<std::mutex>& lock);
+
+  const Options options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;     // for the sync thread
+  std::condition_variable durable_;  // for WaitDurable
+  // Guarded by mu_:
+  std::vector<Segment> segments_;  // oldest first; the last is written to
+  int fd_ = -1;                    // the last segment's; closed by the sync thread
+  int64_t segment_size_ = 0;       // bytes in the last segment
+  uint64_t last_lsn_ = 0;
+  uint64_t synced_lsn_ = 0;
+  int64_t bytes_appended_ = 0;
+  bool broken_ = false;  // a failed append could not be undone
+  bool stopping_ = false;
+  std::multimap<uint64_t, absl::AnyInvocable<void() &&>> waiting_;
+
+  std::thread sync_thread_;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_STORAGE_WRITE_AHEAD_LOG_H_
