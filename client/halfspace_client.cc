@@ -66,7 +66,14 @@ void AddExamples(absl::Span<const LabeledExample> examples,
 absl::Status TrainingStream::Send(absl::Span<const LabeledExample> examples,
                                   bool end_of_pass) {
   v1::TrainRequest request;
-  if (!named_) request.set_model(model_);
+  if (!named_) {
+    request.set_model(model_);
+    request.set_source(source_);
+  }
+  if (!source_.empty()) {
+    request.set_sequence(next_sequence_);
+    next_sequence_ += examples.size();
+  }
   request.set_end_of_pass(end_of_pass);
   AddExamples(examples, request.mutable_examples());
   if (!stream_->Write(request)) {
@@ -229,9 +236,27 @@ absl::StatusOr<v1::EvaluateResponse> Client::Evaluate(
 }
 
 std::unique_ptr<TrainingStream> Client::Train(const std::string& model) {
-  std::unique_ptr<TrainingStream> stream(new TrainingStream(model));
+  return Train(model, "", 0);
+}
+
+std::unique_ptr<TrainingStream> Client::Train(const std::string& model,
+                                              const std::string& source,
+                                              uint64_t first_sequence) {
+  std::unique_ptr<TrainingStream> stream(
+      new TrainingStream(model, source, first_sequence));
   stream->stream_ = stub_->Train(&stream->context_);
   return stream;
+}
+
+absl::StatusOr<uint64_t> Client::GetSourceSequence(const std::string& model,
+                                                   const std::string& source) {
+  v1::GetSourceSequenceRequest request;
+  request.set_model(model);
+  request.set_source(source);
+  absl::StatusOr<v1::GetSourceSequenceResponse> response =
+      Call(&Stub::GetSourceSequence, request);
+  if (!response.ok()) return response.status();
+  return response->last_sequence();
 }
 
 namespace {

@@ -61,7 +61,8 @@ class TrainingStream {
   TrainingStream& operator=(const TrainingStream&) = delete;
 
   // Sends one request holding `examples` (possibly none). With end_of_pass,
-  // they close a pass and the response carries its PassSummary.
+  // they close a pass and the response carries its PassSummary. On a stream
+  // with a source, the examples are numbered on from the last Send.
   absl::Status Send(absl::Span<const LabeledExample> examples,
                     bool end_of_pass = false);
 
@@ -74,12 +75,17 @@ class TrainingStream {
 
  private:
   friend class Client;
-  explicit TrainingStream(std::string model) : model_(std::move(model)) {}
+  TrainingStream(std::string model, std::string source, uint64_t sequence)
+      : model_(std::move(model)),
+        source_(std::move(source)),
+        next_sequence_(sequence) {}
 
   // Cancels the call: blocked Sends and Receives return at once.
   void Cancel();
 
   const std::string model_;
+  const std::string source_;  // empty: untagged
+  uint64_t next_sequence_;    // the next example's, with a source
   bool named_ = false;  // whether a request has named the model yet
   bool finished_ = false;
   absl::Status status_;  // the final status, once finished_
@@ -142,6 +148,17 @@ class Client {
 
   // Opens a training stream on `model`. The model is named in the first Send.
   std::unique_ptr<TrainingStream> Train(const std::string& model);
+
+  // Opens a training stream whose examples are tagged for exactly-once
+  // training: producer `source`, numbered from `first_sequence` on (see
+  // TrainRequest.sequence). ExactlyOnceTrainer does the bookkeeping.
+  std::unique_ptr<TrainingStream> Train(const std::string& model,
+                                        const std::string& source,
+                                        uint64_t first_sequence);
+
+  // The last sequence number `model` applied from `source`; 0 if none.
+  absl::StatusOr<uint64_t> GetSourceSequence(const std::string& model,
+                                             const std::string& source);
 
   // Trains `model` on `examples` in passes, in order, until a pass makes no
   // updates or max_passes is reached. Fails on the first rejected example.

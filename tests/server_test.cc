@@ -1,7 +1,4 @@
-#include <unistd.h>
-
 #include <cmath>
-#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -15,7 +12,6 @@
 namespace halfspace {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -444,55 +440,6 @@ TEST_F(ServerTest, SetWeightsImportsAModelAndValidatesIt) {
   EXPECT_EQ((*client_.Predict("m", {{3, 4}}))[0].signed_distance(), 4);
   EXPECT_TRUE(absl::IsInvalidArgument(client_.SetWeights("m", {1}, 0).status()));
   EXPECT_TRUE(absl::IsNotFound(client_.SetWeights("x", {1, 1}, 0).status()));
-}
-
-// The data directory as a crash would leave it now: a copy of its files,
-// taken while the server runs, served by a second server.
-std::unique_ptr<Server> StartOnCopy(const TempDir& data_dir,
-                                    const TempDir& copy) {
-  fs::copy(data_dir.path(), copy.path(), fs::copy_options::recursive |
-                                             fs::copy_options::overwrite_existing);
-  ServerOptions options;
-  options.listen_address = "127.0.0.1:0";
-  options.data_dir = copy.path();
-  options.snapshot_interval = absl::ZeroDuration();
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
-  EXPECT_TRUE(server.ok()) << server.status();
-  return server.ok() ? *std::move(server) : nullptr;
-}
-
-TEST_F(ServerTest, EveryAcknowledgedChangeIsInTheDataDirectory) {
-  CreatePerceptron("m", 2);
-  CreatePerceptron("gone", 2);
-  ASSERT_TRUE(client_.SetWeights("m", {3, 4}, -5).ok());
-  std::unique_ptr<TrainingStream> stream = client_.Train("m");
-  ASSERT_TRUE(stream->Send({{{-1, -1}, 1}}).ok());
-  ASSERT_TRUE(stream->Receive().ok());
-  ASSERT_TRUE(client_.DeleteModel("gone").ok());
-
-  // No snapshot or shutdown has stored anything since.
-  TempDir copy;
-  std::unique_ptr<Server> recovered = StartOnCopy(server_.data_dir(), copy);
-  ASSERT_NE(recovered, nullptr);
-  Client client(grpc::CreateChannel(absl::StrCat("127.0.0.1:", recovered->port()),
-                                    grpc::InsecureChannelCredentials()));
-  absl::StatusOr<v1::GetWeightsResponse> weights = client.GetWeights("m");
-  ASSERT_TRUE(weights.ok()) << weights.status();
-  EXPECT_THAT(weights->weights(), ElementsAre(2, 3));  // (3, 4) + (-1, -1)
-  EXPECT_EQ(weights->bias(), -4);
-  EXPECT_TRUE(absl::IsNotFound(client.GetModel("gone").status()));
-  EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 1u);
-}
-
-TEST_F(ServerTest, ASecondServerOnTheSameDataDirectoryRefusesToStart) {
-  ServerOptions options;
-  options.listen_address = "127.0.0.1:0";
-  options.data_dir = server_.data_dir().path();
-  absl::StatusOr<std::unique_ptr<Server>> second = Server::Start(options);
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(second.status().message(), HasSubstr("is in use by another"));
-  EXPECT_THAT(second.status().message(),
-              HasSubstr(absl::StrCat("pid ", ::getpid())));
 }
 
 TEST_F(ServerTest, PassSummariesCountOnlyValidExamples) {

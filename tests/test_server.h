@@ -4,6 +4,7 @@
 #ifndef HALFSPACE_TESTS_TEST_SERVER_H_
 #define HALFSPACE_TESTS_TEST_SERVER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -28,6 +29,12 @@ class TestServer {
  public:
   explicit TestServer(absl::Duration drain_timeout = absl::Seconds(1))
       : drain_timeout_(drain_timeout) {
+    Start();
+  }
+
+  // A server whose options `configure` adjusts.
+  explicit TestServer(std::function<void(ServerOptions&)> configure)
+      : drain_timeout_(absl::Seconds(1)), configure_(std::move(configure)) {
     Start();
   }
 
@@ -64,12 +71,14 @@ class TestServer {
     options.data_dir = dir_.path();
     options.snapshot_interval = absl::ZeroDuration();
     options.drain_timeout = drain_timeout_;
+    if (configure_) configure_(options);
     absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
   }
 
   const absl::Duration drain_timeout_;
+  const std::function<void(ServerOptions&)> configure_;
   TempDir dir_;
   std::unique_ptr<Server> server_;
   mutable int channels_ = 0;

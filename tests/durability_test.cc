@@ -1,0 +1,340 @@
+// Crash safety through the real service: every acknowledged change is in the
+// data directory when the call returns, tagged examples apply exactly once,
+// a call applies whole or not at all, and damage or a full disk costs no
+// acknowledged change.
+
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/exactly_once_trainer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_server.h"
+
+namespace halfspace {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+using TrainStream =
+    grpc::ClientReaderWriter<v1::TrainRequest, v1::TrainResponse>;
+
+void AddExample(v1::TrainRequest& request, std::vector<double> x, int y) {
+  v1::Example* e = request.add_examples();
+  e->mutable_features()->mutable_dense()->Add(x.begin(), x.end());
+  e->set_label(y);
+}
+
+// A server on a copy of `data_dir`'s files taken now: the data directory as
+// a crash at this moment would leave it.
+class CrashCopy {
+ public:
+  explicit CrashCopy(const TempDir& data_dir) {
+    fs::copy(data_dir.path(), copy_.path(),
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  }
+
+  // Starts the server on the copy (after any damage done to it).
+  Client Start() {
+    ServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.data_dir = copy_.path();
+    options.snapshot_interval = absl::ZeroDuration();
+    absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
+    EXPECT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    return Client(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", server_->port()),
+        grpc::InsecureChannelCredentials()));
+  }
+
+  std::string File(const std::string& name) const { return copy_.File(name); }
+
+ private:
+  TempDir copy_;
+  std::unique_ptr<Server> server_;
+};
+
+class DurabilityTest : public ::testing::Test {
+ protected:
+  void CreatePerceptron(const std::string& name, int64_t dimension) {
+    ASSERT_TRUE(
+        client_.CreateModel(name, TextAlgorithm("perceptron"), dimension).ok());
+  }
+
+  // Sends one request on a new stream and returns its response, or the
+  // stream's status.
+  absl::StatusOr<v1::TrainResponse> TrainOnce(const v1::TrainRequest& request) {
+    grpc::ClientContext context;
+    std::unique_ptr<TrainStream> stream = stub_->Train(&context);
+    v1::TrainResponse response;
+    const bool answered = stream->Write(request) && stream->Read(&response);
+    stream->WritesDone();
+    absl::Status status = FromGrpcStatus(stream->Finish());
+    if (!answered) return status.ok() ? absl::UnknownError("no response") : status;
+    return response;
+  }
+
+  TestServer server_;
+  Client client_ = server_.NewClient();
+  std::unique_ptr<v1::HalfspaceService::Stub> stub_ = server_.NewStub();
+};
+
+TEST_F(DurabilityTest, EveryAcknowledgedChangeIsInTheDataDirectory) {
+  CreatePerceptron("m", 2);
+  CreatePerceptron("gone", 2);
+  ASSERT_TRUE(client_.SetWeights("m", {3, 4}, -5).ok());
+  std::unique_ptr<TrainingStream> stream = client_.Train("m");
+  ASSERT_TRUE(stream->Send({{{-1, -1}, 1}}).ok());
+  ASSERT_TRUE(stream->Receive().ok());
+  ASSERT_TRUE(client_.DeleteModel("gone").ok());
+
+  // No snapshot or shutdown has stored anything since.
+  CrashCopy crash(server_.data_dir());
+  Client client = crash.Start();
+  absl::StatusOr<v1::GetWeightsResponse> weights = client.GetWeights("m");
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  EXPECT_THAT(weights->weights(), ElementsAre(2, 3));  // (3, 4) + (-1, -1)
+  EXPECT_EQ(weights->bias(), -4);
+  EXPECT_TRUE(absl::IsNotFound(client.GetModel("gone").status()));
+  EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 1u);
+}
+
+TEST_F(DurabilityTest, ASecondServerOnTheSameDataDirectoryRefusesToStart) {
+  ServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.data_dir = server_.data_dir().path();
+  absl::StatusOr<std::unique_ptr<Server>> second = Server::Start(options);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(), HasSubstr("is in use by another"));
+  EXPECT_THAT(second.status().message(),
+              HasSubstr(absl::StrCat("pid ", ::getpid())));
+}
+
+v1::TrainRequest Tagged(const std::string& source, uint64_t sequence,
+                        int examples) {
+  v1::TrainRequest request;
+  request.set_model("m");
+  request.set_source(source);
+  request.set_sequence(sequence);
+  for (int i = 0; i < examples; ++i) AddExample(request, {1, double(i)}, 1);
+  return request;
+}
+
+TEST_F(DurabilityTest, TaggedExamplesApplyExactlyOnce) {
+  CreatePerceptron("m", 2);
+  absl::StatusOr<v1::TrainResponse> first = TrainOnce(Tagged("p", 1, 3));
+  ASSERT_TRUE(first.ok()) << first.status();
+  for (const v1::ExampleResult& r : first->results()) {
+    EXPECT_FALSE(r.duplicate());
+  }
+  // A resend overlapping what was applied: 2 and 3 are duplicates.
+  absl::StatusOr<v1::TrainResponse> again = TrainOnce(Tagged("p", 2, 3));
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->results_size(), 3);
+  EXPECT_TRUE(again->results(0).duplicate());
+  EXPECT_TRUE(again->results(1).duplicate());
+  EXPECT_FALSE(again->results(2).duplicate());
+  EXPECT_EQ(again->results(2).examples_seen(), 4u);
+  EXPECT_EQ(*client_.GetSourceSequence("m", "p"), 4u);
+  EXPECT_EQ(*client_.GetSourceSequence("m", "other"), 0u);
+  // Another source numbers on its own.
+  ASSERT_TRUE(TrainOnce(Tagged("q", 1, 1)).ok());
+  EXPECT_EQ(client_.GetModel("m")->stats().examples_seen(), 5u);
+
+  // The positions survive a crash (from the log) and a restart (from the
+  // snapshot), and resending is still deduplicated.
+  {
+    CrashCopy crash(server_.data_dir());
+    Client client = crash.Start();
+    EXPECT_EQ(*client.GetSourceSequence("m", "p"), 4u);
+    EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 5u);
+  }
+  server_.Restart();
+  Client client = server_.NewClient();
+  EXPECT_EQ(*client.GetSourceSequence("m", "p"), 4u);
+  stub_ = server_.NewStub();
+  absl::StatusOr<v1::TrainResponse> resent = TrainOnce(Tagged("p", 1, 4));
+  ASSERT_TRUE(resent.ok()) << resent.status();
+  for (const v1::ExampleResult& r : resent->results()) {
+    EXPECT_TRUE(r.duplicate());
+  }
+  EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 5u);
+}
+
+TEST_F(DurabilityTest, BadSourcesAndSequencesAreInvalidArguments) {
+  CreatePerceptron("m", 2);
+  v1::TrainRequest untagged_sequence = Tagged("", 5, 1);
+  EXPECT_THAT(TrainOnce(untagged_sequence).status().message(),
+              HasSubstr("sequence is set but source is not"));
+  EXPECT_THAT(TrainOnce(Tagged("p", 0, 1)).status().message(),
+              HasSubstr("numbered from 1"));
+  EXPECT_THAT(TrainOnce(Tagged(std::string(129, 's'), 1, 1)).status().message(),
+              HasSubstr("the most is 128"));
+  EXPECT_THAT(TrainOnce(Tagged("p", UINT64_MAX, 2)).status().message(),
+              HasSubstr("below 2^64"));
+  // A stream keeps its source.
+  grpc::ClientContext context;
+  std::unique_ptr<TrainStream> stream = stub_->Train(&context);
+  v1::TrainResponse response;
+  ASSERT_TRUE(stream->Write(Tagged("p", 1, 1)) && stream->Read(&response));
+  v1::TrainRequest other = Tagged("q", 2, 1);
+  other.clear_model();
+  ASSERT_TRUE(stream->Write(other));
+  EXPECT_FALSE(stream->Read(&response));
+  absl::Status ended = FromGrpcStatus(stream->Finish());
+  EXPECT_TRUE(absl::IsInvalidArgument(ended));
+  EXPECT_THAT(ended.message(), HasSubstr("this stream's source is 'p'"));
+  EXPECT_EQ(client_.GetModel("m")->stats().examples_seen(), 1u);
+}
+
+TEST_F(DurabilityTest, ExactlyOnceTrainerNumbersOnFromWhereTheServerStands) {
+  CreatePerceptron("m", 2);
+  auto trainer = ExactlyOnceTrainer::Open(&client_, "m", "producer");
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  EXPECT_EQ((*trainer)->last_applied(), 0u);
+  const std::vector<LabeledExample> batch = {{{1, 2}, 1}, {{-1, 0}, -1}};
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*trainer)->Train(batch).ok());
+  EXPECT_EQ((*trainer)->last_applied(), 6u);
+
+  // A producer that restarts resumes after the last applied example.
+  auto resumed = ExactlyOnceTrainer::Open(&client_, "m", "producer");
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ((*resumed)->last_applied(), 6u);
+  absl::StatusOr<v1::TrainResponse> more = (*resumed)->Train(batch);
+  ASSERT_TRUE(more.ok()) << more.status();
+  EXPECT_FALSE(more->results(0).duplicate());
+  EXPECT_EQ(client_.GetModel("m")->stats().examples_seen(), 8u);
+
+  // Errors a retry cannot cure come back at once.
+  auto missing = ExactlyOnceTrainer::Open(&client_, "nope", "producer");
+  EXPECT_TRUE(absl::IsNotFound(missing.status()));
+}
+
+TEST(DurabilityLimitsTest, ATrainRequestWhoseResponseCannotBeSentIsNotLearned) {
+  TestServer server([](ServerOptions& o) { o.max_message_bytes = 64 << 10; });
+  Client client = server.NewClient();
+  v1::CreateModelRequest create;
+  create.set_model("many");
+  *create.mutable_algorithm() = TextAlgorithm("softmax_regression");
+  create.set_dimension(2);
+  for (int k = 0; k < 300; ++k) {
+    create.add_classes(absl::StrCat(std::string(90, 'c'), k));
+  }
+  ASSERT_TRUE(client.CreateModel(create).ok());
+  const std::vector<double> before = {client.GetWeights("many")->weights().begin(),
+                                      client.GetWeights("many")->weights().end()};
+
+  // Ten results of 300 class scores each would take ~400 kB.
+  std::vector<LabeledExample> examples(10, {{1, 2}, 0, 1.0, "c-new"});
+  std::unique_ptr<TrainingStream> stream = client.Train("many");
+  ASSERT_TRUE(stream->Send(examples).ok());
+  EXPECT_FALSE(stream->Receive().ok());
+  absl::Status refused = stream->Finish();
+  EXPECT_TRUE(absl::IsResourceExhausted(refused)) << refused;
+  EXPECT_THAT(refused.message(), HasSubstr("send fewer examples per request"));
+  absl::StatusOr<v1::Model> model = client.GetModel("many");
+  EXPECT_EQ(model->stats().examples_seen(), 0u);
+  EXPECT_EQ(model->classes_size(), 300);
+
+  // One example's response fits.
+  stream = client.Train("many");
+  ASSERT_TRUE(stream->Send({examples[0]}).ok());
+  absl::StatusOr<v1::TrainResponse> one = stream->Receive();
+  ASSERT_TRUE(one.ok()) << stream->Finish();
+  EXPECT_EQ(one->results(0).class_scores_size(), 301);
+}
+
+// A byte flipped in one model's log record makes that model unavailable
+// (with the reason) and leaves the others whole.
+TEST_F(DurabilityTest, AFlippedByteInALogRecordCostsOnlyItsModel) {
+  CreatePerceptron("a", 2);
+  CreatePerceptron("b", 2);
+  for (const char* name : {"a", "b"}) {
+    std::unique_ptr<TrainingStream> stream = client_.Train(name);
+    ASSERT_TRUE(stream->Send({{{1234.5, 1}, -1}}).ok());
+    ASSERT_TRUE(stream->Receive().ok());
+    ASSERT_TRUE(stream->Send({{{2, 1}, 1}}).ok());
+    ASSERT_TRUE(stream->Receive().ok());
+  }
+  CrashCopy crash(server_.data_dir());
+  std::string segment;
+  for (const auto& e : fs::directory_iterator(crash.File("wal"))) {
+    segment = e.path().string();
+  }
+  std::ifstream in(segment, std::ios::binary);
+  std::string bytes(std::istreambuf_iterator<char>(in), {});
+  const double marker = 1234.5;
+  const std::string needle(reinterpret_cast<const char*>(&marker), 8);
+  const size_t first = bytes.find(needle);
+  const size_t second = bytes.find(needle, first + 1);  // model b's
+  ASSERT_NE(second, std::string::npos);
+  bytes[second] ^= 1;
+  std::ofstream(segment, std::ios::binary | std::ios::trunc) << bytes;
+
+  Client client = crash.Start();
+  EXPECT_EQ(client.GetModel("a")->stats().examples_seen(), 2u);
+  absl::StatusOr<v1::Model> b = client.GetModel("b");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_THAT(b->unavailable_reason(), HasSubstr("log is damaged"));
+  EXPECT_EQ(client.Predict("b", {{1, 1}}).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+// On a full disk, training fails with RESOURCE_EXHAUSTED and learns
+// nothing, predictions go on, nothing acknowledged is lost, and training
+// resumes once there is room.
+TEST(DurabilityLimitsTest, AFullDiskFailsWritesWhileReadsGoOn) {
+  TempDir dir;
+  const std::string mount = dir.File("small");
+  fs::create_directories(mount);
+  if (::mount("tmpfs", mount.c_str(), "tmpfs", 0, "size=256k") != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mount};
+  uint64_t acknowledged = 0;
+  {
+    TestServer server([&](ServerOptions& o) { o.data_dir = mount + "/data"; });
+    Client client = server.NewClient();
+    ASSERT_TRUE(client.CreateModel("m", TextAlgorithm("perceptron"), 64).ok());
+    const std::vector<LabeledExample> batch(50, {std::vector<double>(64, 0.5), 1});
+    absl::Status full;
+    while (full.ok()) {
+      std::unique_ptr<TrainingStream> stream = client.Train("m");
+      full = stream->Send(batch);
+      if (full.ok()) {
+        absl::StatusOr<v1::TrainResponse> r = stream->Receive();
+        full = r.ok() ? absl::OkStatus() : stream->Finish();
+        if (r.ok()) acknowledged += r->results_size();
+      }
+    }
+    EXPECT_TRUE(absl::IsResourceExhausted(full)) << full;
+    EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), acknowledged);
+    EXPECT_TRUE(client.Predict("m", {std::vector<double>(64, 1)}).ok());
+
+    ASSERT_EQ(::mount("tmpfs", mount.c_str(), "tmpfs", MS_REMOUNT, "size=4m"), 0);
+    std::unique_ptr<TrainingStream> stream = client.Train("m");
+    ASSERT_TRUE(stream->Send(batch).ok());
+    ASSERT_TRUE(stream->Receive().ok()) << stream->Finish();
+    acknowledged += batch.size();
+    EXPECT_TRUE(stream->Finish().ok());
+  }
+  // Restarted from the disk: every acknowledged example is there.
+  TestServer restarted([&](ServerOptions& o) { o.data_dir = mount + "/data"; });
+  EXPECT_EQ(restarted.NewClient().GetModel("m")->stats().examples_seen(),
+            acknowledged);
+}
+
+}  // namespace
+}  // namespace halfspace
