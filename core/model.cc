@@ -82,19 +82,16 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(ModelSnapshot snapshot) {
   if (!model.ok()) return model.status();
   Model& m = **model;
   absl::Status s;
-  // Empty weights are a fresh model's: w = 0, b = 0.
-  auto fresh = [](const LinearWeights& w) { return w.w.empty() && w.b == 0; };
   if (m.multiclass()) {
     if (snapshot.class_weights.size() != snapshot.classes.size()) {
       return absl::DataLossError("one weight row per class expected");
     }
     for (size_t k = 0; k < snapshot.classes.size() && s.ok(); ++k) {
-      if (fresh(snapshot.class_weights[k])) continue;
       s = m.SetClassWeights(snapshot.classes[k],
                             std::move(snapshot.class_weights[k].w),
                             snapshot.class_weights[k].b);
     }
-  } else if (!fresh(snapshot.weights)) {
+  } else {
     s = m.SetWeights(std::move(snapshot.weights.w), snapshot.weights.b);
   }
   if (!s.ok()) return s;

@@ -51,8 +51,7 @@ class Model {
   static absl::StatusOr<std::unique_ptr<Model>> Create(
       std::string name, const ModelSpec& spec,
       const std::vector<std::string>& classes = {});
-  // A model restored from a snapshot (validated like user input); empty
-  // weights restore as zeros.
+  // A model restored from a snapshot (validated like user input).
   static absl::StatusOr<std::unique_ptr<Model>> Restore(ModelSnapshot snapshot);
 
   Model(const Model&) = delete;

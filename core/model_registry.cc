@@ -94,9 +94,20 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
     if (!snapshot.ok()) return snapshot.status();
     snapshot->name = std::string(name);
     snapshot->lsn = lsn;
+    // A record that creates a fresh model holds no weights (see Create).
+    const bool fresh = snapshot->weights.w.empty() &&
+                       std::all_of(snapshot->class_weights.begin(),
+                                   snapshot->class_weights.end(),
+                                   [](const LinearWeights& w) { return w.w.empty(); });
     absl::StatusOr<std::unique_ptr<Model>> model =
-        Model::Restore(*std::move(snapshot));
+        fresh ? Model::Create(snapshot->name, snapshot->spec, snapshot->classes)
+              : Model::Restore(*std::move(snapshot));
     if (!model.ok()) return model.status();
+    if (fresh) {
+      ReplayJournal journal(lsn);
+      LogEntry log{&journal, {}, 0};
+      if (absl::Status s = (*model)->RecordCreation(log); !s.ok()) return s;
+    }
     auto created = std::make_shared<Entry>();
     created->model = *std::move(model);
     Insert(std::string(name), std::move(created));

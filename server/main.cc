@@ -26,6 +26,8 @@ ABSL_FLAG(absl::Duration, snapshot_interval, absl::Seconds(30),
 ABSL_FLAG(int64_t, checkpoint_bytes, int64_t{64} << 20,
           "snapshot once the log grew this much since the last snapshot, "
           "which bounds recovery time; 0 disables it");
+ABSL_FLAG(int64_t, log_segment_bytes, int64_t{64} << 20,
+          "the write-ahead log's segment size");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(5),
           "how long calls in flight may finish at shutdown");
 ABSL_FLAG(int, max_message_bytes, 64 << 20, "largest message in bytes");
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
   halfspace::ServerOptions options;
   options.durability = *durability;
   options.checkpoint_bytes = absl::GetFlag(FLAGS_checkpoint_bytes);
+  options.log_segment_bytes = absl::GetFlag(FLAGS_log_segment_bytes);
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);

@@ -45,6 +45,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   std::unique_ptr<Server> server(
       new Server(options, *std::move(lock), *std::move(store)));
   if (absl::Status s = server->Recover(); !s.ok()) return s;
+  // Snapshot what the log replayed, so that a server killed again and again
+  // before its first checkpoint still keeps its log (and recovery) short.
+  if (absl::Status s = server->Checkpoint(); !s.ok()) {
+    spdlog::error("checkpoint after recovery failed: {}", s.ToString());
+  }
   server->service_ = std::make_unique<HalfspaceService>(
       &server->registry_, server->log_.get(), &server->gate_,
       options.max_message_bytes);

@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
+#include "tests/server_process.h"
 #include "tests/temp_dir.h"
 
 namespace halfspace {
@@ -26,79 +27,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// A port that was free a moment ago.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// The server binary running as a child, its output going to `log`.
-class ServerProcess {
- public:
-  ServerProcess(const std::string& data_dir, const std::string& log)
-      : port_(FreePort()) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      freopen(log.c_str(), "w", stdout);
-      freopen(log.c_str(), "a", stderr);
-      const std::string listen = absl::StrCat("--listen=127.0.0.1:", port_);
-      const std::string dir = absl::StrCat("--data_dir=", data_dir);
-      execl(HALFSPACE_SERVER_BINARY, HALFSPACE_SERVER_BINARY, listen.c_str(),
-            dir.c_str(), "--snapshot_interval=0", nullptr);
-      _exit(127);
-    }
-  }
-  ~ServerProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
-
-  bool WaitUntilReady() const {
-    // Retry fast: the default backoff would wait seconds after the first
-    // refused connection.
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
-    auto channel = grpc::CreateCustomChannel(
-        target(), grpc::InsecureChannelCredentials(), args);
-    return channel->WaitForConnected(
-        absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
-  }
-
-  // Sends `signal` and returns the exit status (-1 if it did not exit).
-  int Stop(int signal) {
-    kill(pid_, signal);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  // Waits for the process to exit by itself.
-  int Wait() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  int port_;
-  pid_t pid_ = -1;
-};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
