@@ -13,6 +13,8 @@
 //   fit NAME FILE           passes over FILE until one makes no updates
 //                           (--max_passes)
 //   evaluate NAME FILE      scores FILE without learning
+//   export NAME FILE        writes the model's whole state to FILE
+//   import NAME FILE        creates model NAME from an exported FILE
 
 #include <cmath>
 #include <cstdio>
@@ -125,6 +127,11 @@ absl::StatusOr<std::vector<LabeledExample>> ReadExamplesFor(
 }
 
 void PrintModel(const v1::Model& m) {
+  if (!m.unavailable_reason().empty()) {
+    std::cout << m.name() << "  UNAVAILABLE: " << m.unavailable_reason()
+              << "\n";
+    return;
+  }
   const v1::ModelStats& s = m.stats();
   std::string algorithm;
   google::protobuf::TextFormat::Printer printer;
@@ -264,6 +271,29 @@ absl::Status Evaluate(Client& client, const std::string& name,
   return absl::OkStatus();
 }
 
+absl::Status Export(Client& client, const std::string& name,
+                    const std::string& path) {
+  absl::StatusOr<std::string> file = client.ExportModel(name);
+  if (!file.ok()) return file.status();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << *file;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  std::cout << "exported '" << name << "' to " << path << " (" << file->size()
+            << " bytes)\n";
+  return absl::OkStatus();
+}
+
+absl::Status Import(Client& client, const std::string& name,
+                    const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  const std::string file(std::istreambuf_iterator<char>(in), {});
+  absl::StatusOr<v1::Model> model = client.ImportModel(name, file);
+  if (model.ok()) PrintModel(*model);
+  return model.status();
+}
+
 absl::Status Run(const std::vector<char*>& args) {
   if (args.size() < 2) {
     return absl::InvalidArgumentError("no command; see --help");
@@ -299,6 +329,8 @@ absl::Status Run(const std::vector<char*>& args) {
     return Predict(client, name, args);
   }
   if (args.size() == 4) {
+    if (command == "export") return Export(client, name, args[3]);
+    if (command == "import") return Import(client, name, args[3]);
     if (command == "train") return Train(client, name, args[3]);
     if (command == "fit") return Fit(client, name, args[3]);
     if (command == "evaluate") return Evaluate(client, name, args[3]);
@@ -321,7 +353,9 @@ int main(int argc, char** argv) {
       "  train NAME FILE   (CSV lines label,x1,...,xd; - for stdin; a multiclass\n"
       "                    model's label is the class name)\n"
       "  fit NAME FILE     (passes until no updates; --max_passes)\n"
-      "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)");
+      "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)\n"
+      "  export NAME FILE  (the model's whole state, one file)\n"
+      "  import NAME FILE  (a new model NAME from an exported file)");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   absl::Status status = halfspace::Run(args);
   if (!status.ok()) {

@@ -248,6 +248,26 @@ std::unique_ptr<TrainingStream> Client::Train(const std::string& model,
   return stream;
 }
 
+absl::StatusOr<std::string> Client::ExportModel(const std::string& name) {
+  v1::ExportModelRequest request;
+  request.set_model(name);
+  absl::StatusOr<v1::ExportModelResponse> response =
+      Call(&Stub::ExportModel, request);
+  if (!response.ok()) return response.status();
+  return std::move(*response->mutable_model_file());
+}
+
+absl::StatusOr<v1::Model> Client::ImportModel(const std::string& name,
+                                              const std::string& model_file) {
+  v1::ImportModelRequest request;
+  request.set_model(name);
+  request.set_model_file(model_file);
+  absl::StatusOr<v1::ImportModelResponse> response =
+      Call(&Stub::ImportModel, request);
+  if (!response.ok()) return response.status();
+  return std::move(*response->mutable_model());
+}
+
 absl::StatusOr<uint64_t> Client::GetSourceSequence(const std::string& model,
                                                    const std::string& source) {
   v1::GetSourceSequenceRequest request;

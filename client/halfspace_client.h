@@ -156,6 +156,13 @@ class Client {
                                         const std::string& source,
                                         uint64_t first_sequence);
 
+  // The model's whole state as one file (see ExportModelResponse).
+  absl::StatusOr<std::string> ExportModel(const std::string& name);
+
+  // Creates model `name` from a file ExportModel returned.
+  absl::StatusOr<v1::Model> ImportModel(const std::string& name,
+                                        const std::string& model_file);
+
   // The last sequence number `model` applied from `source`; 0 if none.
   absl::StatusOr<uint64_t> GetSourceSequence(const std::string& model,
                                              const std::string& source);

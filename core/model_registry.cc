@@ -167,29 +167,48 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::Create(std::string(name), spec, classes);
   if (!model.ok()) return model.status();
+  // The record holds the spec and classes; the weights start at zero.
+  ModelSnapshot fresh;
+  fresh.name = std::string(name);
+  fresh.spec = spec;
+  fresh.classes = (*model)->classes();
+  fresh.class_weights.resize(fresh.classes.size());
+  return Add(*std::move(model), CreateRecord(fresh), lsn);
+}
 
+absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Import(
+    ModelSnapshot snapshot, uint64_t* lsn) {
+  if (absl::Status s = ValidateModelName(snapshot.name); !s.ok()) return s;
+  snapshot.lsn = 0;
+  const std::string record = CreateRecord(snapshot);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Restore(std::move(snapshot));
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the model file's state does not fit its spec: ",
+        model.status().message()));
+  }
+  return Add(*std::move(model), record, lsn);
+}
+
+absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
+    std::unique_ptr<Model> model, const std::string& record, uint64_t* lsn) {
+  const std::string name = model->name();
   std::lock_guard io_lock(io_mu_);
   if (Find(name) != nullptr) {
     return absl::AlreadyExistsError(
         absl::StrCat("model ", Quoted(name), " already exists"));
   }
   auto entry = std::make_shared<Entry>();
-  entry->model = *std::move(model);
+  entry->model = std::move(model);
   if (journal_ != nullptr) {
-    // The record holds the spec and classes; the weights start at zero.
-    ModelSnapshot fresh;
-    fresh.name = std::string(name);
-    fresh.spec = spec;
-    fresh.classes = entry->model->classes();
-    fresh.class_weights.resize(fresh.classes.size());
-    const std::string record = CreateRecord(fresh);
     LogEntry log{journal_, record, 0};
     if (absl::Status s = entry->model->RecordCreation(log); !s.ok()) return s;
     if (lsn != nullptr) *lsn = log.lsn;
   } else if (absl::Status s = SaveLocked(*entry); !s.ok()) {
     return s;
   }
-  Insert(std::string(name), entry);
+  Insert(name, entry);
   return entry->model;
 }
 

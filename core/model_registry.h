@@ -90,6 +90,12 @@ class ModelRegistry {
       absl::string_view name, const ModelSpec& spec,
       const std::vector<std::string>& classes = {}, uint64_t* lsn = nullptr);
 
+  // Creates a model with the whole state of `snapshot` (an imported model)
+  // under the snapshot's name; logs or stores it as Create does.
+  // INVALID_ARGUMENT for a state that does not fit its spec.
+  absl::StatusOr<std::shared_ptr<Model>> Import(ModelSnapshot snapshot,
+                                                uint64_t* lsn = nullptr);
+
   // NOT_FOUND for an unknown name, DATA_LOSS for an unavailable model.
   absl::StatusOr<std::shared_ptr<Model>> Get(absl::string_view name) const;
 
@@ -126,6 +132,11 @@ class ModelRegistry {
     uint64_t saved_lsn = 0;
   };
 
+  // Registers a new model: logs `record` (without a journal, stores the
+  // model) and inserts it; ALREADY_EXISTS for a taken name.
+  absl::StatusOr<std::shared_ptr<Model>> Add(std::unique_ptr<Model> model,
+                                             const std::string& record,
+                                             uint64_t* lsn);
   // REQUIRES: io_mu_ held.
   absl::Status SaveLocked(Entry& entry);
   void Insert(const std::string& name, std::shared_ptr<Entry> entry);

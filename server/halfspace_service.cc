@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/quoted.h"
+#include "core/storage/snapshot_codec.h"
 
 #include "server/convert.h"
 #include "server/evaluate_stream.h"
@@ -121,6 +123,18 @@ HalfspaceService::Unary HalfspaceService::GetSourceSequence(Context* c,
                                                            const Bytes* in,
                                                            Bytes* out) {
   return Serve(c, in, out, &HalfspaceService::DoGetSourceSequence);
+}
+
+HalfspaceService::Unary HalfspaceService::ExportModel(Context* c,
+                                                     const Bytes* in,
+                                                     Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoExportModel);
+}
+
+HalfspaceService::Unary HalfspaceService::ImportModel(Context* c,
+                                                     const Bytes* in,
+                                                     Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoImportModel);
 }
 
 absl::Status HalfspaceService::DoCreateModel(
@@ -268,6 +282,41 @@ absl::Status HalfspaceService::DoGetSourceSequence(
     return absl::InvalidArgumentError("source is empty; name the source");
   }
   response.set_last_sequence((*model)->LastSequence(request.source()));
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoExportModel(
+    const v1::ExportModelRequest& request, v1::ExportModelResponse& response,
+    uint64_t&) {
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
+  if (!model.ok()) return model.status();
+  std::string file = EncodeSnapshot((*model)->Snapshot());
+  // The response's framing takes a few bytes besides the file.
+  if (file.size() + 16 > max_message_bytes_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "model ", Quoted(request.model()), "'s file takes ", file.size(),
+        " bytes, over the ", max_message_bytes_,
+        "-byte message limit (--max_message_bytes)"));
+  }
+  response.set_model_file(std::move(file));
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoImportModel(
+    const v1::ImportModelRequest& request, v1::ImportModelResponse& response,
+    uint64_t& lsn) {
+  absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(request.model_file());
+  if (!snapshot.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model_file is not a model file this server reads: ",
+        snapshot.status().message()));
+  }
+  snapshot->name = request.model();
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      registry_->Import(*std::move(snapshot), &lsn);
+  if (!model.ok()) return model.status();
+  spdlog::info("imported model '{}'", request.model());
+  ToProto(**model, response.mutable_model());
   return absl::OkStatus();
 }
 

@@ -32,7 +32,9 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                             v1::HalfspaceService::WithRawCallbackMethod_GetWeights<
                                 v1::HalfspaceService::WithRawCallbackMethod_SetWeights<
                                     v1::HalfspaceService::WithRawCallbackMethod_GetSourceSequence<
-                                        v1::HalfspaceService::Service>>>>>>>>>>;
+                                        v1::HalfspaceService::WithRawCallbackMethod_ExportModel<
+                                            v1::HalfspaceService::WithRawCallbackMethod_ImportModel<
+                                                v1::HalfspaceService::Service>>>>>>>>>>>>;
 
 class HalfspaceService final : public HalfspaceServiceBase {
  public:
@@ -59,6 +61,8 @@ class HalfspaceService final : public HalfspaceServiceBase {
   Unary GetWeights(Context* c, const Bytes* in, Bytes* out) override;
   Unary SetWeights(Context* c, const Bytes* in, Bytes* out) override;
   Unary GetSourceSequence(Context* c, const Bytes* in, Bytes* out) override;
+  Unary ExportModel(Context* c, const Bytes* in, Bytes* out) override;
+  Unary ImportModel(Context* c, const Bytes* in, Bytes* out) override;
 
  private:
   template <typename Request, typename Response>
@@ -90,6 +94,10 @@ class HalfspaceService final : public HalfspaceServiceBase {
   absl::Status DoGetSourceSequence(const v1::GetSourceSequenceRequest& request,
                                   v1::GetSourceSequenceResponse& response,
                                   uint64_t& lsn);
+  absl::Status DoExportModel(const v1::ExportModelRequest& request,
+                             v1::ExportModelResponse& response, uint64_t& lsn);
+  absl::Status DoImportModel(const v1::ImportModelRequest& request,
+                             v1::ImportModelResponse& response, uint64_t& lsn);
 
   ModelRegistry* const registry_;
   WriteAheadLog* const log_;

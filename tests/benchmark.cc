@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -176,6 +177,22 @@ double Stream(const TestServer& server, const Data& data, size_t batch,
   return PerSecond(data.size(), elapsed);
 }
 
+// `streams` streams at once, each into its own model, one message per
+// example: examples per second over all of them.
+double ConcurrentStreams(const TestServer& server, const Data& data,
+                         int streams, const std::string& name) {
+  std::vector<double> rates(streams);
+  std::vector<std::thread> threads;
+  const absl::Time start = absl::Now();
+  for (int k = 0; k < streams; ++k) {
+    threads.emplace_back([&, k] {
+      rates[k] = Stream(server, data, 1, absl::StrCat(name, k));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return PerSecond(data.size() * streams, absl::Now() - start);
+}
+
 void PredictLatency(const TestServer& server, const Data& data) {
   Client client = server.NewClient();
   (void)client.CreateModel("predict", TextAlgorithm("perceptron"), data.dimension);
@@ -211,11 +228,19 @@ int main(int argc, char** argv) {
               learn / 1e6, 100 * learn / bare);
   std::printf("| core: SGD, 2^20 hashed buckets, 30 named features | %.2fM examples/s |\n",
               HashedSgd(n / 4) / 1e6);
-  TestServer server;
-  std::printf("| Train stream, 1000 per message   | %.2fM examples/s |\n",
-              Stream(server, data, 1000, "batched") / 1e6);
-  std::printf("| Train stream, 1 per message      | %.0fk examples/s |\n",
-              Stream(server, small, 1, "single") / 1e3);
-  PredictLatency(server, data);
+  // Training at each durability level (the data directory is on this
+  // machine's disk); "sync", the default, last.
+  for (const char* level : {"snapshot", "write", "sync"}) {
+    TestServer server([&](ServerOptions& options) {
+      options.durability = *ParseDurability(level);
+    });
+    std::printf("| Train stream, 1000 per message, durability=%s | %.2fM examples/s |\n",
+                level, Stream(server, data, 1000, "batched") / 1e6);
+    std::printf("| Train stream, 1 per message, durability=%s | %.0fk examples/s |\n",
+                level, Stream(server, small, 1, "single") / 1e3);
+    std::printf("| 4 Train streams, 1 per message, durability=%s | %.0fk examples/s |\n",
+                level, ConcurrentStreams(server, small, 4, "concurrent") / 1e3);
+    if (std::string(level) == "sync") PredictLatency(server, data);
+  }
   return 0;
 }

@@ -219,6 +219,49 @@ TEST_F(DurabilityTest, ExactlyOnceTrainerNumbersOnFromWhereTheServerStands) {
   EXPECT_TRUE(absl::IsNotFound(missing.status()));
 }
 
+TEST_F(DurabilityTest, ExportedModelsImportUnderANewNameWithTheirWholeState) {
+  ASSERT_TRUE(client_.CreateModel("avg", TextAlgorithm("sgd { loss: LOSS_LOG average_from: 2 }"), 2).ok());
+  std::unique_ptr<TrainingStream> stream = client_.Train("avg", "p", 1);
+  ASSERT_TRUE(stream->Send({{{1, 2}, 1}, {{-1, 0}, -1}, {{2, -1}, 1}}).ok());
+  ASSERT_TRUE(stream->Receive().ok());
+  ASSERT_TRUE(stream->Finish().ok());
+
+  absl::StatusOr<std::string> file = client_.ExportModel("avg");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->substr(0, 4), "HSPM");
+  absl::StatusOr<v1::Model> copy = client_.ImportModel("copy", *file);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ(copy->name(), "copy");
+  EXPECT_EQ(copy->stats().examples_seen(), 3u);
+  EXPECT_EQ(*client_.GetSourceSequence("copy", "p"), 3u);
+  EXPECT_TRUE(absl::IsAlreadyExists(client_.ImportModel("copy", *file).status()));
+
+  // The copy learns on exactly as the original does, averaging state and
+  // all, and survives a crash.
+  for (const char* name : {"avg", "copy"}) {
+    std::unique_ptr<TrainingStream> more = client_.Train(name);
+    ASSERT_TRUE(more->Send({{{0.5, 1}, -1}, {{3, 1}, 1}}).ok());
+    ASSERT_TRUE(more->Receive().ok());
+  }
+  auto weights = [](Client& c, const char* name) {
+    absl::StatusOr<v1::GetWeightsResponse> w = c.GetWeights(name);
+    EXPECT_TRUE(w.ok()) << w.status();
+    return std::vector<double>(w->weights().begin(), w->weights().end());
+  };
+  EXPECT_EQ(weights(client_, "avg"), weights(client_, "copy"));
+  CrashCopy crash(server_.data_dir());
+  Client recovered = crash.Start();
+  EXPECT_EQ(weights(recovered, "copy"), weights(client_, "avg"));
+
+  std::string damaged = *file;
+  damaged[damaged.size() / 2] ^= 1;
+  const absl::Status refused = client_.ImportModel("bad", damaged).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(refused)) << refused;
+  EXPECT_THAT(refused.message(), HasSubstr("checksum mismatch"));
+  EXPECT_TRUE(absl::IsInvalidArgument(client_.ImportModel("a/b", *file).status()));
+  EXPECT_TRUE(absl::IsNotFound(client_.ExportModel("nope").status()));
+}
+
 TEST(DurabilityLimitsTest, ATrainRequestWhoseResponseCannotBeSentIsNotLearned) {
   TestServer server([](ServerOptions& o) { o.max_message_bytes = 64 << 10; });
   Client client = server.NewClient();

@@ -148,6 +148,11 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
               HasSubstr("label=1  score=1  distance=0.707107"));
   EXPECT_THAT(RunCommand(cli + "list"), HasSubstr("examples_seen=16"));
   EXPECT_THAT(RunCommand(cli + "get nope"), HasSubstr("NOT_FOUND"));
+  EXPECT_THAT(RunCommand(cli + "export notes " + dir.File("notes.hspm")),
+              HasSubstr("exported 'notes' to "));
+  EXPECT_THAT(RunCommand(cli + "import copy " + dir.File("notes.hspm")),
+              HasSubstr("copy  perceptron"));
+  EXPECT_THAT(RunCommand(cli + "weights copy"), HasSubstr("w=1,1\nb=-3"));
   EXPECT_THAT(RunCommand(cli + "create lr --dimension=2 "
                                "--algorithm='sgd { loss: LOSS_LOG alpha: 0.01 }'"),
               HasSubstr("sgd { learning_rate: 1 loss: LOSS_LOG "
