@@ -299,11 +299,20 @@ absl::Status ModelRegistry::SaveChanged() {
   return first_error;
 }
 
-bool ModelRegistry::HasUnavailable() const {
-  std::shared_lock lock(mu_);
-  return std::any_of(entries_.begin(), entries_.end(), [](const auto& e) {
-    return !e.second->unavailable.ok();
-  });
+uint64_t ModelRegistry::DroppableLog(uint64_t covered) const {
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [name, entry] : entries_) entries.push_back(entry);
+  }
+  std::lock_guard io_lock(io_mu_);
+  uint64_t droppable = covered;
+  for (const std::shared_ptr<Entry>& entry : entries) {
+    const bool log_only = !entry->unavailable.ok() ||
+                          entry->model->lsn() > entry->saved_lsn;
+    if (log_only) droppable = std::min(droppable, entry->saved_lsn);
+  }
+  return droppable;
 }
 
 absl::Status ModelRegistry::SaveLocked(Entry& entry) {

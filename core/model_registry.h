@@ -120,8 +120,12 @@ class ModelRegistry {
   // first error, after trying them all.
   absl::Status SaveChanged();
 
-  // Whether some model is unavailable (its log records must be kept).
-  bool HasUnavailable() const;
+  // The LSN up to which the log may be dropped once the snapshots taken
+  // after reading `covered` (the log's last LSN) are stored: `covered`, or
+  // less where a model's state since its last snapshot is only in the log
+  // (its snapshot failed, or it is unavailable and its records are kept
+  // for the operator).
+  uint64_t DroppableLog(uint64_t covered) const;
 
  private:
   struct Entry {
@@ -151,7 +155,7 @@ class ModelRegistry {
 
   // Held across store I/O; taken before mu_. (std mutexes, not absl::Mutex,
   // so ThreadSanitizer models them; see model.h.)
-  std::mutex io_mu_;
+  mutable std::mutex io_mu_;
   mutable std::shared_mutex mu_;
   // guarded by mu_
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_;

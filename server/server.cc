@@ -156,12 +156,11 @@ absl::Status Server::Checkpoint() {
   // a snapshot takes that lock).
   const uint64_t covered = log_ != nullptr ? log_->last_lsn() : 0;
   absl::Status status = registry_.SaveChanged();
-  if (!status.ok() || log_ == nullptr) return status;
-  if (registry_.HasUnavailable()) {
-    spdlog::warn("keeping the whole log while a model is unavailable");
-    return absl::OkStatus();
-  }
-  return log_->Truncate(covered);
+  if (log_ == nullptr) return status;
+  // Models whose snapshot failed, or that are unavailable, keep their
+  // records.
+  status.Update(log_->Truncate(registry_.DroppableLog(covered)));
+  return status;
 }
 
 void Server::CheckpointLoop() {

@@ -87,9 +87,9 @@ class Server {
   // calls return OK and do nothing.
   absl::Status Shutdown();
 
-  // Snapshots every changed model, then drops the log segments every
-  // snapshot covers (none while some model is unavailable: its records are
-  // kept for the operator).
+  // Snapshots every changed model, then drops the log segments the
+  // snapshots cover (keeping the records of models whose snapshot failed or
+  // that are unavailable).
   absl::Status Checkpoint();
 
  private:

@@ -3,9 +3,11 @@
 // a call applies whole or not at all, and damage or a full disk costs no
 // acknowledged change.
 
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -106,6 +108,17 @@ TEST_F(DurabilityTest, EveryAcknowledgedChangeIsInTheDataDirectory) {
   EXPECT_EQ(weights->bias(), -4);
   EXPECT_TRUE(absl::IsNotFound(client.GetModel("gone").status()));
   EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 1u);
+}
+
+TEST_F(DurabilityTest, SetWeightsThatFailsLeavesTheServedWeights) {
+  CreatePerceptron("m", 2);
+  ASSERT_TRUE(client_.SetWeights("m", {1, 2}, 3).ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      client_.SetWeights("m", {1, std::nan("")}, 0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(client_.SetWeights("m", {5}, 0).status()));
+  absl::StatusOr<v1::GetWeightsResponse> weights = client_.GetWeights("m");
+  EXPECT_THAT(weights->weights(), ElementsAre(1, 2));
+  EXPECT_EQ(weights->bias(), 3);
 }
 
 TEST_F(DurabilityTest, ASecondServerOnTheSameDataDirectoryRefusesToStart) {
@@ -332,51 +345,72 @@ TEST_F(DurabilityTest, AFlippedByteInALogRecordCostsOnlyItsModel) {
             absl::StatusCode::kDataLoss);
 }
 
-// On a full disk, training fails with RESOURCE_EXHAUSTED and learns
-// nothing, predictions go on, nothing acknowledged is lost, and training
-// resumes once there is room.
+// Fills the file system holding `dir` to the last byte.
+void FillUp(const std::string& dir) {
+  const std::string path = dir + "/filler";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const std::string block(4096, 'f');
+  for (size_t size : {block.size(), size_t{1}}) {
+    while (::write(fd, block.data(), size) > 0) {
+    }
+  }
+  ::close(fd);
+}
+
+// On a full disk, changes fail with RESOURCE_EXHAUSTED and apply nothing,
+// predictions go on, nothing acknowledged is lost, and changes succeed
+// again once there is room.
 TEST(DurabilityLimitsTest, AFullDiskFailsWritesWhileReadsGoOn) {
   TempDir dir;
   const std::string mount = dir.File("small");
   fs::create_directories(mount);
-  if (::mount("tmpfs", mount.c_str(), "tmpfs", 0, "size=256k") != 0) {
+  if (::mount("tmpfs", mount.c_str(), "tmpfs", 0, "size=1m") != 0) {
     GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
   }
   struct Unmount {
     std::string path;
     ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
   } unmount{mount};
-  uint64_t acknowledged = 0;
+  // Records larger than a page: a full tmpfs still takes a write that fits
+  // the slack of a file's last page.
+  constexpr int kDimension = 1024;
+  const std::vector<LabeledExample> batch(
+      20, {std::vector<double>(kDimension, 0.5), 1});
   {
     TestServer server([&](ServerOptions& o) { o.data_dir = mount + "/data"; });
     Client client = server.NewClient();
-    ASSERT_TRUE(client.CreateModel("m", TextAlgorithm("perceptron"), 64).ok());
-    const std::vector<LabeledExample> batch(50, {std::vector<double>(64, 0.5), 1});
-    absl::Status full;
-    while (full.ok()) {
-      std::unique_ptr<TrainingStream> stream = client.Train("m");
-      full = stream->Send(batch);
-      if (full.ok()) {
-        absl::StatusOr<v1::TrainResponse> r = stream->Receive();
-        full = r.ok() ? absl::OkStatus() : stream->Finish();
-        if (r.ok()) acknowledged += r->results_size();
-      }
-    }
-    EXPECT_TRUE(absl::IsResourceExhausted(full)) << full;
-    EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), acknowledged);
-    EXPECT_TRUE(client.Predict("m", {std::vector<double>(64, 1)}).ok());
-
-    ASSERT_EQ(::mount("tmpfs", mount.c_str(), "tmpfs", MS_REMOUNT, "size=4m"), 0);
+    ASSERT_TRUE(
+        client.CreateModel("m", TextAlgorithm("perceptron"), kDimension).ok());
     std::unique_ptr<TrainingStream> stream = client.Train("m");
     ASSERT_TRUE(stream->Send(batch).ok());
+    ASSERT_TRUE(stream->Receive().ok());
+    const auto before = client.GetWeights("m")->weights();
+
+    FillUp(mount);
+    ASSERT_TRUE(stream->Send(batch).ok());
+    EXPECT_FALSE(stream->Receive().ok());
+    const absl::Status full = stream->Finish();
+    EXPECT_TRUE(absl::IsResourceExhausted(full)) << full;
+    EXPECT_THAT(full.message(), HasSubstr("No space left on device"));
+    const absl::Status set =
+        client.SetWeights("m", std::vector<double>(kDimension, 42), 1).status();
+    EXPECT_TRUE(absl::IsResourceExhausted(set)) << set;
+    // Nothing was applied; reads go on.
+    EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 20u);
+    EXPECT_THAT(client.GetWeights("m")->weights(),
+                ::testing::ElementsAreArray(before));
+    EXPECT_TRUE(client.Predict("m", {std::vector<double>(kDimension, 1)}).ok());
+
+    fs::remove(mount + "/filler");
+    stream = client.Train("m");
+    ASSERT_TRUE(stream->Send(batch).ok());
     ASSERT_TRUE(stream->Receive().ok()) << stream->Finish();
-    acknowledged += batch.size();
     EXPECT_TRUE(stream->Finish().ok());
   }
-  // Restarted from the disk: every acknowledged example is there.
+  // Restarted from the disk: every acknowledged example is there, once.
   TestServer restarted([&](ServerOptions& o) { o.data_dir = mount + "/data"; });
-  EXPECT_EQ(restarted.NewClient().GetModel("m")->stats().examples_seen(),
-            acknowledged);
+  EXPECT_EQ(restarted.NewClient().GetModel("m")->stats().examples_seen(), 40u);
 }
 
 }  // namespace
