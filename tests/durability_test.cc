@@ -7,9 +7,13 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,33 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_server.h"
+
+// fdatasync, which a test can hold back (this test binary is linked with
+// -Wl,--wrap=fdatasync): while held, the log cannot make records durable.
+namespace {
+std::mutex sync_mu;
+std::condition_variable sync_released;
+bool syncs_held = false;
+
+void HoldSyncs(bool hold) {
+  {
+    std::lock_guard lock(sync_mu);
+    syncs_held = hold;
+  }
+  sync_released.notify_all();
+}
+}  // namespace
+
+extern "C" {
+int __real_fdatasync(int fd);
+int __wrap_fdatasync(int fd) {
+  {
+    std::unique_lock lock(sync_mu);
+    sync_released.wait(lock, [] { return !syncs_held; });
+  }
+  return __real_fdatasync(fd);
+}
+}
 
 namespace halfspace {
 namespace {
@@ -108,6 +139,27 @@ TEST_F(DurabilityTest, EveryAcknowledgedChangeIsInTheDataDirectory) {
   EXPECT_EQ(weights->bias(), -4);
   EXPECT_TRUE(absl::IsNotFound(client.GetModel("gone").status()));
   EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 1u);
+}
+
+// The response to a batch waits until its record is synced.
+TEST_F(DurabilityTest, ATrainResponseWaitsUntilItsExamplesAreSynced) {
+  CreatePerceptron("m", 2);
+  std::unique_ptr<TrainingStream> stream = client_.Train("m");
+  HoldSyncs(true);
+  ASSERT_TRUE(stream->Send({{{1, 2}, 1}}).ok());
+  std::atomic<bool> answered{false};
+  std::thread reader([&] {
+    EXPECT_TRUE(stream->Receive().ok());
+    answered = true;
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(answered.load()) << "answered before the sync";
+  // Reads go on meanwhile: the example is applied, just not acknowledged.
+  EXPECT_EQ(client_.GetModel("m")->stats().examples_seen(), 1u);
+  HoldSyncs(false);
+  reader.join();
+  EXPECT_TRUE(answered.load());
+  EXPECT_TRUE(stream->Finish().ok());
 }
 
 TEST_F(DurabilityTest, SetWeightsThatFailsLeavesTheServedWeights) {

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/storage/file_model_store.h"
+#include "core/journal.h"
 #include "core/model_registry.h"
 #include "core/storage/snapshot_codec.h"
 #include "gmock/gmock.h"
@@ -436,6 +437,53 @@ TEST(ModelRegistryTest, AFailedSaveIsRetriedByTheNextSaveChanged) {
   ASSERT_TRUE(registry.SaveChanged().ok());
   EXPECT_EQ(store.saves["m"], 2);
   EXPECT_EQ((*store.LoadAll())[0].snapshot->counters.examples_seen, 1u);
+}
+
+// A journal in memory: hands out LSNs and records what the registry asks.
+class RecordingJournal final : public Journal {
+ public:
+  absl::StatusOr<uint64_t> Append(absl::string_view model,
+                                  absl::string_view) override {
+    events.push_back(absl::StrCat("append ", model));
+    return ++last;
+  }
+  void WaitDurable(uint64_t lsn) override {
+    events.push_back(absl::StrCat("wait ", lsn));
+  }
+  uint64_t last = 0;
+  std::vector<std::string> events;
+};
+
+TEST(ModelRegistryTest, ChangesAreLoggedAndSnapshotsWaitForTheirRecords) {
+  TempDir dir;
+  CountingStore store(dir.path());
+  RecordingJournal journal;
+  ModelRegistry registry(&store, &journal);
+  uint64_t lsn = 0;
+  std::shared_ptr<Model> model = *registry.Create("m", Spec(), {}, &lsn);
+  EXPECT_EQ(lsn, 1u);
+  EXPECT_TRUE(store.saves.empty());  // the log holds it; no snapshot yet
+  ASSERT_TRUE(registry.SetWeights("m", "", {1, 2}, 0, &lsn).ok());
+  EXPECT_EQ(lsn, 2u);
+  EXPECT_EQ(model->lsn(), 2u);
+  EXPECT_EQ(registry.DroppableLog(2), 0u);  // m's state is only in the log
+  ASSERT_TRUE(registry.SaveChanged().ok());
+  EXPECT_EQ(store.saves["m"], 1);
+  EXPECT_THAT(journal.events, ElementsAre("append m", "append m", "wait 2"));
+  EXPECT_EQ(registry.DroppableLog(2), 2u);
+  EXPECT_EQ(store.LoadAll()->at(0).snapshot->lsn, 2u);
+
+  // A snapshot that fails keeps the model's records in the log.
+  ASSERT_TRUE(registry.SetWeights("m", "", {3, 4}, 0, &lsn).ok());
+  store.failures = 1;
+  EXPECT_FALSE(registry.SaveChanged().ok());
+  EXPECT_EQ(registry.DroppableLog(3), 2u);
+  ASSERT_TRUE(registry.SaveChanged().ok());
+  EXPECT_EQ(registry.DroppableLog(3), 3u);
+
+  ASSERT_TRUE(registry.Delete("m", &lsn).ok());
+  EXPECT_EQ(lsn, 4u);
+  EXPECT_TRUE(store.LoadAll()->empty());
 }
 
 TEST(ModelRegistryTest, SetWeightsThatFailsChangesNothing) {
