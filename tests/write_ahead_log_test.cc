@@ -188,6 +188,52 @@ TEST(WriteAheadLogTest, ReportsAFlippedHeaderByteAsAnyModelsAndReadsOn) {
   }
 }
 
+// A log that lost its tail while snapshots newer than it survived (a
+// machine crash without syncing) numbers on after the snapshots in a new
+// segment, and reads back without a false alarm.
+TEST(WriteAheadLogTest, JumpsPastSnapshotLsnsInANewSegment) {
+  TempDir dir;
+  {
+    Read read;
+    auto log = OpenLog(dir.path(), read);
+    ASSERT_TRUE(log->Append("m", "one").ok());
+  }
+  {
+    Read read;
+    auto log = OpenLog(dir.path(), read, 1 << 20, /*after_lsn=*/9);
+    EXPECT_EQ(*log->Append("m", "ten"), 10u);
+  }
+  EXPECT_EQ(Segments(dir.path()).size(), 2u);
+  Read read;
+  OpenLog(dir.path(), read);
+  EXPECT_THAT(read.records, ElementsAre("1 m one", "10 m ten"));
+  EXPECT_THAT(read.damage, IsEmpty());
+}
+
+TEST(WriteAheadLogTest, ReportsAMissingSegmentAndRecordsOutOfSequence) {
+  TempDir dir;
+  {
+    Read read;
+    auto log = OpenLog(dir.path(), read, /*segment_bytes=*/10);
+    for (int i = 0; i < 3; ++i) {
+      const uint64_t lsn = *log->Append("m", "x");
+      log->WaitDurable(lsn);
+      for (int k = 0; k < 200 && Segments(dir.path()).size() < size_t(i + 2);
+           ++k) {
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+    }
+  }
+  ASSERT_EQ(Segments(dir.path()).size(), 4u);
+  fs::remove(dir.File(Segments(dir.path())[1]));
+  Read read;
+  OpenLog(dir.path(), read, 10);
+  EXPECT_THAT(read.records, ElementsAre("1 m x", "3 m x"));
+  ASSERT_FALSE(read.damage.empty());
+  EXPECT_THAT(read.damage[0].where, HasSubstr("segment 2 is missing"));
+  EXPECT_EQ(read.damage[0].key, "");
+}
+
 TEST(WriteAheadLogTest, RotatesSegmentsAndTruncatesOnlyCoveredClosedOnes) {
   TempDir dir;
   Read read;

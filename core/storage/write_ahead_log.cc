@@ -89,6 +89,17 @@ size_t RecordSize(const Header& h) {
   return kHeaderSize + h.key_size + h.payload_size;
 }
 
+// The offset of the first whole record at or after `from`, or the end.
+size_t NextWholeRecord(absl::string_view bytes, size_t from) {
+  Header h;
+  absl::string_view key, payload;
+  while (from < bytes.size() &&
+         ParseRecord(bytes.substr(from), h, key, payload) != Parse::kWhole) {
+    ++from;
+  }
+  return std::min(from, bytes.size());
+}
+
 }  // namespace
 
 std::string WriteAheadLog::SegmentPath(uint64_t ordinal) const {
@@ -121,17 +132,26 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
   for (size_t i = 0; i < ordinals.size(); ++i) {
     Segment segment{ordinals[i], last_lsn + 1};
     const bool last = i + 1 == ordinals.size();
+    if (i > 0 && ordinals[i] != ordinals[i - 1] + 1 && visitor.damage) {
+      visitor.damage({"", 0, absl::StrCat("log segment ", ordinals[i - 1] + 1,
+                                          " is missing from ", options.dir)});
+    }
     if (absl::Status s = log->ReadSegment(segment, last, visitor, last_lsn, size);
         !s.ok()) {
       return s;
     }
     log->segments_.push_back(segment);
   }
-  if (log->segments_.empty()) {
-    absl::StatusOr<int> fd = log->CreateSegment(1);
+  if (log->segments_.empty() || (after_lsn > last_lsn && size > 0)) {
+    // A new segment, so that a jump up to after_lsn + 1 (the log lost its
+    // tail after snapshots were taken) falls where reading allows one.
+    const uint64_t ordinal =
+        log->segments_.empty() ? 1 : log->segments_.back().ordinal + 1;
+    absl::StatusOr<int> fd = log->CreateSegment(ordinal);
     if (!fd.ok()) return fd.status();
     log->fd_ = *fd;
-    log->segments_.push_back({1, after_lsn + 1});
+    log->segments_.push_back({ordinal, std::max(last_lsn, after_lsn) + 1});
+    size = 0;
   } else {
     const std::string path = log->SegmentPath(log->segments_.back().ordinal);
     log->fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -150,17 +170,23 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
   absl::StatusOr<std::string> contents = ReadFile(path);
   if (!contents.ok()) return contents.status();
   const absl::string_view bytes = *contents;
-  // Only the log's first record may have any LSN; each later one follows
-  // the one before.
-  bool first = last_lsn == 0;
+  auto report = [&](Damage damage) {
+    if (visitor.damage) visitor.damage(damage);
+  };
   size_t offset = 0;
+  bool resync = true;  // after damage, whatever LSN comes next
   while (offset < bytes.size()) {
     Header h;
     absl::string_view key, payload;
     const Parse parse = ParseRecord(bytes.substr(offset), h, key, payload);
-    if (parse == Parse::kWhole && (first || h.lsn == last_lsn + 1)) {
+    // A segment's first record may skip LSNs (see Open), and so may the
+    // first after damage (already reported); each other record follows the
+    // one before.
+    const bool in_sequence =
+        resync ? h.lsn > last_lsn : h.lsn == last_lsn + 1;
+    if (parse == Parse::kWhole && in_sequence) {
       if (offset == 0) segment.first_lsn = h.lsn;
-      first = false;
+      resync = false;
       last_lsn = h.lsn;
       if (absl::Status s = visitor.record(h.lsn, key, payload); !s.ok()) {
         return s;
@@ -168,25 +194,20 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
       offset += RecordSize(h);
       continue;
     }
-    Damage damage;
-    damage.where = absl::StrCat(path, " at byte ", offset, ": ");
+    const std::string where = absl::StrCat(path, " at byte ", offset, ": ");
     if (parse == Parse::kWhole) {
-      // Whole but out of sequence: records are missing before it.
-      absl::StrAppend(&damage.where, "records ", last_lsn + 1, " to ",
-                      h.lsn - 1, " are missing");
-      if (visitor.damage) visitor.damage(damage);
-      first = true;
+      report({"", 0, absl::StrCat(where, "record ", h.lsn, " follows record ",
+                                  last_lsn)});
+      // Read on from a later record; skip an earlier one.
+      if (h.lsn > last_lsn) {
+        last_lsn = h.lsn - 1;
+      } else {
+        offset += RecordSize(h);
+      }
       continue;
     }
-    // Find the next whole record, if any.
-    size_t next = offset + 1;
-    Header nh;
-    absl::string_view nk, np;
-    while (next < bytes.size() &&
-           ParseRecord(bytes.substr(next), nh, nk, np) != Parse::kWhole) {
-      ++next;
-    }
-    if (last && next >= bytes.size()) {
+    const size_t next = NextWholeRecord(bytes, offset + 1);
+    if (last && next == bytes.size()) {
       // The torn tail of an unacknowledged write: cut it off.
       if (::truncate(path.c_str(), static_cast<off_t>(offset)) != 0) {
         return ErrnoError("cannot cut the torn tail off", path);
@@ -194,16 +215,15 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
       break;
     }
     if (parse == Parse::kBadPayload) {
-      damage.key = std::string(key);
-      damage.lsn = h.lsn;
-      absl::StrAppend(&damage.where, "record ", h.lsn, " has a bad checksum");
+      report({std::string(key), h.lsn,
+              absl::StrCat(where, "record ", h.lsn, " has a bad checksum")});
+      last_lsn = std::max(last_lsn, h.lsn);
     } else {
-      absl::StrAppend(&damage.where, next - offset,
-                      " bytes hold no whole record");
+      report({"", 0, absl::StrCat(where, next - offset,
+                                  " bytes hold no whole record")});
     }
-    if (visitor.damage) visitor.damage(damage);
     offset = next;
-    first = true;
+    resync = true;
   }
   size = static_cast<int64_t>(std::min(offset, bytes.size()));
   return absl::OkStatus();
@@ -348,32 +368,7 @@ void WriteAheadLog::SyncLoop() {
       return stopping_ || last_lsn_ > synced_lsn_ || rotation_due();
     });
     const bool stop = stopping_;
-    if (!stop && rotation_due()) {
-      // Start the next segment; the old one is synced and closed below.
-      const uint64_t ordinal = segments_.back().ordinal + 1;
-      lock.unlock();
-      absl::StatusOr<int> fd = CreateSegment(ordinal);
-      lock.lock();
-      if (fd.ok()) {
-        const int old_fd = std::exchange(fd_, *fd);
-        segments_.push_back({ordinal, last_lsn_ + 1});
-        segment_size_ = 0;
-        const uint64_t target = last_lsn_;
-        lock.unlock();
-        const bool synced = !options_.sync || ::fdatasync(old_fd) == 0;
-        ::close(old_fd);
-        lock.lock();
-        if (!synced) {
-          std::fprintf(stderr, "fatal: cannot sync the log: %s\n",
-                       std::strerror(errno));
-          std::abort();
-        }
-        synced_lsn_ = std::max(synced_lsn_, target);
-        RunDurableCallbacks(lock);
-        continue;
-      }
-      std::fprintf(stderr, "cannot start a new log segment: %s\n",
-                   fd.status().ToString().c_str());
+    if (!stop && rotation_due() && !Rotate(lock)) {
       // Keep appending to the current segment; retry in a second.
       retry_rotation = Clock::now() + std::chrono::seconds(1);
     }
@@ -381,17 +376,41 @@ void WriteAheadLog::SyncLoop() {
       const uint64_t target = last_lsn_;
       const int fd = fd_;
       lock.unlock();
-      if (::fdatasync(fd) != 0) {
-        std::fprintf(stderr, "fatal: cannot sync the log: %s\n",
-                     std::strerror(errno));
-        std::abort();
-      }
+      SyncOrDie(fd);
       lock.lock();
       synced_lsn_ = std::max(synced_lsn_, target);
     }
     RunDurableCallbacks(lock);
     if (stop && last_lsn_ == synced_lsn_) return;
   }
+}
+
+bool WriteAheadLog::Rotate(std::unique_lock<std::mutex>& lock) {
+  const uint64_t ordinal = segments_.back().ordinal + 1;
+  lock.unlock();
+  absl::StatusOr<int> fd = CreateSegment(ordinal);
+  lock.lock();
+  if (!fd.ok()) {
+    std::fprintf(stderr, "cannot start a new log segment: %s\n",
+                 fd.status().ToString().c_str());
+    return false;
+  }
+  const int old_fd = std::exchange(fd_, *fd);
+  segments_.push_back({ordinal, last_lsn_ + 1});
+  segment_size_ = 0;
+  const uint64_t target = last_lsn_;  // every record of the old segment
+  lock.unlock();
+  SyncOrDie(old_fd);
+  ::close(old_fd);
+  lock.lock();
+  synced_lsn_ = std::max(synced_lsn_, target);
+  return true;
+}
+
+void WriteAheadLog::SyncOrDie(int fd) const {
+  if (!options_.sync || ::fdatasync(fd) == 0) return;
+  std::fprintf(stderr, "fatal: cannot sync the log: %s\n", std::strerror(errno));
+  std::abort();
 }
 
 void WriteAheadLog::RunDurableCallbacks(std::unique_lock<std::mutex>& lock) {

@@ -127,6 +127,14 @@ class WriteAheadLog final : public Journal {
   // Creates segment `ordinal`'s file and makes its directory entry durable.
   absl::StatusOr<int> CreateSegment(uint64_t ordinal);
   void SyncLoop();
+  // Starts the next segment, then syncs and closes the old one; false if
+  // the new one could not be created. REQUIRES: lock holds mu_; it is
+  // released and taken again.
+  bool Rotate(std::unique_lock<std::mutex>& lock);
+  // fdatasyncs `fd` if the log syncs, or stops the process: after a failed
+  // fdatasync the kernel may have dropped the data, and only a restart from
+  // what is on disk is sound.
+  void SyncOrDie(int fd) const;
   // Runs, outside the lock, the callbacks of records up to synced_.
   // REQUIRES: lock holds mu_; it is released and taken again.
   void RunDurableCallbacks(std::unique_lock<std::mutex>& lock);
