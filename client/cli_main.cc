@@ -15,6 +15,8 @@
 //   evaluate NAME FILE      scores FILE without learning
 //   export NAME FILE        writes the model's whole state to FILE
 //   import NAME FILE        creates model NAME from an exported FILE
+//   restore NAME            rolls an unavailable model back to its previous
+//                           snapshot
 
 #include <cmath>
 #include <cstdio>
@@ -318,6 +320,11 @@ absl::Status Run(const std::vector<char*>& args) {
     return model.status();
   }
   if (command == "delete") return client.DeleteModel(name);
+  if (command == "restore") {
+    absl::StatusOr<v1::Model> model = client.RestoreModel(name);
+    if (model.ok()) PrintModel(*model);
+    return model.status();
+  }
   if (command == "weights") {
     absl::StatusOr<v1::GetWeightsResponse> w = client.GetWeights(name);
     if (!w.ok()) return w.status();
@@ -355,7 +362,8 @@ int main(int argc, char** argv) {
       "  fit NAME FILE     (passes until no updates; --max_passes)\n"
       "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)\n"
       "  export NAME FILE  (the model's whole state, one file)\n"
-      "  import NAME FILE  (a new model NAME from an exported file)");
+      "  import NAME FILE  (a new model NAME from an exported file)\n"
+      "  restore NAME      (an unavailable model back to its previous snapshot)");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   absl::Status status = halfspace::Run(args);
   if (!status.ok()) {

@@ -163,6 +163,10 @@ class Client {
   absl::StatusOr<v1::Model> ImportModel(const std::string& name,
                                         const std::string& model_file);
 
+  // Rolls unavailable model `name` back to its previous snapshot (see the
+  // RPC's comment).
+  absl::StatusOr<v1::Model> RestoreModel(const std::string& name);
+
   // The last sequence number `model` applied from `source`; 0 if none.
   absl::StatusOr<uint64_t> GetSourceSequence(const std::string& model,
                                              const std::string& source);

@@ -46,6 +46,7 @@ absl::StatusOr<uint64_t> ModelRegistry::Load() {
   uint64_t max_lsn = 0;
   for (StoredModel& s : *stored) {
     auto entry = std::make_shared<Entry>();
+    entry->stored = true;
     if (s.snapshot.ok()) {
       max_lsn = std::max(max_lsn, s.snapshot->lsn);
       entry->saved_lsn = s.snapshot->lsn;
@@ -55,23 +56,71 @@ absl::StatusOr<uint64_t> ModelRegistry::Load() {
         entry->model = *std::move(model);
         entry->saved_generation = entry->model->generation();
       } else {
-        entry->unavailable = absl::DataLossError(absl::StrCat(
-            "its stored state is invalid: ", model.status().message()));
+        FallBack(s.name,
+                 absl::DataLossError(absl::StrCat(
+                     "its stored state is invalid: ", model.status().message())),
+                 *entry);
       }
     } else {
-      entry->unavailable = s.snapshot.status();
+      FallBack(s.name, s.snapshot.status(), *entry);
     }
+    if (entry->model != nullptr) max_lsn = std::max(max_lsn, entry->saved_lsn);
     Insert(s.name, std::move(entry));
   }
   return max_lsn;
 }
 
+void ModelRegistry::FallBack(const std::string& name,
+                             const absl::Status& reason, Entry& entry) {
+  entry.unavailable = reason;
+  entry.saved_lsn = 0;
+  absl::StatusOr<ModelSnapshot> previous = store_->LoadPrevious(name);
+  if (!previous.ok()) return;
+  const uint64_t lsn = previous->lsn;
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Restore(*std::move(previous));
+  if (!model.ok()) return;
+  entry.model = *std::move(model);
+  entry.saved_lsn = entry.previous_lsn = lsn;
+  entry.has_previous = true;
+  entry.fallback_from = lsn + 1;
+}
+
+std::vector<std::string> ModelRegistry::StartReplay(uint64_t first_lsn) {
+  std::vector<std::string> recovered;
+  std::unique_lock lock(mu_);
+  for (auto& [name, entry] : entries_) {
+    if (entry->fallback_from == 0) continue;
+    const bool complete = first_lsn != 0 && first_lsn <= entry->fallback_from;
+    absl::Status aside = complete ? store_->SetAside(name) : absl::OkStatus();
+    if (complete && aside.ok()) {
+      entry->unavailable = absl::OkStatus();
+      entry->stored = false;
+      recovered.push_back(name);
+    } else {
+      entry->restorable = true;
+      entry->unavailable = absl::DataLossError(absl::StrCat(
+          entry->unavailable.message(), "; its previous snapshot (LSN ",
+          entry->fallback_from - 1,
+          ") lacks later changes the log no longer holds: RestoreModel "
+          "rolls the model back to it"));
+    }
+    entry->fallback_from = 0;
+  }
+  return recovered;
+}
+
 void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
                            absl::string_view payload,
                            const TrainReplay& train) {
-  std::shared_ptr<Entry> entry = Find(model);
-  if (entry != nullptr && !entry->unavailable.ok()) return;
   absl::StatusOr<storage::v1::LogRecord> record = DecodeRecord(payload);
+  std::shared_ptr<Entry> entry = Find(model);
+  // An unavailable model's records wait for the operator, but a roll-back
+  // replaces it whatever it was.
+  if (entry != nullptr && !entry->unavailable.ok() &&
+      !(record.ok() && record->has_restore())) {
+    return;
+  }
   absl::Status s = record.ok() ? ApplyRecord(lsn, model, *record, train)
                                : record.status();
   if (!s.ok()) {
@@ -84,33 +133,24 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
                                         storage::v1::LogRecord& record,
                                         const TrainReplay& train) {
   std::shared_ptr<Entry> entry = Find(name);
-  if (record.has_create()) {
-    if (entry != nullptr) {
-      if (entry->model->lsn() >= lsn) return absl::OkStatus();
+  if (record.has_create() || record.has_restore()) {
+    const bool available = entry != nullptr && entry->unavailable.ok();
+    if (available && entry->model->lsn() >= lsn) return absl::OkStatus();
+    if (entry != nullptr && record.has_create()) {
       return absl::DataLossError("creates a model that already exists");
     }
-    absl::StatusOr<ModelSnapshot> snapshot =
-        FromModelFile(std::move(*record.mutable_create()));
-    if (!snapshot.ok()) return snapshot.status();
-    snapshot->name = std::string(name);
-    snapshot->lsn = lsn;
-    // A record that creates a fresh model holds no weights (see Create).
-    const bool fresh = snapshot->weights.w.empty() &&
-                       std::all_of(snapshot->class_weights.begin(),
-                                   snapshot->class_weights.end(),
-                                   [](const LinearWeights& w) { return w.w.empty(); });
-    absl::StatusOr<std::unique_ptr<Model>> model =
-        fresh ? Model::Create(snapshot->name, snapshot->spec, snapshot->classes)
-              : Model::Restore(*std::move(snapshot));
+    absl::StatusOr<std::unique_ptr<Model>> model = ModelFromRecord(
+        lsn, name,
+        record.has_create() ? *record.mutable_create() : *record.mutable_restore());
     if (!model.ok()) return model.status();
-    if (fresh) {
-      ReplayJournal journal(lsn);
-      LogEntry log{&journal, {}, 0};
-      if (absl::Status s = (*model)->RecordCreation(log); !s.ok()) return s;
+    auto replaced = std::make_shared<Entry>();
+    replaced->model = *std::move(model);
+    if (entry != nullptr) {  // a roll-back: the files stay as they are
+      replaced->stored = entry->stored;
+      replaced->has_previous = entry->has_previous;
+      replaced->previous_lsn = entry->previous_lsn;
     }
-    auto created = std::make_shared<Entry>();
-    created->model = *std::move(model);
-    Insert(std::string(name), std::move(created));
+    Insert(std::string(name), std::move(replaced));
     return absl::OkStatus();
   }
   // The model was deleted later, or its snapshot holds this record.
@@ -145,6 +185,27 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
     default:
       return absl::DataLossError("an unknown change");
   }
+}
+
+absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::ModelFromRecord(
+    uint64_t lsn, absl::string_view name, storage::v1::ModelFile& file) {
+  absl::StatusOr<ModelSnapshot> snapshot = FromModelFile(std::move(file));
+  if (!snapshot.ok()) return snapshot.status();
+  snapshot->name = std::string(name);
+  snapshot->lsn = lsn;
+  // A record that creates a fresh model holds no weights (see Create).
+  const bool fresh =
+      snapshot->weights.w.empty() &&
+      std::all_of(snapshot->class_weights.begin(), snapshot->class_weights.end(),
+                  [](const LinearWeights& w) { return w.w.empty(); });
+  if (!fresh) return Model::Restore(*std::move(snapshot));
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Create(snapshot->name, snapshot->spec, snapshot->classes);
+  if (!model.ok()) return model.status();
+  ReplayJournal journal(lsn);
+  LogEntry log{&journal, {}, 0};
+  if (absl::Status s = (*model)->RecordCreation(log); !s.ok()) return s;
+  return model;
 }
 
 void ModelRegistry::MarkUnavailable(absl::string_view model,
@@ -277,6 +338,35 @@ absl::Status ModelRegistry::SetWeights(absl::string_view name,
   return s;
 }
 
+absl::Status ModelRegistry::RestorePrevious(absl::string_view name,
+                                            uint64_t* lsn) {
+  std::lock_guard io_lock(io_mu_);
+  std::shared_ptr<Entry> entry = Find(name);
+  if (entry == nullptr) return NotFound(name);
+  if (entry->unavailable.ok() || !entry->restorable) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model ", Quoted(name),
+        entry->unavailable.ok()
+            ? " is available; only an unavailable model is rolled back"
+            : " has no readable previous snapshot; delete it, or import a "
+              "backup under its name after deleting it"));
+  }
+  if (absl::Status s = store_->SetAside(name); !s.ok()) return s;
+  entry->stored = false;
+  if (journal_ != nullptr) {
+    const std::string record = RestoreRecord(entry->model->Snapshot());
+    LogEntry log{journal_, record, 0};
+    if (absl::Status s = entry->model->RecordCreation(log); !s.ok()) return s;
+    if (lsn != nullptr) *lsn = log.lsn;
+  } else if (absl::Status s = SaveLocked(*entry); !s.ok()) {
+    return s;
+  }
+  std::unique_lock lock(mu_);
+  entry->unavailable = absl::OkStatus();
+  entry->restorable = false;
+  return absl::OkStatus();
+}
+
 absl::Status ModelRegistry::SaveChanged() {
   std::lock_guard io_lock(io_mu_);
   std::vector<std::shared_ptr<Entry>> entries;
@@ -311,6 +401,10 @@ uint64_t ModelRegistry::DroppableLog(uint64_t covered) const {
     const bool log_only = !entry->unavailable.ok() ||
                           entry->model->lsn() > entry->saved_lsn;
     if (log_only) droppable = std::min(droppable, entry->saved_lsn);
+    // Keep what a fall-back to the previous snapshot would replay.
+    if (entry->has_previous) {
+      droppable = std::min(droppable, entry->previous_lsn);
+    }
   }
   return droppable;
 }
@@ -329,6 +423,11 @@ absl::Status ModelRegistry::SaveLocked(Entry& entry) {
   }
   absl::Status s = store_->Save(snapshot);
   if (s.ok()) {
+    if (entry.stored) {  // the replaced file became the previous snapshot
+      entry.has_previous = true;
+      entry.previous_lsn = entry.saved_lsn;
+    }
+    entry.stored = true;
     entry.saved_generation = generation;
     entry.saved_lsn = snapshot.lsn;
   }

@@ -65,6 +65,14 @@ class ModelRegistry {
   using TrainReplay = std::function<absl::Status(
       Model& model, const storage::v1::TrainBatch& record, Batch& batch)>;
 
+  // Called once before the first log record is replayed, with its LSN (0
+  // if the log holds none). A model whose snapshot was unreadable but whose
+  // previous snapshot loaded is available again if the log holds every
+  // change since that one (it is then replayed; the damaged file is set
+  // aside); otherwise it stays unavailable and RestorePrevious can roll it
+  // back. Returns the names of the models recovered that way.
+  std::vector<std::string> StartReplay(uint64_t first_lsn);
+
   // Applies log record `lsn` of `model` during recovery, before serving.
   // A record that cannot be applied makes its model unavailable.
   void Replay(uint64_t lsn, absl::string_view model, absl::string_view payload,
@@ -116,6 +124,12 @@ class ModelRegistry {
                           std::vector<double> w, double b,
                           uint64_t* lsn = nullptr);
 
+  // Rolls an unavailable model back to its previous snapshot, sets the
+  // damaged one aside, and logs (or stores) the state; the changes after
+  // that snapshot are lost. FAILED_PRECONDITION for a model that is
+  // available or has no readable previous snapshot.
+  absl::Status RestorePrevious(absl::string_view name, uint64_t* lsn = nullptr);
+
   // Stores every model that changed since it was last stored. Returns the
   // first error, after trying them all.
   absl::Status SaveChanged();
@@ -129,11 +143,20 @@ class ModelRegistry {
 
  private:
   struct Entry {
-    std::shared_ptr<Model> model;  // its last good state, if unavailable
+    // If unavailable: its last good state, or its previous snapshot's if
+    // `restorable`, or none.
+    std::shared_ptr<Model> model;
     absl::Status unavailable;
-    // guarded by io_mu_: what the stored snapshot holds
+    bool restorable = false;
+    // Recovery from the previous snapshot awaits StartReplay: the LSN the
+    // log must start at or before; 0 if none.
+    uint64_t fallback_from = 0;
+    // guarded by io_mu_: what the stored snapshots hold
+    bool stored = false;  // whether a current snapshot file exists
     uint64_t saved_generation = 0;
     uint64_t saved_lsn = 0;
+    bool has_previous = false;  // a previous snapshot file, of previous_lsn
+    uint64_t previous_lsn = 0;
   };
 
   // Registers a new model: logs `record` (without a journal, stores the
@@ -149,6 +172,13 @@ class ModelRegistry {
   absl::Status ApplyRecord(uint64_t lsn, absl::string_view name,
                            storage::v1::LogRecord& record,
                            const TrainReplay& train);
+  // A model from a log record's state (create, import, restore) as of `lsn`.
+  static absl::StatusOr<std::unique_ptr<Model>> ModelFromRecord(
+      uint64_t lsn, absl::string_view name, storage::v1::ModelFile& file);
+  // Loads model `name`'s previous snapshot into `entry` after its current
+  // one failed to load for `reason`.
+  void FallBack(const std::string& name, const absl::Status& reason,
+                Entry& entry);
 
   ModelStore* const store_;
   Journal* journal_;

@@ -137,6 +137,12 @@ HalfspaceService::Unary HalfspaceService::ImportModel(Context* c,
   return Serve(c, in, out, &HalfspaceService::DoImportModel);
 }
 
+HalfspaceService::Unary HalfspaceService::RestoreModel(Context* c,
+                                                      const Bytes* in,
+                                                      Bytes* out) {
+  return Serve(c, in, out, &HalfspaceService::DoRestoreModel);
+}
+
 absl::Status HalfspaceService::DoCreateModel(
     const v1::CreateModelRequest& request, v1::CreateModelResponse& response,
     uint64_t& lsn) {
@@ -316,6 +322,21 @@ absl::Status HalfspaceService::DoImportModel(
       registry_->Import(*std::move(snapshot), &lsn);
   if (!model.ok()) return model.status();
   spdlog::info("imported model '{}'", request.model());
+  ToProto(**model, response.mutable_model());
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoRestoreModel(
+    const v1::RestoreModelRequest& request, v1::RestoreModelResponse& response,
+    uint64_t& lsn) {
+  if (absl::Status s = registry_->RestorePrevious(request.model(), &lsn);
+      !s.ok()) {
+    return s;
+  }
+  spdlog::warn("model '{}' rolled back to its previous snapshot",
+               request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
+  if (!model.ok()) return model.status();
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();
 }

@@ -34,7 +34,8 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                     v1::HalfspaceService::WithRawCallbackMethod_GetSourceSequence<
                                         v1::HalfspaceService::WithRawCallbackMethod_ExportModel<
                                             v1::HalfspaceService::WithRawCallbackMethod_ImportModel<
-                                                v1::HalfspaceService::Service>>>>>>>>>>>>;
+                                                v1::HalfspaceService::WithRawCallbackMethod_RestoreModel<
+                                                    v1::HalfspaceService::Service>>>>>>>>>>>>>;
 
 class HalfspaceService final : public HalfspaceServiceBase {
  public:
@@ -63,6 +64,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
   Unary GetSourceSequence(Context* c, const Bytes* in, Bytes* out) override;
   Unary ExportModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary ImportModel(Context* c, const Bytes* in, Bytes* out) override;
+  Unary RestoreModel(Context* c, const Bytes* in, Bytes* out) override;
 
  private:
   template <typename Request, typename Response>
@@ -98,6 +100,9 @@ class HalfspaceService final : public HalfspaceServiceBase {
                              v1::ExportModelResponse& response, uint64_t& lsn);
   absl::Status DoImportModel(const v1::ImportModelRequest& request,
                              v1::ImportModelResponse& response, uint64_t& lsn);
+  absl::Status DoRestoreModel(const v1::RestoreModelRequest& request,
+                              v1::RestoreModelResponse& response,
+                              uint64_t& lsn);
 
   ModelRegistry* const registry_;
   WriteAheadLog* const log_;

@@ -88,6 +88,7 @@ absl::Status Server::Recover() {
     log_options.sync = options_.durability == Durability::kSync;
     log_options.segment_bytes = options_.log_segment_bytes;
     WriteAheadLog::Visitor visitor;
+    visitor.start = [&](uint64_t first_lsn) { StartReplay(first_lsn); };
     visitor.record = [&](uint64_t lsn, absl::string_view model,
                          absl::string_view payload) {
       registry_.Replay(lsn, model, payload, ReplayTrainBatch);
@@ -106,6 +107,8 @@ absl::Status Server::Recover() {
     if (!log.ok()) return log.status();
     log_ = *std::move(log);
     registry_.set_journal(log_.get());
+  } else {
+    StartReplay(0);  // no log to replay
   }
   for (const Listing& listing : registry_.ListAll()) {
     if (!listing.unavailable.ok()) {
@@ -161,6 +164,15 @@ absl::Status Server::Checkpoint() {
   // records.
   status.Update(log_->Truncate(registry_.DroppableLog(covered)));
   return status;
+}
+
+void Server::StartReplay(uint64_t first_lsn) {
+  for (const std::string& name : registry_.StartReplay(first_lsn)) {
+    spdlog::warn(
+        "model '{}': its snapshot is damaged (set aside); recovered from its "
+        "previous snapshot and the log, nothing lost",
+        name);
+  }
 }
 
 void Server::CheckpointLoop() {

@@ -97,6 +97,8 @@ class Server {
          std::unique_ptr<FileModelStore> store);
   // Loads the snapshots and replays the log over them.
   absl::Status Recover();
+  // Tells the registry where the log starts (see ModelRegistry::StartReplay).
+  void StartReplay(uint64_t first_lsn);
   void CheckpointLoop();
 
   const ServerOptions options_;

@@ -215,7 +215,8 @@ TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
     newest = std::max<uint64_t>(newest, std::stoull(e.path().stem().string()));
   }
   EXPECT_GT(newest, 10u) << "the log rotated too rarely to test rotation";
-  EXPECT_LT(segments, 20) << "checkpoints did not trim the log";
+  EXPECT_LT(segments * 2, static_cast<int>(newest))
+      << "checkpoints did not trim the log";
   EXPECT_EQ(server->Stop(SIGTERM), 0);
 }
 

@@ -12,6 +12,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/storage/files.h"
 #include "core/storage/snapshot_codec.h"
 
@@ -22,6 +24,7 @@ namespace fs = std::filesystem;
 
 constexpr absl::string_view kSuffix = ".model";
 constexpr absl::string_view kTempSuffix = ".tmp";
+constexpr absl::string_view kPreviousSuffix = ".prev";
 
 }  // namespace
 
@@ -52,6 +55,7 @@ absl::Status FileModelStore::Save(const ModelSnapshot& snapshot) {
       (fs::path(dir_) / absl::StrCat(".", snapshot.name, kSuffix, kTempSuffix))
           .string();
   absl::Status status = WriteFileSynced(temp, EncodeSnapshot(snapshot));
+  if (status.ok()) status = KeepAsPrevious(path);
   if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
     status = ErrnoError("cannot rename into", path);
   }
@@ -63,11 +67,51 @@ absl::Status FileModelStore::Save(const ModelSnapshot& snapshot) {
 }
 
 absl::Status FileModelStore::Remove(absl::string_view name) {
-  const std::string path = PathFor(name);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return ErrnoError("cannot remove", path);
+  for (const std::string& path :
+       {PathFor(name), absl::StrCat(PathFor(name), kPreviousSuffix)}) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return ErrnoError("cannot remove", path);
+    }
   }
   return SyncDirectory(dir_);
+}
+
+absl::StatusOr<ModelSnapshot> FileModelStore::LoadPrevious(
+    absl::string_view name) {
+  const std::string path = absl::StrCat(PathFor(name), kPreviousSuffix);
+  if (!fs::exists(path)) {
+    return absl::NotFoundError(absl::StrCat("no previous snapshot ", path));
+  }
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(*bytes);
+  if (!snapshot.ok()) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": ", snapshot.status().message()));
+  }
+  return snapshot;
+}
+
+absl::Status FileModelStore::SetAside(absl::string_view name) {
+  const std::string path = PathFor(name);
+  const std::string aside = absl::StrCat(
+      path, ".set-aside-", absl::FormatTime("%Y%m%dT%H%M%E3S", absl::Now(),
+                                            absl::UTCTimeZone()));
+  if (::rename(path.c_str(), aside.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("cannot set aside", path);
+  }
+  return SyncDirectory(dir_);
+}
+
+absl::Status FileModelStore::KeepAsPrevious(const std::string& path) {
+  const std::string previous = absl::StrCat(path, kPreviousSuffix);
+  if (::unlink(previous.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("cannot remove", previous);
+  }
+  if (::link(path.c_str(), previous.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("cannot keep the previous snapshot as", previous);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<StoredModel>> FileModelStore::LoadAll() {

@@ -1,9 +1,12 @@
-// A ModelStore that keeps one snapshot file per model in a directory:
-// <dir>/<name>.model, in the format of snapshot_codec.h.
+// A ModelStore that keeps snapshot files in a directory, in the format of
+// snapshot_codec.h: <dir>/<name>.model, the model's current snapshot;
+// <name>.model.prev, the one before; <name>.model.set-aside-<time>, damaged
+// ones an operator set aside.
 //
-// Saves are atomic: write <dir>/.<name>.model.tmp, fsync it, rename it over
-// the old file, fsync the directory. A crash mid-save leaves the old file and
-// a stray temporary file, which Open removes.
+// Saves are atomic: write <dir>/.<name>.model.tmp and fsync it, link the
+// current file as the previous one, rename the new one over the current,
+// fsync the directory. A crash mid-save leaves the old file and a stray
+// temporary file, which Open removes.
 //
 // Not thread-safe (see ModelStore).
 
@@ -23,6 +26,8 @@ class FileModelStore final : public ModelStore {
   static absl::StatusOr<std::unique_ptr<FileModelStore>> Open(std::string dir);
 
   absl::Status Save(const ModelSnapshot& snapshot) override;
+  absl::StatusOr<ModelSnapshot> LoadPrevious(absl::string_view name) override;
+  absl::Status SetAside(absl::string_view name) override;
   absl::Status Remove(absl::string_view name) override;
   absl::StatusOr<std::vector<StoredModel>> LoadAll() override;
 
@@ -32,6 +37,8 @@ class FileModelStore final : public ModelStore {
   explicit FileModelStore(std::string dir) : dir_(std::move(dir)) {}
 
   std::string PathFor(absl::string_view name) const;
+  // Links the current snapshot at `path`, if any, as the previous one.
+  absl::Status KeepAsPrevious(const std::string& path);
 
   const std::string dir_;
 };

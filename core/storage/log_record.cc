@@ -36,6 +36,12 @@ std::string DeleteRecord() {
   return record.SerializeAsString();
 }
 
+std::string RestoreRecord(const ModelSnapshot& snapshot) {
+  storage::v1::LogRecord record;
+  ToModelFile(snapshot, *record.mutable_restore());
+  return record.SerializeAsString();
+}
+
 absl::StatusOr<storage::v1::LogRecord> DecodeRecord(absl::string_view payload) {
   storage::v1::LogRecord record;
   if (!record.ParseFromArray(payload.data(), static_cast<int>(payload.size())) ||

@@ -27,6 +27,9 @@ std::string SetWeightsRecord(absl::string_view class_label,
 
 std::string DeleteRecord();
 
+// A model's whole state, replacing what it was.
+std::string RestoreRecord(const ModelSnapshot& snapshot);
+
 // DATA_LOSS if `payload` is not a LogRecord with a change.
 absl::StatusOr<storage::v1::LogRecord> DecodeRecord(absl::string_view payload);
 

@@ -29,10 +29,21 @@ class ModelStore {
 
   // Durably replaces the stored state of `snapshot.name`: after OK returns,
   // a crash leaves either this snapshot or, if Save failed, the previous one;
-  // never a mix.
+  // never a mix. The state it replaces is kept as the model's previous
+  // snapshot.
   virtual absl::Status Save(const ModelSnapshot& snapshot) = 0;
 
-  // Durably forgets the model; OK if it was not stored.
+  // The model's previous snapshot: NOT_FOUND if there is none, DATA_LOSS if
+  // it cannot be read.
+  virtual absl::StatusOr<ModelSnapshot> LoadPrevious(absl::string_view name) = 0;
+
+  // Sets the model's current snapshot aside (kept under another name, never
+  // read again), so that a damaged one is neither loaded nor overwritten.
+  // OK if there is none.
+  virtual absl::Status SetAside(absl::string_view name) = 0;
+
+  // Durably forgets the model, its previous snapshot too; OK if it was not
+  // stored. Files set aside stay.
   virtual absl::Status Remove(absl::string_view name) = 0;
 
   // Every stored model by name, each with its snapshot or why it cannot be

@@ -127,6 +127,15 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
   }
   std::sort(ordinals.begin(), ordinals.end());
 
+  // The visitor, told of the first record before it.
+  bool started = false;
+  Visitor reader = visitor;
+  reader.record = [&](uint64_t lsn, absl::string_view key,
+                      absl::string_view payload) {
+    if (!started && visitor.start) visitor.start(lsn);
+    started = true;
+    return visitor.record(lsn, key, payload);
+  };
   uint64_t last_lsn = 0;
   int64_t size = 0;
   for (size_t i = 0; i < ordinals.size(); ++i) {
@@ -136,12 +145,13 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
       visitor.damage({"", 0, absl::StrCat("log segment ", ordinals[i - 1] + 1,
                                           " is missing from ", options.dir)});
     }
-    if (absl::Status s = log->ReadSegment(segment, last, visitor, last_lsn, size);
+    if (absl::Status s = log->ReadSegment(segment, last, reader, last_lsn, size);
         !s.ok()) {
       return s;
     }
     log->segments_.push_back(segment);
   }
+  if (!started && visitor.start) visitor.start(0);
   if (log->segments_.empty() || (after_lsn > last_lsn && size > 0)) {
     // A new segment, so that a jump up to after_lsn + 1 (the log lost its
     // tail after snapshots were taken) falls where reading allows one.

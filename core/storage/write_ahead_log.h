@@ -70,6 +70,9 @@ class WriteAheadLog final : public Journal {
   };
 
   struct Visitor {
+    // Called once before the first record, with its LSN; with 0 if there is
+    // none.
+    std::function<void(uint64_t first_lsn)> start;
     // Called for each whole record in LSN order; an error stops Open.
     std::function<absl::Status(uint64_t lsn, absl::string_view key,
                                absl::string_view payload)>
