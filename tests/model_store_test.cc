@@ -231,6 +231,21 @@ TEST(SnapshotCodecTest, RefusesUnknownVersionsAndAlgorithms) {
 
 TEST(SnapshotCodecTest, Crc32cMatchesTheStandardCheckValue) {
   EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);
+  EXPECT_EQ(Crc32cBytewise("123456789"), 0xE3069283u);
+  EXPECT_EQ(Crc32c(""), 0u);
+}
+
+TEST(SnapshotCodecTest, Crc32cAgreesWithTheTableAtEveryLengthAndOffset) {
+  std::string data;
+  for (int i = 0; i < 300; ++i) data.push_back(static_cast<char>(i * 37 + 11));
+  for (size_t offset = 0; offset < 9; ++offset) {
+    for (size_t n = 0; offset + n <= data.size(); n += 7) {
+      const absl::string_view part = absl::string_view(data).substr(offset, n);
+      EXPECT_EQ(Crc32c(part), Crc32cBytewise(part)) << offset << " " << n;
+      const absl::string_view a = part.substr(0, n / 3), b = part.substr(n / 3);
+      EXPECT_EQ(Crc32cExtend(Crc32c(a), b), Crc32c(part));
+    }
+  }
 }
 
 TEST(FileModelStoreTest, SavesLoadsAndRemoves) {

@@ -1,6 +1,5 @@
 #include "core/storage/snapshot_codec.h"
 
-#include <array>
 #include <cstring>
 #include <utility>
 
@@ -17,16 +16,6 @@ constexpr absl::string_view kMagic = "HSPM";
 // magic, version, payload size; then the payload and its checksum.
 constexpr size_t kHeaderSize = 4 + 4 + 8;
 constexpr size_t kTrailerSize = 4;
-
-std::array<uint32_t, 256> MakeCrcTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1) ? 0x82F63B78u : 0u);
-    table[i] = c;
-  }
-  return table;
-}
 
 template <typename T>
 void Put(std::string& out, T value) {
@@ -55,13 +44,6 @@ LinearWeights FromProto(const storage::v1::Weights& weights) {
 }
 
 }  // namespace
-
-uint32_t Crc32c(absl::string_view data) {
-  static const std::array<uint32_t, 256> table = MakeCrcTable();
-  uint32_t crc = ~0u;
-  for (unsigned char byte : data) crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8);
-  return ~crc;
-}
 
 absl::Status CorruptSnapshot(absl::string_view what) {
   return absl::DataLossError(absl::StrCat("corrupt model snapshot: ", what));

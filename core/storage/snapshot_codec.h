@@ -21,14 +21,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/model_state.h"
+#include "core/storage/crc32c.h"
 #include "halfspace/storage/v1/storage.pb.h"
 
 namespace halfspace {
 
 inline constexpr uint32_t kModelFileVersion = 2;
-
-// CRC-32C (Castagnoli) of `data`.
-uint32_t Crc32c(absl::string_view data);
 
 // A model file of the current version.
 std::string EncodeSnapshot(const ModelSnapshot& snapshot);

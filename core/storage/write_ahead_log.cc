@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/storage/files.h"
-#include "core/storage/snapshot_codec.h"
+#include "core/storage/crc32c.h"
 
 namespace halfspace {
 namespace {
@@ -61,9 +61,8 @@ Header DecodeHeader(const char* in) {
 // The CRC that guards a header: over its fields after header_crc, and the
 // key.
 uint32_t HeaderCrc(const char* header, absl::string_view key) {
-  std::string guarded(header + 4, kHeaderSize - 4);
-  guarded.append(key.data(), key.size());
-  return Crc32c(guarded);
+  return Crc32cExtend(Crc32c(absl::string_view(header + 4, kHeaderSize - 4)),
+                      key);
 }
 
 // What ReadSegment finds at one offset.
@@ -314,8 +313,12 @@ absl::StatusOr<uint64_t> WriteAheadLog::Append(absl::string_view key,
   last_lsn_ = h.lsn;
   segment_size_ += static_cast<int64_t>(total);
   bytes_appended_ += static_cast<int64_t>(total);
-  if (!options_.sync) synced_lsn_ = last_lsn_;
-  wake_.notify_one();
+  if (options_.sync) {
+    wake_.notify_one();
+  } else {
+    synced_lsn_ = last_lsn_;
+    if (segment_size_ >= options_.segment_bytes) wake_.notify_one();
+  }
   return h.lsn;
 }
 
