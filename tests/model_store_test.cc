@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/storage/file_model_store.h"
 #include "core/journal.h"
 #include "core/model_registry.h"
@@ -515,6 +517,65 @@ TEST(ModelRegistryTest, ChangesAreLoggedAndSnapshotsWaitForTheirRecords) {
   ASSERT_TRUE(registry.Delete("m", &lsn).ok());
   EXPECT_EQ(lsn, 4u);
   EXPECT_TRUE(store.LoadAll()->empty());
+}
+
+// A journal whose appends wait until the test lets them through.
+class GatedJournal final : public Journal {
+ public:
+  absl::StatusOr<uint64_t> Append(absl::string_view,
+                                  absl::string_view) override {
+    std::unique_lock lock(mu_);
+    appending_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+    return ++last_;
+  }
+  void WaitDurable(uint64_t) override {}
+  void WaitUntilAppending() {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [&] { return appending_; });
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool appending_ = false;
+  bool open_ = false;
+  uint64_t last_ = 0;
+};
+
+// A snapshot taken while a change is being logged waits for it, so that
+// the log is never trimmed past a change no snapshot holds.
+TEST(ModelRegistryTest, ASnapshotDuringALoggedChangeIncludesIt) {
+  TempDir dir;
+  CountingStore store(dir.path());
+  GatedJournal journal;
+  ModelRegistry registry(&store);  // created unlogged: the gate stays shut
+  std::shared_ptr<Model> model = *registry.Create("m", Spec());
+  registry.set_journal(&journal);
+  std::thread learner([&] {
+    const std::vector<double> x = {1, 2};
+    std::vector<ExampleOutcome> out(1);
+    PreparedExample prepared;
+    model->Prepare(Example{x, 1}, prepared);
+    Batch batch;
+    batch.log = {&journal, "record", 0};
+    ASSERT_TRUE(model->Learn(absl::MakeConstSpan(&prepared, 1),
+                             absl::MakeSpan(out), nullptr, &batch)
+                    .ok());
+  });
+  journal.WaitUntilAppending();  // the learner holds the model's lock
+  std::thread snapshot([&] { ASSERT_TRUE(registry.SaveChanged().ok()); });
+  absl::SleepFor(absl::Milliseconds(100));
+  journal.Open();
+  learner.join();
+  snapshot.join();
+  EXPECT_EQ(store.LoadAll()->at(0).snapshot->counters.examples_seen, 1u);
 }
 
 TEST(ModelRegistryTest, SetWeightsThatFailsChangesNothing) {
