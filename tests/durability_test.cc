@@ -202,9 +202,13 @@ TEST_F(DurabilityTest, TaggedExamplesApplyExactlyOnce) {
   for (const v1::ExampleResult& r : first->results()) {
     EXPECT_FALSE(r.duplicate());
   }
-  // A resend overlapping what was applied: 2 and 3 are duplicates.
-  absl::StatusOr<v1::TrainResponse> again = TrainOnce(Tagged("p", 2, 3));
+  // A resend overlapping what was applied: 2 and 3 are duplicates, and a
+  // pass does not count them.
+  v1::TrainRequest overlapping = Tagged("p", 2, 3);
+  overlapping.set_end_of_pass(true);
+  absl::StatusOr<v1::TrainResponse> again = TrainOnce(overlapping);
   ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->pass_summary().examples(), 1u);
   ASSERT_EQ(again->results_size(), 3);
   EXPECT_TRUE(again->results(0).duplicate());
   EXPECT_TRUE(again->results(1).duplicate());
