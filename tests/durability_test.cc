@@ -169,9 +169,23 @@ TEST_F(DurabilityTest, SetWeightsThatFailsLeavesTheServedWeights) {
   EXPECT_TRUE(absl::IsInvalidArgument(
       client_.SetWeights("m", {1, std::nan("")}, 0).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(client_.SetWeights("m", {5}, 0).status()));
+  v1::SetWeightsRequest with_class;  // a binary model has no classes
+  with_class.set_model("m");
+  with_class.set_class_label("cat");
+  with_class.add_weights(7);
+  with_class.add_weights(7);
+  grpc::ClientContext context;
+  v1::SetWeightsResponse response;
+  EXPECT_EQ(stub_->SetWeights(&context, with_class, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
   absl::StatusOr<v1::GetWeightsResponse> weights = client_.GetWeights("m");
   EXPECT_THAT(weights->weights(), ElementsAre(1, 2));
   EXPECT_EQ(weights->bias(), 3);
+  // Nothing of the failed calls was logged: a crash leaves the model whole.
+  CrashCopy crash(server_.data_dir());
+  Client client = crash.Start();
+  EXPECT_EQ(client.GetModel("m")->unavailable_reason(), "");
+  EXPECT_THAT(client.GetWeights("m")->weights(), ElementsAre(1, 2));
 }
 
 TEST_F(DurabilityTest, ASecondServerOnTheSameDataDirectoryRefusesToStart) {
