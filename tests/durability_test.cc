@@ -57,15 +57,6 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-using TrainStream =
-    grpc::ClientReaderWriter<v1::TrainRequest, v1::TrainResponse>;
-
-void AddExample(v1::TrainRequest& request, std::vector<double> x, int y) {
-  v1::Example* e = request.add_examples();
-  e->mutable_features()->mutable_dense()->Add(x.begin(), x.end());
-  e->set_label(y);
-}
-
 // A server on a copy of `data_dir`'s files taken now: the data directory as
 // a crash at this moment would leave it.
 class CrashCopy {

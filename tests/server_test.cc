@@ -15,15 +15,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-using TrainStream =
-    grpc::ClientReaderWriter<v1::TrainRequest, v1::TrainResponse>;
-
-void AddExample(v1::TrainRequest& request, std::vector<double> x, int y) {
-  v1::Example* e = request.add_examples();
-  e->mutable_features()->mutable_dense()->Add(x.begin(), x.end());
-  e->set_label(y);
-}
-
 v1::TrainRequest FirstWorkedExamplePass() {
   v1::TrainRequest request;
   AddExample(request, {2, 3}, +1);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "client/halfspace_client.h"
@@ -23,6 +24,17 @@ inline v1::Algorithm TextAlgorithm(const std::string& text) {
   absl::StatusOr<v1::Algorithm> algorithm = ParseAlgorithm(text);
   EXPECT_TRUE(algorithm.ok()) << algorithm.status();
   return algorithm.ok() ? *algorithm : v1::Algorithm();
+}
+
+using TrainStream =
+    grpc::ClientReaderWriter<v1::TrainRequest, v1::TrainResponse>;
+
+// Appends a dense example (x, y) to `request`.
+inline void AddExample(v1::TrainRequest& request, std::vector<double> x,
+                       int y) {
+  v1::Example* e = request.add_examples();
+  e->mutable_features()->mutable_dense()->Add(x.begin(), x.end());
+  e->set_label(y);
 }
 
 class TestServer {

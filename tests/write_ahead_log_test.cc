@@ -141,16 +141,19 @@ TEST(WriteAheadLogTest, CutsATornTailOffWhereverTheWriteStopped) {
   }
 }
 
+// A log of three records, a's, b's and a's; returns its segment's path.
+std::string ThreeRecords(const TempDir& dir) {
+  Read read;
+  auto log = OpenLog(dir.path(), read);
+  EXPECT_TRUE(log->Append("a", "first").ok());
+  EXPECT_TRUE(log->Append("b", "second").ok());
+  EXPECT_TRUE(log->Append("a", "third").ok());
+  return dir.File(Segments(dir.path())[0]);
+}
+
 TEST(WriteAheadLogTest, ReportsAFlippedPayloadByteWithItsModelAndReadsOn) {
   TempDir dir;
-  {
-    Read read;
-    auto log = OpenLog(dir.path(), read);
-    ASSERT_TRUE(log->Append("a", "first").ok());
-    ASSERT_TRUE(log->Append("b", "second").ok());
-    ASSERT_TRUE(log->Append("a", "third").ok());
-  }
-  const std::string segment = dir.File(Segments(dir.path())[0]);
+  const std::string segment = ThreeRecords(dir);
   std::string bytes = ReadAll(segment);
   const size_t at = bytes.find("second");
   bytes[at] ^= 1;
@@ -166,14 +169,7 @@ TEST(WriteAheadLogTest, ReportsAFlippedPayloadByteWithItsModelAndReadsOn) {
 
 TEST(WriteAheadLogTest, ReportsAFlippedHeaderByteAsAnyModelsAndReadsOn) {
   TempDir dir;
-  {
-    Read read;
-    auto log = OpenLog(dir.path(), read);
-    ASSERT_TRUE(log->Append("a", "first").ok());
-    ASSERT_TRUE(log->Append("b", "second").ok());
-    ASSERT_TRUE(log->Append("a", "third").ok());
-  }
-  const std::string segment = dir.File(Segments(dir.path())[0]);
+  const std::string segment = ThreeRecords(dir);
   const std::string good = ReadAll(segment);
   const size_t record = good.size() / 3;
   for (size_t i = 0; i < 22; ++i) {  // every header byte of record 2
