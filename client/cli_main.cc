@@ -28,6 +28,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -364,6 +366,14 @@ int main(int argc, char** argv) {
       "  export NAME FILE  (the model's whole state, one file)\n"
       "  import NAME FILE  (a new model NAME from an exported file)\n"
       "  restore NAME      (an unavailable model back to its previous snapshot)");
+  // --help lists this file's flags (by default, absl lists those of files
+  // named after the binary).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "client/cli_main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   absl::Status status = halfspace::Run(args);
   if (!status.ok()) {

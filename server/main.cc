@@ -7,6 +7,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "server/server.h"
 #include "spdlog/spdlog.h"
 
@@ -34,12 +36,31 @@ ABSL_FLAG(int, max_message_bytes, 64 << 20, "largest message in bytes");
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error or off");
 
+// Exit code for flags that are not valid.
+constexpr int kBadFlags = 2;
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Serves named online linear classifiers over gRPC.\n"
-      "  halfspace-server --listen=0.0.0.0:50051 --data_dir=data");
+      "  halfspace-server --listen=0.0.0.0:50051 --data_dir=data\n"
+      "  halfspace-server --flagfile=halfspace.flags   (one --flag=value a "
+      "line)");
+  // --help lists this file's flags (by default, absl lists those of files
+  // named after the binary).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
-  spdlog::set_level(spdlog::level::from_str(absl::GetFlag(FLAGS_log_level)));
+  const std::string level = absl::GetFlag(FLAGS_log_level);
+  if (spdlog::level::from_str(level) == spdlog::level::off && level != "off") {
+    spdlog::critical("--log_level={}: use trace, debug, info, warn, error or off",
+                     level);
+    return kBadFlags;
+  }
+  spdlog::set_level(spdlog::level::from_str(level));
 
   // Block the stop signals before any thread starts, so only sigwait sees them.
   sigset_t stop_signals;
@@ -51,8 +72,8 @@ int main(int argc, char** argv) {
   absl::StatusOr<halfspace::Durability> durability =
       halfspace::ParseDurability(absl::GetFlag(FLAGS_durability));
   if (!durability.ok()) {
-    spdlog::critical("--durability: {}", durability.status().ToString());
-    return 2;
+    spdlog::critical("--durability: {}", std::string(durability.status().message()));
+    return kBadFlags;
   }
   halfspace::ServerOptions options;
   options.durability = *durability;
@@ -64,6 +85,10 @@ int main(int argc, char** argv) {
   options.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
 
+  if (absl::Status s = halfspace::ValidateServerOptions(options); !s.ok()) {
+    spdlog::critical("{}", std::string(s.message()));
+    return kBadFlags;
+  }
   absl::StatusOr<std::unique_ptr<halfspace::Server>> server =
       halfspace::Server::Start(options);
   if (!server.ok()) {

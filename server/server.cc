@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/quoted.h"
 #include "core/storage/files.h"
@@ -24,6 +25,46 @@ absl::StatusOr<Durability> ParseDurability(absl::string_view text) {
       "durability ", Quoted(text), " is not one of sync, write, snapshot"));
 }
 
+absl::Status ValidateServerOptions(const ServerOptions& o) {
+  auto invalid = [](absl::string_view flag, auto value, absl::string_view rule) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=", value, ": ", rule));
+  };
+  const size_t colon = o.listen_address.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(o.listen_address.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return invalid("listen", o.listen_address,
+                   "give host:port with a port from 0 to 65535, e.g. "
+                   "0.0.0.0:50051");
+  }
+  if (o.data_dir.empty()) {
+    return invalid("data_dir", "", "give a directory");
+  }
+  if (o.snapshot_interval < absl::ZeroDuration()) {
+    return invalid("snapshot_interval", absl::FormatDuration(o.snapshot_interval),
+                   "must be 0 (off) or positive");
+  }
+  if (o.drain_timeout < absl::ZeroDuration()) {
+    return invalid("drain_timeout", absl::FormatDuration(o.drain_timeout),
+                   "must be 0 or positive");
+  }
+  if (o.max_message_bytes < 1024) {
+    return invalid("max_message_bytes", o.max_message_bytes,
+                   "must be at least 1024");
+  }
+  if (o.checkpoint_bytes < 0) {
+    return invalid("checkpoint_bytes", o.checkpoint_bytes,
+                   "must be 0 (off) or positive");
+  }
+  if (o.log_segment_bytes < 4096) {
+    return invalid("log_segment_bytes", o.log_segment_bytes,
+                   "must be at least 4096");
+  }
+  return absl::OkStatus();
+}
+
 Server::Server(const ServerOptions& options,
                std::unique_ptr<DirectoryLock> lock,
                std::unique_ptr<FileModelStore> store)
@@ -34,6 +75,7 @@ Server::Server(const ServerOptions& options,
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     const ServerOptions& options) {
+  if (absl::Status s = ValidateServerOptions(options); !s.ok()) return s;
   // Lock the directory before touching anything in it.
   if (absl::Status s = CreateDirectory(options.data_dir); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<DirectoryLock>> lock =
@@ -60,6 +102,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   builder.AddListeningPort(options.listen_address,
                            grpc::InsecureServerCredentials(), &server->port_);
   builder.RegisterService(server->service_.get());
+  // gRPC would let a second server share a port in use and split the
+  // traffic with it; refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   server->grpc_server_ = builder.BuildAndStart();

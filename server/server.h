@@ -71,8 +71,17 @@ struct ServerOptions {
   int max_message_bytes = 64 << 20;
 };
 
+// INVALID_ARGUMENT naming the first option out of range and the flag that
+// sets it: the listen address (host:port, port 0 to 65535), negative
+// durations or sizes, a message limit under 1 KiB, a log segment under
+// 4 KiB.
+absl::Status ValidateServerOptions(const ServerOptions& options);
+
 class Server {
  public:
+  // Starts serving; INVALID_ARGUMENT for options ValidateServerOptions
+  // refuses, UNAVAILABLE when the address cannot be bound (e.g. a port in
+  // use: the server never shares a port).
   static absl::StatusOr<std::unique_ptr<Server>> Start(
       const ServerOptions& options);
 

@@ -116,6 +116,47 @@ TEST(ProcessTest, ServesTheGoodModelsAndReportsACorruptOne) {
   EXPECT_EQ(ReadFile(data + "/standardized.model"), flipped);
 }
 
+// The exit status of `command`, its output appended to `output`.
+int ExitStatus(const std::string& command, std::string& output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  char buffer[256];
+  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(ProcessTest, BadFlagsExitWithStatus2AndNameTheFlag) {
+  TempDir dir;
+  const std::string server =
+      absl::StrCat(HALFSPACE_SERVER_BINARY, " --data_dir=", dir.File("data"));
+  for (const char* flag :
+       {"--max_message_bytes=0", "--max_message_bytes=-1", "--listen=:70000",
+        "--listen=localhost", "--snapshot_interval=-5s", "--log_level=bogus",
+        "--durability=maybe", "--checkpoint_bytes=-1", "--log_segment_bytes=1"}) {
+    std::string output;
+    EXPECT_EQ(ExitStatus(absl::StrCat(server, " ", flag), output), 2) << flag;
+    const std::string name(flag, std::string(flag).find('='));
+    EXPECT_THAT(output, HasSubstr(name)) << flag;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("data")))
+      << "a server with bad flags touched its data directory";
+  std::string help;
+  ExitStatus(absl::StrCat(HALFSPACE_SERVER_BINARY, " --help"), help);
+  for (const char* flag : {"--listen", "--data_dir", "--durability",
+                           "--snapshot_interval", "--max_message_bytes"}) {
+    EXPECT_THAT(help, HasSubstr(flag));
+  }
+}
+
+TEST(ProcessTest, ASecondServerOnAPortInUseExitsAndSaysWhy) {
+  TempDir dir;
+  ServerProcess first(dir.File("data1"), dir.File("log1"));
+  ASSERT_TRUE(first.WaitUntilReady());
+  ServerProcess second(dir.File("data2"), dir.File("log2"), {}, first.port());
+  EXPECT_EQ(second.Wait(), 1);
+  EXPECT_THAT(ReadFile(dir.File("log2")), HasSubstr("cannot listen on"));
+}
+
 TEST(ProcessTest, ASecondServerOnADataDirectoryInUseExitsAndSaysWhy) {
   TempDir dir;
   ServerProcess first(dir.File("data"), dir.File("log1"));
