@@ -30,6 +30,7 @@ class BinaryLearner final : public Learner {
   void Evaluate(Features x, const PreparedExample& example,
                 std::optional<double> threshold,
                 Evaluation& evaluation) const override;
+  bool HasClass(absl::string_view) const override { return true; }
   const std::vector<std::string>& classes() const override { return none_; }
   absl::Status AddClass(absl::string_view label) override;
   absl::Status CheckSetWeights(absl::string_view label) const override;

@@ -11,6 +11,8 @@
 #define HALFSPACE_CORE_JOURNAL_H_
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -65,6 +67,13 @@ struct Batch {
   absl::string_view source;
   uint64_t first_sequence = 0;
   LogEntry log;
+  // The examples a server limit refused (by index in the batch): whether a
+  // limit refuses an example depends on flags and on the other models, so
+  // recovery must not decide it again. Model::Learn fills it before logging
+  // and then calls `record_refusals` (if set and any was refused) so that
+  // log.record can carry them; recovery gives the logged list instead.
+  std::vector<uint32_t> refused;
+  std::function<void(Batch&)> record_refusals;
 };
 
 }  // namespace halfspace

@@ -65,6 +65,10 @@ class Learner {
                         std::optional<double> threshold,
                         Evaluation& evaluation) const = 0;
 
+  // Whether learning an example of class `label` adds no class (always, for
+  // a binary learner).
+  virtual bool HasClass(absl::string_view label) const = 0;
+
   // The classes, in index order (none for a binary learner).
   virtual const std::vector<std::string>& classes() const = 0;
 

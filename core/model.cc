@@ -5,6 +5,7 @@
 #include <mutex>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/quoted.h"
 
@@ -33,6 +34,11 @@ absl::StatusOr<LinearWeights> CheckedWeights(std::vector<double> w, double b,
   return weights;
 }
 
+absl::Status Stopped() {
+  return absl::CancelledError(
+      "the call was cancelled or its deadline passed; nothing was done");
+}
+
 absl::Status Deleted(absl::string_view name) {
   return absl::NotFoundError(
       absl::StrCat("model ", Quoted(name), " was deleted"));
@@ -53,21 +59,46 @@ void Reject(absl::Status error, ExampleOutcome& outcome) {
 
 }  // namespace
 
-Model::Model(std::string name, const ModelSpec& spec)
+Model::Model(std::string name, const ModelSpec& spec,
+             std::shared_ptr<ResourceBudget> budget, int64_t reserved)
     : name_(std::move(name)),
       spec_(spec),
       space_(MakeFeatureSpace(spec)),
+      budget_(std::move(budget)),
       learner_(MakeLearner(spec)),
       standardizer_(spec.standardize
                         ? std::make_unique<Standardizer>(spec.dimension)
-                        : nullptr) {}
+                        : nullptr),
+      reserved_(reserved) {}
+
+Model::~Model() { budget_->Release(reserved_); }
 
 absl::StatusOr<std::unique_ptr<Model>> Model::Create(
     std::string name, const ModelSpec& spec,
-    const std::vector<std::string>& classes) {
+    const std::vector<std::string>& classes,
+    std::shared_ptr<ResourceBudget> budget) {
   if (absl::Status s = ValidateModelName(name); !s.ok()) return s;
   if (absl::Status s = ValidateModelSpec(spec); !s.ok()) return s;
-  std::unique_ptr<Model> model(new Model(std::move(name), spec));
+  const int64_t bytes = ModelBytes(spec, classes.size());
+  if (budget->enforcing()) {
+    const Limits& limits = budget->limits();
+    if (static_cast<int64_t>(classes.size()) > limits.max_classes) {
+      return LimitExceeded(absl::StrCat("model ", Quoted(name), " lists ",
+                                        classes.size(), " classes"),
+                           limits.max_classes, "max_classes");
+    }
+    if (bytes > limits.max_model_bytes) {
+      return LimitExceeded(
+          absl::StrCat("model ", Quoted(name), " would take ", bytes,
+                       " bytes (its feature space, classes and the "
+                       "algorithm's state); use fewer hash bits, a smaller "
+                       "dimension or fewer classes"),
+          limits.max_model_bytes, "max_model_bytes");
+    }
+  }
+  if (absl::Status s = budget->Reserve(bytes, name); !s.ok()) return s;
+  std::unique_ptr<Model> model(
+      new Model(std::move(name), spec, std::move(budget), bytes));
   std::unique_lock lock(model->mu_);
   for (const std::string& label : classes) {
     if (absl::Status s = model->learner_->AddClass(label); !s.ok()) return s;
@@ -76,9 +107,11 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(
   return model;
 }
 
-absl::StatusOr<std::unique_ptr<Model>> Model::Restore(ModelSnapshot snapshot) {
+absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
+    ModelSnapshot snapshot, std::shared_ptr<ResourceBudget> budget) {
   absl::StatusOr<std::unique_ptr<Model>> model =
-      Create(std::move(snapshot.name), snapshot.spec, snapshot.classes);
+      Create(std::move(snapshot.name), snapshot.spec, snapshot.classes,
+             std::move(budget));
   if (!model.ok()) return model.status();
   Model& m = **model;
   absl::Status s;
@@ -107,8 +140,28 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(ModelSnapshot snapshot) {
   return model;
 }
 
+absl::Status Model::CheckFeatureLimits(const FeatureInput& input) const {
+  if (!budget_->enforcing()) return absl::OkStatus();
+  const Limits& limits = budget_->limits();
+  const int64_t named = input.named.size();
+  if (named > limits.max_named_features) {
+    return LimitExceeded(
+        absl::StrCat("the example has ", named, " named features"),
+        limits.max_named_features, "max_named_features");
+  }
+  const int64_t products = space_.InteractionProducts(input.named);
+  if (products > limits.max_interaction_products) {
+    return LimitExceeded(
+        absl::StrCat("the example's named features make ", products,
+                     " interaction products"),
+        limits.max_interaction_products, "max_interaction_products");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Model::PrepareFeatures(const FeatureInput& input,
                                     PreparedExample& prepared) const {
+  if (absl::Status s = CheckFeatureLimits(input); !s.ok()) return s;
   absl::Status s = space_.Prepare(input, prepared.scratch, prepared.x);
   if (!s.ok()) return s;
   // ‖x‖² is finite exactly when every value is (barring overflow of huge
@@ -167,14 +220,23 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
         "model ", Quoted(name_), " already tracks ", kMaxSources,
         " sources; reuse a source id"));
   }
+  std::vector<uint32_t> unrecorded;
+  std::vector<uint32_t>& refused = batch != nullptr ? batch->refused : unrecorded;
+  const int64_t reserved = AdmitBatch(examples, fresh, outcomes, refused);
   if (fresh < n && batch != nullptr) {
-    if (absl::Status s = Log(batch->log); !s.ok()) return s;
+    if (!refused.empty() && batch->record_refusals) batch->record_refusals(*batch);
+    if (absl::Status s = Log(batch->log); !s.ok()) {
+      Unreserve(reserved);
+      return s;
+    }
   }
   for (size_t i = 0; i < fresh; ++i) {
     Reject(absl::OkStatus(), outcomes[i]);
     outcomes[i].duplicate = true;
   }
-  for (size_t i = fresh; i < n; ++i) LearnOne(examples[i], outcomes[i]);
+  for (size_t i = fresh; i < n; ++i) {
+    if (outcomes[i].error.ok()) LearnOne(examples[i], outcomes[i]);
+  }
   learner_->EndBatch();
   AppendClassNames(class_names);
   if (fresh < n) {
@@ -182,6 +244,73 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
     generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   return absl::OkStatus();
+}
+
+int64_t Model::AdmitBatch(absl::Span<const PreparedExample> examples,
+                          size_t fresh, absl::Span<ExampleOutcome> outcomes,
+                          std::vector<uint32_t>& refused) {
+  for (size_t i = fresh; i < examples.size(); ++i) {
+    outcomes[i].error = absl::OkStatus();
+  }
+  if (!budget_->enforcing()) {  // recovery: refuse what was refused
+    for (const uint32_t i : refused) {
+      if (i >= fresh && i < examples.size()) {
+        Reject(absl::ResourceExhaustedError(
+                   "refused for a server limit when first learned"),
+               outcomes[i]);
+      }
+    }
+    return 0;
+  }
+  refused.clear();
+  int64_t reserved = 0;
+  int64_t classes = learner_->classes().size();
+  absl::flat_hash_set<absl::string_view> admitted;
+  for (size_t i = fresh; i < examples.size(); ++i) {
+    const PreparedExample& e = examples[i];
+    absl::Status s = e.error;
+    if (s.ok() && multiclass() && !learner_->HasClass(e.class_label) &&
+        !admitted.contains(e.class_label)) {
+      s = AdmitClass(e.class_label, classes + 1);
+      if (s.ok()) {
+        admitted.insert(e.class_label);
+        reserved += ClassBytes(spec_);
+        ++classes;
+      } else {
+        Reject(s, outcomes[i]);
+      }
+    }
+    if (absl::IsResourceExhausted(s)) refused.push_back(i);
+  }
+  return reserved;
+}
+
+absl::Status Model::AdmitClass(absl::string_view label, int64_t classes) {
+  const int64_t bytes = ClassBytes(spec_);
+  if (budget_->enforcing()) {
+    const Limits& limits = budget_->limits();
+    if (classes > limits.max_classes) {
+      return LimitExceeded(
+          absl::StrCat("cannot add class ", Quoted(label), ": model ",
+                       Quoted(name_), " would have ", classes, " classes"),
+          limits.max_classes, "max_classes");
+    }
+    if (reserved_ + bytes > limits.max_model_bytes) {
+      return LimitExceeded(
+          absl::StrCat("cannot add class ", Quoted(label), ": model ",
+                       Quoted(name_), " would take ", reserved_ + bytes,
+                       " bytes with ", classes, " classes"),
+          limits.max_model_bytes, "max_model_bytes");
+    }
+  }
+  if (absl::Status s = budget_->Reserve(bytes, name_); !s.ok()) return s;
+  reserved_ += bytes;
+  return absl::OkStatus();
+}
+
+void Model::Unreserve(int64_t bytes) {
+  budget_->Release(bytes);
+  reserved_ -= bytes;
 }
 
 void Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome) {
@@ -232,26 +361,31 @@ void Model::AppendClassNames(std::vector<std::string>* class_names) const {
 
 absl::Status Model::Predict(absl::Span<const FeatureInput> instances,
                             absl::Span<Prediction> out,
-                            std::vector<std::string>* class_names) const {
+                            std::vector<std::string>* class_names,
+                            const StopCheck& stop) const {
   // Prepare every instance before taking the lock.
   std::vector<PreparedExample> prepared(instances.size());
   for (size_t i = 0; i < instances.size(); ++i) {
+    if (stop && stop()) return Stopped();
     if (absl::Status s = PrepareFeatures(instances[i], prepared[i]); !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("instance ", i, ": ", s.message()));
+      return absl::Status(s.code(),
+                          absl::StrCat("instance ", i, ": ", s.message()));
     }
   }
   std::vector<Features> xs(instances.size());
-  std::vector<std::vector<double>> standardized(
-      standardizer_ != nullptr ? instances.size() : 0);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = prepared[i].x;
   std::shared_lock lock(mu_);
-  for (size_t i = 0; i < xs.size(); ++i) {
-    xs[i] = standardizer_ != nullptr
-                ? Standardized(prepared[i].x, standardized[i])
-                : prepared[i].x;
-  }
   AppendClassNames(class_names);
-  absl::Status status = learner_->Predict(xs, out);
+  absl::Status status;
+  if (standardizer_ == nullptr) {
+    status = learner_->Predict(xs, out);
+  } else {  // one at a time: a standardized x is dense, of the dimension
+    std::vector<double> z;
+    for (size_t i = 0; i < xs.size() && status.ok(); ++i) {
+      const Features x = Standardized(xs[i], z);
+      status = learner_->Predict(absl::MakeConstSpan(&x, 1), out.subspan(i, 1));
+    }
+  }
   if (!status.ok()) {
     return absl::Status(status.code(), absl::StrCat("model ", Quoted(name_),
                                                     ": ", status.message()));
@@ -259,11 +393,13 @@ absl::Status Model::Predict(absl::Span<const FeatureInput> instances,
   return absl::OkStatus();
 }
 
-void Model::Evaluate(absl::Span<const Example> examples,
-                     std::optional<double> threshold,
-                     Evaluation& evaluation) const {
+absl::Status Model::Evaluate(absl::Span<const Example> examples,
+                             std::optional<double> threshold,
+                             Evaluation& evaluation,
+                             const StopCheck& stop) const {
   std::vector<PreparedExample> prepared(examples.size());
   for (size_t i = 0; i < examples.size(); ++i) {
+    if (stop && stop()) return Stopped();
     Prepare(examples[i], prepared[i]);
   }
   std::vector<double> scratch;
@@ -276,6 +412,7 @@ void Model::Evaluate(absl::Span<const Example> examples,
     }
     learner_->Evaluate(Standardized(e.x, scratch), e, threshold, evaluation);
   }
+  return absl::OkStatus();
 }
 
 absl::Status Model::SetClassWeights(absl::string_view label,
@@ -286,8 +423,17 @@ absl::Status Model::SetClassWeights(absl::string_view label,
   if (!weights.ok()) return weights.status();
   std::unique_lock lock(mu_);
   if (absl::Status s = learner_->CheckSetWeights(label); !s.ok()) return s;
+  const int64_t added =
+      learner_->HasClass(label) ? 0 : ClassBytes(spec_);
+  if (added > 0) {
+    absl::Status s = AdmitClass(label, learner_->classes().size() + 1);
+    if (!s.ok()) return s;
+  }
   if (log != nullptr) {
-    if (absl::Status s = Log(*log); !s.ok()) return s;
+    if (absl::Status s = Log(*log); !s.ok()) {
+      Unreserve(added);
+      return s;
+    }
   }
   absl::Status s = learner_->SetWeights(label, *std::move(weights));
   if (s.ok()) generation_.fetch_add(1, std::memory_order_acq_rel);
@@ -314,6 +460,17 @@ absl::Status Model::Log(LogEntry& log) {
 absl::Status Model::RecordCreation(LogEntry& log) {
   std::unique_lock lock(mu_);
   return Log(log);
+}
+
+int64_t Model::ClassRoom() const {
+  if (!multiclass()) return 0;
+  const Limits& limits = budget_->limits();
+  std::shared_lock lock(mu_);
+  const int64_t classes = learner_->classes().size();
+  const int64_t by_count = std::max<int64_t>(0, limits.max_classes - classes);
+  const int64_t by_bytes = std::max<int64_t>(
+      0, (limits.max_model_bytes - reserved_) / ClassBytes(spec_));
+  return std::min({by_count, by_bytes, int64_t{kMaxClasses} - classes});
 }
 
 uint64_t Model::LastSequence(absl::string_view source) const {

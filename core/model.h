@@ -35,10 +35,15 @@
 #include "core/features/standardizer.h"
 #include "core/journal.h"
 #include "core/learner.h"
+#include "core/limits.h"
 #include "core/model_spec.h"
 #include "core/model_state.h"
 
 namespace halfspace {
+
+// Asked between examples by calls that may run long: true when the caller
+// no longer waits (cancelled, or past its deadline).
+using StopCheck = std::function<bool()>;
 
 // The most sources one model tracks for exactly-once training.
 inline constexpr size_t kMaxSources = 10000;
@@ -47,15 +52,22 @@ class Model {
  public:
   // A fresh model: w = 0, b = 0, zero counters. A multiclass model starts
   // with `classes` (each 1 to 128 bytes, no repeats); more arrive with the
-  // examples.
+  // examples. The model lives within `budget`'s limits and holds its
+  // memory there (see limits.h): RESOURCE_EXHAUSTED, before any memory is
+  // taken, when it would exceed them.
   static absl::StatusOr<std::unique_ptr<Model>> Create(
       std::string name, const ModelSpec& spec,
-      const std::vector<std::string>& classes = {});
+      const std::vector<std::string>& classes = {},
+      std::shared_ptr<ResourceBudget> budget = UnlimitedBudget());
   // A model restored from a snapshot (validated like user input).
-  static absl::StatusOr<std::unique_ptr<Model>> Restore(ModelSnapshot snapshot);
+  static absl::StatusOr<std::unique_ptr<Model>> Restore(
+      ModelSnapshot snapshot,
+      std::shared_ptr<ResourceBudget> budget = UnlimitedBudget());
 
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
+  // Releases the model's memory from its budget.
+  ~Model();
 
   const std::string& name() const { return name_; }
   const ModelSpec& spec() const { return spec_; }
@@ -66,21 +78,25 @@ class Model {
 
   // Checks `example` and puts it into the model's feature space: `prepared`
   // views the example's data (which must outlive it) and its own scratch.
-  // A bad example gets prepared.error (INVALID_ARGUMENT) instead. Takes no
-  // lock; reusing `prepared` spares allocations.
+  // A bad example gets prepared.error (INVALID_ARGUMENT) instead, and one
+  // past the named-feature or interaction limits RESOURCE_EXHAUSTED. Takes
+  // no lock; reusing `prepared` spares allocations.
   void Prepare(const Example& example, PreparedExample& prepared) const;
 
   // Learns from prepared examples in order and writes one outcome per
   // example. Rejected examples keep their error as outcome and leave the
-  // model unchanged; so does a class past the model's limits
-  // (RESOURCE_EXHAUSTED). A multiclass model adds the classes it has not
-  // seen. If `class_names` is given, appends the names of the classes it
+  // model unchanged; so does a new class past the model's limits or the
+  // server's memory (RESOURCE_EXHAUSTED). A multiclass model adds the
+  // classes it has not seen. If `class_names` is given, appends the names of the classes it
   // does not hold yet, so that it lists every class an outcome's indices
   // refer to.
   //
   // With a `batch`: examples its source sent before (sequence numbers up to
   // the last one applied) are answered as duplicates and skipped, and the
   // batch's record is appended to its journal before anything is learned.
+  // The examples a limit refuses are decided before that and listed in
+  // batch->refused (see Batch); while the budget is not enforcing
+  // (recovery), batch->refused is taken as given instead.
   // Returns, learning nothing: NOT_FOUND once the model is deleted;
   // INVALID_ARGUMENT for a tagged batch starting at sequence 0;
   // RESOURCE_EXHAUSTED for a source past kMaxSources; the journal's error.
@@ -96,20 +112,24 @@ class Model {
                      absl::Span<ExampleOutcome> outcomes,
                      std::vector<std::string>* class_names = nullptr);
 
-  // Predicts for every instance, or fails with INVALID_ARGUMENT naming the
-  // first bad one; `class_names` as in Learn.
-  // REQUIRES: out.size() == instances.size().
+  // Predicts for every instance, or fails naming the first bad one
+  // (INVALID_ARGUMENT, or RESOURCE_EXHAUSTED past a feature limit);
+  // `class_names` as in Learn. CANCELLED, predicting nothing, once `stop`
+  // says so. REQUIRES: out.size() == instances.size().
   absl::Status Predict(absl::Span<const FeatureInput> instances,
                        absl::Span<Prediction> out,
-                       std::vector<std::string>* class_names = nullptr) const;
+                       std::vector<std::string>* class_names = nullptr,
+                       const StopCheck& stop = nullptr) const;
 
   // Predicts each example without learning and counts the outcome into
   // `evaluation`; invalid examples count as rejected. With a threshold
   // (binary probabilistic models only, see probabilistic()), predicts +1
-  // when P(y = +1 | x) >= threshold instead of when f(x) >= 0.
-  void Evaluate(absl::Span<const Example> examples,
-                std::optional<double> threshold,
-                Evaluation& evaluation) const;
+  // when P(y = +1 | x) >= threshold instead of when f(x) >= 0. CANCELLED,
+  // counting nothing, once `stop` says so.
+  absl::Status Evaluate(absl::Span<const Example> examples,
+                        std::optional<double> threshold,
+                        Evaluation& evaluation,
+                        const StopCheck& stop = nullptr) const;
 
   // Whether the model gives probabilities.
   bool probabilistic() const { return IsProbabilistic(spec_); }
@@ -129,6 +149,10 @@ class Model {
   // Appends a change made to the model as a whole (its creation) to
   // `log`'s journal and notes its LSN.
   absl::Status RecordCreation(LogEntry& log);
+
+  // How many more classes the model's own limits (max_classes,
+  // max_model_bytes) let it add; 0 for a binary model.
+  int64_t ClassRoom() const;
 
   // The last sequence number applied from `source`; 0 if none.
   uint64_t LastSequence(absl::string_view source) const;
@@ -159,13 +183,30 @@ class Model {
   }
 
  private:
-  Model(std::string name, const ModelSpec& spec);
+  Model(std::string name, const ModelSpec& spec,
+        std::shared_ptr<ResourceBudget> budget, int64_t reserved);
 
   // Puts `input` into the model's feature space: prepared.x, scratch and
   // squared_norm. INVALID_ARGUMENT for features that do not fit the model
   // or are not finite.
   absl::Status PrepareFeatures(const FeatureInput& input,
                                PreparedExample& prepared) const;
+  // RESOURCE_EXHAUSTED when the input has more named features or makes
+  // more interaction products than the limits allow.
+  absl::Status CheckFeatureLimits(const FeatureInput& input) const;
+  // Decides which of the examples from `fresh` on a limit refuses (their
+  // index into `refused`, their error into their outcome) and reserves the
+  // memory of the new classes the others bring; returns the bytes
+  // reserved. REQUIRES: mu_ held exclusively.
+  int64_t AdmitBatch(absl::Span<const PreparedExample> examples, size_t fresh,
+                     absl::Span<ExampleOutcome> outcomes,
+                     std::vector<uint32_t>& refused);
+  // Checks that the model may grow to `classes` classes, adding `label`,
+  // and reserves the new class's memory. REQUIRES: mu_ held exclusively.
+  absl::Status AdmitClass(absl::string_view label, int64_t classes);
+  // Gives back `bytes` of the model's reservation.
+  // REQUIRES: mu_ held exclusively.
+  void Unreserve(int64_t bytes);
   // Learns one prepared example. REQUIRES: mu_ held exclusively.
   void LearnOne(const PreparedExample& example, ExampleOutcome& outcome);
   // Appends the change's record to its journal, if any, and notes its LSN.
@@ -180,6 +221,7 @@ class Model {
   const std::string name_;
   const ModelSpec spec_;
   const FeatureSpace space_;
+  const std::shared_ptr<ResourceBudget> budget_;
 
   // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
   // which ThreadSanitizer models even with an uninstrumented Abseil.
@@ -193,6 +235,7 @@ class Model {
   ModelCounters counters_;
   uint64_t lsn_ = 0;
   std::map<std::string, uint64_t, std::less<>> sources_;
+  int64_t reserved_;  // the bytes this model holds in budget_
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};

@@ -51,7 +51,7 @@ absl::StatusOr<uint64_t> ModelRegistry::Load() {
       max_lsn = std::max(max_lsn, s.snapshot->lsn);
       entry->saved_lsn = s.snapshot->lsn;
       absl::StatusOr<std::unique_ptr<Model>> model =
-          Model::Restore(*std::move(s.snapshot));
+          Model::Restore(*std::move(s.snapshot), budget_);
       if (model.ok()) {
         entry->model = *std::move(model);
         entry->saved_generation = entry->model->generation();
@@ -78,7 +78,7 @@ void ModelRegistry::FallBack(const std::string& name,
   if (!previous.ok()) return;
   const uint64_t lsn = previous->lsn;
   absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::Restore(*std::move(previous));
+      Model::Restore(*std::move(previous), budget_);
   if (!model.ok()) return;
   entry.model = *std::move(model);
   entry.saved_lsn = entry.previous_lsn = lsn;
@@ -198,9 +198,9 @@ absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::ModelFromRecord(
       snapshot->weights.w.empty() &&
       std::all_of(snapshot->class_weights.begin(), snapshot->class_weights.end(),
                   [](const LinearWeights& w) { return w.w.empty(); });
-  if (!fresh) return Model::Restore(*std::move(snapshot));
-  absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::Create(snapshot->name, snapshot->spec, snapshot->classes);
+  if (!fresh) return Model::Restore(*std::move(snapshot), budget_);
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(
+      snapshot->name, snapshot->spec, snapshot->classes, budget_);
   if (!model.ok()) return model.status();
   ReplayJournal journal(lsn);
   LogEntry log{&journal, {}, 0};
@@ -225,8 +225,9 @@ void ModelRegistry::MarkUnavailable(absl::string_view model,
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
     absl::string_view name, const ModelSpec& spec,
     const std::vector<std::string>& classes, uint64_t* lsn) {
+  if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::Create(std::string(name), spec, classes);
+      Model::Create(std::string(name), spec, classes, budget_);
   if (!model.ok()) return model.status();
   // The record holds the spec and classes; the weights start at zero.
   ModelSnapshot fresh;
@@ -241,9 +242,11 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Import(
     ModelSnapshot snapshot, uint64_t* lsn) {
   if (absl::Status s = ValidateModelName(snapshot.name); !s.ok()) return s;
   snapshot.lsn = 0;
+  if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
   const std::string record = CreateRecord(snapshot);
   absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::Restore(std::move(snapshot));
+      Model::Restore(std::move(snapshot), budget_);
+  if (absl::IsResourceExhausted(model.status())) return model.status();
   if (!model.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the model file's state does not fit its spec: ",
@@ -260,6 +263,7 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
     return absl::AlreadyExistsError(
         absl::StrCat("model ", Quoted(name), " already exists"));
   }
+  if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
   auto entry = std::make_shared<Entry>();
   entry->model = std::move(model);
   if (journal_ != nullptr) {
@@ -271,6 +275,16 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
   }
   Insert(name, entry);
   return entry->model;
+}
+
+absl::Status ModelRegistry::CheckRoomForModel() const {
+  const int64_t limit = budget_->limits().max_models;
+  std::shared_lock lock(mu_);
+  const int64_t models = entries_.size();
+  if (!budget_->enforcing() || models < limit) return absl::OkStatus();
+  return LimitExceeded(absl::StrCat("the server holds ", models,
+                                    " models; delete one first"),
+                       limit, "max_models");
 }
 
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Get(

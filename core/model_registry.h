@@ -49,9 +49,14 @@ struct Listing {
 
 class ModelRegistry {
  public:
-  // `journal` may be null: then changes are kept only by snapshots.
-  explicit ModelRegistry(ModelStore* store, Journal* journal = nullptr)
-      : store_(store), journal_(journal) {}
+  // `journal` may be null: then changes are kept only by snapshots. Every
+  // model lives within `budget` (see limits.h); so does the number of
+  // models (max_models). Keep the budget from enforcing during Load and
+  // Replay.
+  explicit ModelRegistry(
+      ModelStore* store, Journal* journal = nullptr,
+      std::shared_ptr<ResourceBudget> budget = UnlimitedBudget())
+      : store_(store), journal_(journal), budget_(std::move(budget)) {}
 
   ModelRegistry(const ModelRegistry&) = delete;
   ModelRegistry& operator=(const ModelRegistry&) = delete;
@@ -90,10 +95,13 @@ class ModelRegistry {
   // The journal changes go to; null if none.
   Journal* journal() const { return journal_; }
 
+  // The limits and memory every model shares.
+  ResourceBudget& budget() const { return *budget_; }
+
   // Creates, logs and (without a journal) stores a fresh model (a
   // multiclass one starting with `classes`); sets `lsn` to its record's.
   // INVALID_ARGUMENT for a bad name, spec or class, ALREADY_EXISTS for a
-  // taken name.
+  // taken name, RESOURCE_EXHAUSTED past the limits.
   absl::StatusOr<std::shared_ptr<Model>> Create(
       absl::string_view name, const ModelSpec& spec,
       const std::vector<std::string>& classes = {}, uint64_t* lsn = nullptr);
@@ -172,8 +180,10 @@ class ModelRegistry {
   absl::Status ApplyRecord(uint64_t lsn, absl::string_view name,
                            storage::v1::LogRecord& record,
                            const TrainReplay& train);
+  // RESOURCE_EXHAUSTED naming --max_models when the server holds as many.
+  absl::Status CheckRoomForModel() const;
   // A model from a log record's state (create, import, restore) as of `lsn`.
-  static absl::StatusOr<std::unique_ptr<Model>> ModelFromRecord(
+  absl::StatusOr<std::unique_ptr<Model>> ModelFromRecord(
       uint64_t lsn, absl::string_view name, storage::v1::ModelFile& file);
   // Loads model `name`'s previous snapshot into `entry` after its current
   // one failed to load for `reason`.
@@ -182,6 +192,7 @@ class ModelRegistry {
 
   ModelStore* const store_;
   Journal* journal_;
+  const std::shared_ptr<ResourceBudget> budget_;
 
   // Held across store I/O; taken before mu_. (std mutexes, not absl::Mutex,
   // so ThreadSanitizer models them; see model.h.)

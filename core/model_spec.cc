@@ -178,6 +178,47 @@ int64_t FeatureWidth(const ModelSpec& spec) {
          (spec.hash_bits > 0 ? int64_t{1} << spec.hash_bits : 0);
 }
 
+namespace {
+
+// The weight vectors (each with its bias) an algorithm keeps per class: the
+// weights it predicts with and its state (see each classifier's members).
+int64_t VectorsPerClass(const AlgorithmParams& algorithm) {
+  return std::visit(
+      Overloaded{
+          [](const PerceptronParams&) -> int64_t { return 1; },
+          [](const LogisticRegressionParams&) -> int64_t { return 1; },
+          [](const AveragedPerceptronParams&) -> int64_t { return 3; },
+          [](const PassiveAggressiveParams&) -> int64_t { return 1; },
+          [](const SgdParams& p) -> int64_t {
+            const SgdOptions& o = p.options;
+            if (o.schedule == Schedule::kAdaGrad) return 2;
+            const bool l1 = o.penalty == Penalty::kL1 ||
+                            (o.penalty == Penalty::kElasticNet &&
+                             o.l1_ratio > 0.0);
+            return 2 + (o.average_from > 0 ? 1 : 0) + (l1 ? 1 : 0);
+          },
+          [](const PocketPerceptronParams&) -> int64_t { return 2; },
+          [](const MulticlassPerceptronParams&) -> int64_t { return 1; },
+          [](const SoftmaxRegressionParams&) -> int64_t { return 1; },
+      },
+      algorithm);
+}
+
+}  // namespace
+
+int64_t ClassBytes(const ModelSpec& spec) {
+  return VectorsPerClass(spec.algorithm) * (FeatureWidth(spec) + 1) *
+             int64_t{sizeof(double)} +
+         kClassOverheadBytes;
+}
+
+int64_t ModelBytes(const ModelSpec& spec, int64_t classes) {
+  const int64_t standardizer =
+      spec.standardize ? 3 * spec.dimension * int64_t{sizeof(double)} : 0;
+  return kModelOverheadBytes + standardizer +
+         (IsMulticlass(spec) ? classes : 1) * ClassBytes(spec);
+}
+
 AlgorithmParams DefaultParams(Algorithm algorithm) {
   switch (algorithm) {
     case Algorithm::kPerceptron:

@@ -124,6 +124,20 @@ FeatureSpace MakeFeatureSpace(const ModelSpec& spec);
 // The number of weights per class: dimension + 2^hash_bits (if any).
 int64_t FeatureWidth(const ModelSpec& spec);
 
+// The memory a model of `spec` takes with `classes` classes (ignored for a
+// binary model): its weights and algorithm state, the standardizer's
+// statistics, and a fixed overhead per class and per model. Known before
+// the model is made, so that limits are checked before memory is taken.
+int64_t ModelBytes(const ModelSpec& spec, int64_t classes);
+
+// What one more class adds to ModelBytes (for a binary model, the weights).
+int64_t ClassBytes(const ModelSpec& spec);
+
+// The fixed parts of ModelBytes: a class's label and index entries; the
+// model's name, spec, counters and sources.
+inline constexpr int64_t kClassOverheadBytes = 256;
+inline constexpr int64_t kModelOverheadBytes = 4096;
+
 // Whether the spec describes a multiclass model: one-vs-rest, or a natively
 // multiclass algorithm.
 bool IsMulticlass(const ModelSpec& spec);

@@ -36,6 +36,9 @@ class MulticlassLearner final : public Learner {
   void Evaluate(Features x, const PreparedExample& example,
                 std::optional<double> threshold,
                 Evaluation& evaluation) const override;
+  bool HasClass(absl::string_view label) const override {
+    return class_index_.contains(label);
+  }
   const std::vector<std::string>& classes() const override {
     return classes_;
   }

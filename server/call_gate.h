@@ -1,4 +1,5 @@
-// Counts the calls in flight and turns new ones away once the server drains.
+// Counts the calls in flight and turns new ones away once the server drains,
+// and bounds the streams open at once, in all and per client.
 //
 // gRPC's own Server::Shutdown waits for every connection to acknowledge its
 // GOAWAY, which an idle client may take seconds to do; so the server drains
@@ -12,10 +13,16 @@
 #define HALFSPACE_SERVER_CALL_GATE_H_
 
 #include <condition_variable>
+#include <cstdint>
+#include <limits>
 #include <mutex>
+#include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "core/limits.h"
 
 namespace halfspace {
 
@@ -25,19 +32,50 @@ inline absl::Status ShuttingDownError() {
       "the server is shutting down; retry, or connect to another replica");
 }
 
+// The most streams (Train, Evaluate) open at once, in all and per client.
+struct StreamLimits {
+  int64_t max_streams = std::numeric_limits<int64_t>::max();
+  int64_t max_streams_per_client = std::numeric_limits<int64_t>::max();
+};
+
 class CallGate {
  public:
-  // Admits a call, unless the gate is closed. Every true must be followed by
-  // one Leave.
-  bool TryEnter() {
+  explicit CallGate(const StreamLimits& limits = {}) : limits_(limits) {}
+
+  // Admits a call, unless the gate is closed (UNAVAILABLE). A stream names
+  // its `client` and is refused (RESOURCE_EXHAUSTED, naming the flag) past
+  // the stream limits. Every OK must be followed by one Leave with the
+  // same client.
+  absl::Status TryEnter(const std::string* client = nullptr) {
     std::lock_guard lock(mu_);
-    if (closed_) return false;
+    if (closed_) return ShuttingDownError();
+    if (client != nullptr) {
+      if (streams_ >= limits_.max_streams) {
+        return LimitExceeded(
+            absl::StrCat("the server has ", streams_, " streams open"),
+            limits_.max_streams, "max_streams");
+      }
+      int64_t& mine = client_streams_[*client];
+      if (mine >= limits_.max_streams_per_client) {
+        return LimitExceeded(absl::StrCat("client ", *client, " has ", mine,
+                                          " streams open"),
+                             limits_.max_streams_per_client,
+                             "max_streams_per_client");
+      }
+      ++mine;
+      ++streams_;
+    }
     ++active_;
-    return true;
+    return absl::OkStatus();
   }
 
-  void Leave() {
+  void Leave(const std::string* client = nullptr) {
     std::lock_guard lock(mu_);
+    if (client != nullptr) {
+      --streams_;
+      auto it = client_streams_.find(*client);
+      if (--it->second == 0) client_streams_.erase(it);
+    }
     if (--active_ == 0) idle_.notify_all();
   }
 
@@ -54,31 +92,51 @@ class CallGate {
                           [this] { return active_ == 0; });
   }
 
+  // The streams open now.
+  int64_t streams() {
+    std::lock_guard lock(mu_);
+    return streams_;
+  }
+
  private:
+  const StreamLimits limits_;
   std::mutex mu_;
   std::condition_variable idle_;
   bool closed_ = false;  // guarded by mu_
   int active_ = 0;       // guarded by mu_
+  int64_t streams_ = 0;  // guarded by mu_
+  absl::flat_hash_map<std::string, int64_t> client_streams_;  // guarded by mu_
 };
 
-// One call's pass through the gate: admitted if the gate was open when it
-// was made, and then leaving the gate when destroyed, so a reactor that holds
-// one leaves exactly once, when it is freed.
+// One call's pass through the gate: admitted if the gate let it in, and
+// then leaving the gate when destroyed, so a reactor that holds one leaves
+// exactly once, when it is freed.
 class Admission {
  public:
-  // REQUIRES: `gate` outlives the admission.
+  // A unary call. REQUIRES: `gate` outlives the admission.
   explicit Admission(CallGate* gate)
-      : gate_(gate->TryEnter() ? gate : nullptr) {}
+      : gate_(gate), stream_(false), status_(gate->TryEnter()) {}
+  // A stream from `client` (see CallGate::TryEnter).
+  Admission(CallGate* gate, std::string client)
+      : gate_(gate),
+        stream_(true),
+        client_(std::move(client)),
+        status_(gate->TryEnter(&client_)) {}
   ~Admission() {
-    if (gate_ != nullptr) gate_->Leave();
+    if (status_.ok()) gate_->Leave(stream_ ? &client_ : nullptr);
   }
   Admission(const Admission&) = delete;
   Admission& operator=(const Admission&) = delete;
 
-  bool admitted() const { return gate_ != nullptr; }
+  bool admitted() const { return status_.ok(); }
+  // Why the call was turned away; OK if admitted.
+  const absl::Status& status() const { return status_; }
 
  private:
   CallGate* const gate_;
+  const bool stream_;
+  const std::string client_;
+  const absl::Status status_;
 };
 
 }  // namespace halfspace

@@ -7,6 +7,7 @@
 #include "core/evaluation.h"
 #include "core/quoted.h"
 #include "server/convert.h"
+#include "server/peer.h"
 #include "server/raw_message.h"
 #include "server/status.h"
 #include "server/stream_model.h"
@@ -17,12 +18,16 @@ namespace {
 class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   EvaluateReactor(ModelRegistry* registry, CallGate* gate,
+                  grpc::CallbackServerContext* context,
                   grpc::ByteBuffer* response)
-      : registry_(registry), response_(response), admission_(gate) {
+      : registry_(registry),
+        response_(response),
+        stop_(StopOf(context)),
+        admission_(gate, ClientOf(*context)) {
     if (admission_.admitted()) {
       StartRead(&request_bytes_);
     } else {
-      Finish(ToGrpcStatus(ShuttingDownError()));
+      Finish(ToGrpcStatus(admission_.status()));
     }
   }
 
@@ -67,13 +72,17 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       }
     }
     const int n = request_.examples_size();
+    if (absl::Status s = CheckExamplesPerRequest(
+            n, registry_->budget().limits(), "EvaluateRequest");
+        !s.ok()) {
+      return s;
+    }
     examples_.resize(n);
     if (static_cast<int>(named_.size()) < n) named_.resize(n);
     for (int i = 0; i < n; ++i) {
       examples_[i] = FromProto(request_.examples(i), named_[i]);
     }
-    model_->Evaluate(examples_, threshold_, evaluation_);
-    return absl::OkStatus();
+    return model_->Evaluate(examples_, threshold_, evaluation_, stop_);
   }
 
   // Fills the response from what was counted.
@@ -88,6 +97,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 
   ModelRegistry* const registry_;
   grpc::ByteBuffer* const response_;
+  const StopCheck stop_;
   const Admission admission_;
   grpc::ByteBuffer request_bytes_;
   v1::EvaluateResponse summary_;
@@ -102,8 +112,9 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 }  // namespace
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartEvaluateStream(
-    ModelRegistry* registry, CallGate* gate, grpc::ByteBuffer* response) {
-  return new EvaluateReactor(registry, gate, response);
+    ModelRegistry* registry, CallGate* gate,
+    grpc::CallbackServerContext* context, grpc::ByteBuffer* response) {
+  return new EvaluateReactor(registry, gate, context, response);
 }
 
 }  // namespace halfspace

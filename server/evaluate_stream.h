@@ -19,12 +19,14 @@
 namespace halfspace {
 
 // Starts serving one Evaluate stream, whose encoded EvaluateResponse goes to
-// `response`, or refuses it with UNAVAILABLE when the gate is closed; the
+// `response`, or refuses it with UNAVAILABLE when the gate is closed
+// (RESOURCE_EXHAUSTED past the stream limits); the
 // reactor deletes itself when done. A message that does not decode as an
 // EvaluateRequest ends the stream with INVALID_ARGUMENT (see raw_message.h).
 // REQUIRES: `registry` and `gate` outlive the stream.
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartEvaluateStream(
-    ModelRegistry* registry, CallGate* gate, grpc::ByteBuffer* response);
+    ModelRegistry* registry, CallGate* gate,
+    grpc::CallbackServerContext* context, grpc::ByteBuffer* response);
 
 }  // namespace halfspace
 

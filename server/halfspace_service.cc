@@ -10,6 +10,7 @@
 
 #include "server/convert.h"
 #include "server/evaluate_stream.h"
+#include "server/peer.h"
 #include "server/raw_message.h"
 #include "server/status.h"
 #include "server/train_stream.h"
@@ -53,14 +54,14 @@ HalfspaceService::Unary HalfspaceService::Serve(
   Request request;
   Response response;
   Bytes bytes = *request_bytes;  // shares the slices
-  uint64_t lsn = 0;
+  Call call{StopOf(context)};
   absl::Status status = DecodeMessage(bytes, request);
-  if (status.ok()) status = (this->*handler)(request, response, lsn);
+  if (status.ok()) status = (this->*handler)(request, response, call);
   if (status.ok()) EncodeMessage(response, *response_bytes);
-  if (lsn == 0 || log_ == nullptr) {
+  if (call.lsn == 0 || log_ == nullptr) {
     reactor->Finish(ToGrpcStatus(status));
   } else {
-    log_->WhenDurable(lsn, [reactor, status] {
+    log_->WhenDurable(call.lsn, [reactor, status] {
       reactor->Finish(ToGrpcStatus(status));
     });
   }
@@ -92,8 +93,8 @@ HalfspaceService::Unary HalfspaceService::DeleteModel(Context* c,
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
-HalfspaceService::Train(Context*) {
-  return StartTrainStream(registry_, log_, gate_, max_message_bytes_);
+HalfspaceService::Train(Context* c) {
+  return StartTrainStream(registry_, log_, gate_, c, max_message_bytes_);
 }
 
 HalfspaceService::Unary HalfspaceService::Predict(Context* c,
@@ -103,8 +104,8 @@ HalfspaceService::Unary HalfspaceService::Predict(Context* c,
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* HalfspaceService::Evaluate(
-    Context*, Bytes* out) {
-  return StartEvaluateStream(registry_, gate_, out);
+    Context* c, Bytes* out) {
+  return StartEvaluateStream(registry_, gate_, c, out);
 }
 
 HalfspaceService::Unary HalfspaceService::GetWeights(Context* c,
@@ -145,12 +146,12 @@ HalfspaceService::Unary HalfspaceService::RestoreModel(Context* c,
 
 absl::Status HalfspaceService::DoCreateModel(
     const v1::CreateModelRequest& request, v1::CreateModelResponse& response,
-    uint64_t& lsn) {
+    Call& call) {
   absl::StatusOr<ModelSpec> spec = SpecFromRequest(request);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Create(
       request.model(), *spec,
-      {request.classes().begin(), request.classes().end()}, &lsn);
+      {request.classes().begin(), request.classes().end()}, &call.lsn);
   if (!model.ok()) return model.status();
   spdlog::info("created model '{}' (dimension {})", request.model(),
                spec->dimension);
@@ -160,7 +161,7 @@ absl::Status HalfspaceService::DoCreateModel(
 
 absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
                                           v1::GetModelResponse& response,
-                                          uint64_t&) {
+                                          Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (model.ok()) {
     ToProto(**model, response.mutable_model());
@@ -180,7 +181,7 @@ absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
 }
 
 absl::Status HalfspaceService::DoListModels(
-    const v1::ListModelsRequest& request, v1::ListModelsResponse& response, uint64_t&) {
+    const v1::ListModelsRequest& request, v1::ListModelsResponse& response, Call&) {
   if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("page_size is ", request.page_size(),
@@ -225,14 +226,14 @@ absl::Status HalfspaceService::DoListModels(
 
 absl::Status HalfspaceService::DoDeleteModel(
     const v1::DeleteModelRequest& request, v1::DeleteModelResponse&,
-    uint64_t& lsn) {
-  absl::Status status = registry_->Delete(request.model(), &lsn);
+    Call& call) {
+  absl::Status status = registry_->Delete(request.model(), &call.lsn);
   if (status.ok()) spdlog::info("deleted model '{}'", request.model());
   return status;
 }
 
 absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
-                                         v1::PredictResponse& response, uint64_t&) {
+                                         v1::PredictResponse& response, Call& call) {
   absl::StatusOr<std::shared_ptr<Model>> model =
       registry_->Get(request.model());
   if (!model.ok()) return model.status();
@@ -241,6 +242,11 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
         "PredictRequest has no instances; send at least one feature vector");
   }
   const int n = request.instances_size();
+  if (absl::Status s = CheckExamplesPerRequest(n, registry_->budget().limits(),
+                                               "PredictRequest");
+      !s.ok()) {
+    return s;
+  }
   std::vector<FeatureInput> instances(n);
   std::vector<std::vector<NamedFeature>> named(n);
   for (int i = 0; i < n; ++i) {
@@ -249,7 +255,8 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
   std::vector<Prediction> predictions(instances.size());
   std::vector<std::string> class_names;
   absl::Status status =
-      (*model)->Predict(instances, absl::MakeSpan(predictions), &class_names);
+      (*model)->Predict(instances, absl::MakeSpan(predictions), &class_names,
+                        call.stop);
   if (!status.ok()) return status;
   for (const Prediction& p : predictions) {
     ToProto(p, class_names, response.add_predictions());
@@ -258,7 +265,7 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
 }
 
 absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request,
-                                            v1::GetWeightsResponse& response, uint64_t&) {
+                                            v1::GetWeightsResponse& response, Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto((*model)->Weights(), &response);
@@ -267,11 +274,11 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
 
 absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request,
                                             v1::SetWeightsResponse& response,
-                                            uint64_t& lsn) {
+                                            Call& call) {
   std::vector<double> w(request.weights().begin(), request.weights().end());
   absl::Status status =
       registry_->SetWeights(request.model(), request.class_label(),
-                            std::move(w), request.bias(), &lsn);
+                            std::move(w), request.bias(), &call.lsn);
   if (!status.ok()) return status;
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
@@ -281,7 +288,7 @@ absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request
 
 absl::Status HalfspaceService::DoGetSourceSequence(
     const v1::GetSourceSequenceRequest& request,
-    v1::GetSourceSequenceResponse& response, uint64_t&) {
+    v1::GetSourceSequenceResponse& response, Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
   if (request.source().empty()) {
@@ -293,7 +300,7 @@ absl::Status HalfspaceService::DoGetSourceSequence(
 
 absl::Status HalfspaceService::DoExportModel(
     const v1::ExportModelRequest& request, v1::ExportModelResponse& response,
-    uint64_t&) {
+    Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
   std::string file = EncodeSnapshot((*model)->Snapshot());
@@ -310,7 +317,7 @@ absl::Status HalfspaceService::DoExportModel(
 
 absl::Status HalfspaceService::DoImportModel(
     const v1::ImportModelRequest& request, v1::ImportModelResponse& response,
-    uint64_t& lsn) {
+    Call& call) {
   absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(request.model_file());
   if (!snapshot.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -319,7 +326,7 @@ absl::Status HalfspaceService::DoImportModel(
   }
   snapshot->name = request.model();
   absl::StatusOr<std::shared_ptr<Model>> model =
-      registry_->Import(*std::move(snapshot), &lsn);
+      registry_->Import(*std::move(snapshot), &call.lsn);
   if (!model.ok()) return model.status();
   spdlog::info("imported model '{}'", request.model());
   ToProto(**model, response.mutable_model());
@@ -328,8 +335,8 @@ absl::Status HalfspaceService::DoImportModel(
 
 absl::Status HalfspaceService::DoRestoreModel(
     const v1::RestoreModelRequest& request, v1::RestoreModelResponse& response,
-    uint64_t& lsn) {
-  if (absl::Status s = registry_->RestorePrevious(request.model(), &lsn);
+    Call& call) {
+  if (absl::Status s = registry_->RestorePrevious(request.model(), &call.lsn);
       !s.ok()) {
     return s;
   }

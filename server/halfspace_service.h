@@ -67,42 +67,48 @@ class HalfspaceService final : public HalfspaceServiceBase {
   Unary RestoreModel(Context* c, const Bytes* in, Bytes* out) override;
 
  private:
+  // What a handler knows of its call, and tells back.
+  struct Call {
+    StopCheck stop;    // true once the caller stopped waiting
+    uint64_t lsn = 0;  // the change the handler logged; 0 if none
+  };
+
   template <typename Request, typename Response>
   using Handler = absl::Status (HalfspaceService::*)(const Request&,
-                                                     Response&, uint64_t& lsn);
+                                                     Response&, Call& call);
 
   // Runs one admitted call: decodes the request, runs `handler`, encodes
   // the response, and finishes the call with the handler's status, once
-  // the change it logged (its `lsn`, if it sets one) is durable.
+  // the change it logged (its call.lsn, if it sets one) is durable.
   template <typename Request, typename Response>
   Unary Serve(Context* context, const Bytes* request, Bytes* response,
               Handler<Request, Response> handler);
 
   absl::Status DoCreateModel(const v1::CreateModelRequest& request,
-                             v1::CreateModelResponse& response, uint64_t& lsn);
+                             v1::CreateModelResponse& response, Call& call);
   absl::Status DoGetModel(const v1::GetModelRequest& request,
-                          v1::GetModelResponse& response, uint64_t& lsn);
+                          v1::GetModelResponse& response, Call& call);
   absl::Status DoListModels(const v1::ListModelsRequest& request,
-                            v1::ListModelsResponse& response, uint64_t& lsn);
+                            v1::ListModelsResponse& response, Call& call);
   absl::Status DoDeleteModel(const v1::DeleteModelRequest& request,
-                             v1::DeleteModelResponse& response, uint64_t& lsn);
+                             v1::DeleteModelResponse& response, Call& call);
   absl::Status DoPredict(const v1::PredictRequest& request,
-                         v1::PredictResponse& response, uint64_t& lsn);
+                         v1::PredictResponse& response, Call& call);
   absl::Status DoGetWeights(const v1::GetWeightsRequest& request,
-                            v1::GetWeightsResponse& response, uint64_t& lsn);
+                            v1::GetWeightsResponse& response, Call& call);
   absl::Status DoSetWeights(const v1::SetWeightsRequest& request,
-                            v1::SetWeightsResponse& response, uint64_t& lsn);
+                            v1::SetWeightsResponse& response, Call& call);
 
   absl::Status DoGetSourceSequence(const v1::GetSourceSequenceRequest& request,
                                   v1::GetSourceSequenceResponse& response,
-                                  uint64_t& lsn);
+                                  Call& call);
   absl::Status DoExportModel(const v1::ExportModelRequest& request,
-                             v1::ExportModelResponse& response, uint64_t& lsn);
+                             v1::ExportModelResponse& response, Call& call);
   absl::Status DoImportModel(const v1::ImportModelRequest& request,
-                             v1::ImportModelResponse& response, uint64_t& lsn);
+                             v1::ImportModelResponse& response, Call& call);
   absl::Status DoRestoreModel(const v1::RestoreModelRequest& request,
                               v1::RestoreModelResponse& response,
-                              uint64_t& lsn);
+                              Call& call);
 
   ModelRegistry* const registry_;
   WriteAheadLog* const log_;

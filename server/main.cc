@@ -32,7 +32,29 @@ ABSL_FLAG(int64_t, log_segment_bytes, int64_t{64} << 20,
           "the write-ahead log's segment size");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(5),
           "how long calls in flight may finish at shutdown");
-ABSL_FLAG(int, max_message_bytes, 64 << 20, "largest message in bytes");
+ABSL_FLAG(int, max_message_bytes, 16 << 20,
+          "largest request or response message in bytes");
+ABSL_FLAG(int64_t, max_model_bytes, int64_t{128} << 20,
+          "memory one model may take: weights and algorithm state of every "
+          "class (dimension + 2^hash_bits per class)");
+ABSL_FLAG(int64_t, max_total_model_bytes, int64_t{768} << 20,
+          "memory all models may take together");
+ABSL_FLAG(int64_t, max_models, 10000, "how many models the server holds");
+ABSL_FLAG(int64_t, max_classes, 4096,
+          "classes of one multiclass model (at most 4096)");
+ABSL_FLAG(int64_t, max_named_features, 10000,
+          "named features in one example");
+ABSL_FLAG(int64_t, max_interaction_products, 100000,
+          "products one example's interactions make (n features crossed "
+          "with m make n*m; a group of n with itself n(n-1)/2)");
+ABSL_FLAG(int64_t, max_examples_per_request, 100000,
+          "examples or instances in one Train, Evaluate or Predict request");
+ABSL_FLAG(int64_t, max_streams, 256,
+          "Train and Evaluate streams open at once");
+ABSL_FLAG(int64_t, max_streams_per_client, 64,
+          "Train and Evaluate streams open at once from one client address");
+ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,
+          "memory gRPC may use for connections and messages in flight");
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error or off");
 
@@ -84,6 +106,20 @@ int main(int argc, char** argv) {
   options.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);
   options.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  halfspace::Limits& limits = options.limits;
+  limits.max_model_bytes = absl::GetFlag(FLAGS_max_model_bytes);
+  limits.max_total_model_bytes = absl::GetFlag(FLAGS_max_total_model_bytes);
+  limits.max_models = absl::GetFlag(FLAGS_max_models);
+  limits.max_classes = absl::GetFlag(FLAGS_max_classes);
+  limits.max_named_features = absl::GetFlag(FLAGS_max_named_features);
+  limits.max_interaction_products =
+      absl::GetFlag(FLAGS_max_interaction_products);
+  limits.max_examples_per_request =
+      absl::GetFlag(FLAGS_max_examples_per_request);
+  options.streams.max_streams = absl::GetFlag(FLAGS_max_streams);
+  options.streams.max_streams_per_client =
+      absl::GetFlag(FLAGS_max_streams_per_client);
+  options.grpc_memory_bytes = absl::GetFlag(FLAGS_grpc_memory_bytes);
 
   if (absl::Status s = halfspace::ValidateServerOptions(options); !s.ok()) {
     spdlog::critical("{}", std::string(s.message()));

@@ -11,6 +11,7 @@
 #include "server/train_batch.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "spdlog/spdlog.h"
@@ -62,6 +63,30 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
     return invalid("log_segment_bytes", o.log_segment_bytes,
                    "must be at least 4096");
   }
+  const Limits& l = o.limits;
+  const std::pair<const char*, int64_t> at_least_one[] = {
+      {"max_model_bytes", l.max_model_bytes},
+      {"max_total_model_bytes", l.max_total_model_bytes},
+      {"max_models", l.max_models},
+      {"max_classes", l.max_classes},
+      {"max_named_features", l.max_named_features},
+      {"max_interaction_products", l.max_interaction_products},
+      {"max_examples_per_request", l.max_examples_per_request},
+      {"max_streams", o.streams.max_streams},
+      {"max_streams_per_client", o.streams.max_streams_per_client},
+      {"grpc_memory_bytes", o.grpc_memory_bytes},
+  };
+  for (const auto& [flag, value] : at_least_one) {
+    if (value < 1) return invalid(flag, value, "must be at least 1");
+  }
+  if (l.max_classes > kMaxClasses) {
+    return invalid("max_classes", l.max_classes,
+                   absl::StrCat("must be at most ", kMaxClasses));
+  }
+  if (l.max_model_bytes > l.max_total_model_bytes) {
+    return invalid("max_model_bytes", l.max_model_bytes,
+                   "must not exceed --max_total_model_bytes");
+  }
   return absl::OkStatus();
 }
 
@@ -71,7 +96,9 @@ Server::Server(const ServerOptions& options,
     : options_(options),
       lock_(std::move(lock)),
       store_(std::move(store)),
-      registry_(store_.get()) {}
+      budget_(std::make_shared<ResourceBudget>(options.limits)),
+      registry_(store_.get(), nullptr, budget_),
+      gate_(options.streams) {}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     const ServerOptions& options) {
@@ -105,6 +132,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   // gRPC would let a second server share a port in use and split the
   // traffic with it; refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  grpc::ResourceQuota quota("halfspace");
+  quota.Resize(options.grpc_memory_bytes);
+  builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   server->grpc_server_ = builder.BuildAndStart();
@@ -123,6 +153,18 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
 }
 
 absl::Status Server::Recover() {
+  // What was accepted once is recovered whatever the limits are now.
+  budget_->set_enforcing(false);
+  absl::Status status = RecoverModels();
+  budget_->set_enforcing(true);
+  if (!status.ok()) return status;
+  spdlog::info("models hold {} bytes of the {} all models may hold "
+               "(--max_total_model_bytes)",
+               budget_->reserved(), options_.limits.max_total_model_bytes);
+  return absl::OkStatus();
+}
+
+absl::Status Server::RecoverModels() {
   const absl::Time start = absl::Now();
   absl::StatusOr<uint64_t> snapshot_lsn = registry_.Load();
   if (!snapshot_lsn.ok()) return snapshot_lsn.status();

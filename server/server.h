@@ -25,6 +25,7 @@
 #include "core/storage/directory_lock.h"
 #include "core/storage/file_model_store.h"
 #include "core/storage/write_ahead_log.h"
+#include "core/limits.h"
 #include "core/model_registry.h"
 #include "grpcpp/server.h"
 #include "server/call_gate.h"
@@ -49,6 +50,26 @@ enum class Durability {
 // "sync", "write" or "snapshot".
 absl::StatusOr<Durability> ParseDurability(absl::string_view text);
 
+// The server's default limits.
+inline Limits DefaultServerLimits() {
+  Limits limits;
+  limits.max_model_bytes = int64_t{128} << 20;
+  limits.max_total_model_bytes = int64_t{768} << 20;
+  limits.max_models = 10000;
+  limits.max_classes = kMaxClasses;
+  limits.max_named_features = 10000;
+  limits.max_interaction_products = 100000;
+  limits.max_examples_per_request = 100000;
+  return limits;
+}
+
+inline StreamLimits DefaultStreamLimits() {
+  StreamLimits limits;
+  limits.max_streams = 256;
+  limits.max_streams_per_client = 64;
+  return limits;
+}
+
 struct ServerOptions {
   // host:port to listen on; port 0 picks a free port (see Server::port).
   std::string listen_address = "0.0.0.0:50051";
@@ -68,13 +89,21 @@ struct ServerOptions {
   // How long Shutdown lets calls in flight finish before cancelling them.
   absl::Duration drain_timeout = absl::Seconds(5);
   // The largest request or response message, in bytes.
-  int max_message_bytes = 64 << 20;
+  int max_message_bytes = 16 << 20;
+  // What one request, example, model and the server may take (see
+  // core/limits.h); the defaults fit a 2 GiB container (see README).
+  Limits limits = DefaultServerLimits();
+  StreamLimits streams = DefaultStreamLimits();
+  // The memory gRPC may use for connections and messages in flight (its
+  // resource quota).
+  int64_t grpc_memory_bytes = int64_t{512} << 20;
 };
 
 // INVALID_ARGUMENT naming the first option out of range and the flag that
 // sets it: the listen address (host:port, port 0 to 65535), negative
 // durations or sizes, a message limit under 1 KiB, a log segment under
-// 4 KiB.
+// 4 KiB, a limit under 1 (max_classes: over kMaxClasses), a model limit
+// over the total.
 absl::Status ValidateServerOptions(const ServerOptions& options);
 
 class Server {
@@ -104,8 +133,9 @@ class Server {
  private:
   Server(const ServerOptions& options, std::unique_ptr<DirectoryLock> lock,
          std::unique_ptr<FileModelStore> store);
-  // Loads the snapshots and replays the log over them.
+  // Loads the snapshots and replays the log over them, with the limits off.
   absl::Status Recover();
+  absl::Status RecoverModels();
   // Tells the registry where the log starts (see ModelRegistry::StartReplay).
   void StartReplay(uint64_t first_lsn);
   void CheckpointLoop();
@@ -114,6 +144,7 @@ class Server {
   const std::unique_ptr<DirectoryLock> lock_;
   std::unique_ptr<FileModelStore> store_;
   std::unique_ptr<WriteAheadLog> log_;  // none for Durability::kSnapshot
+  const std::shared_ptr<ResourceBudget> budget_;
   ModelRegistry registry_;
   CallGate gate_;
   std::unique_ptr<HalfspaceService> service_;

@@ -22,16 +22,23 @@ constexpr size_t kSummaryBytes = 256;
 
 }  // namespace
 
-void PrepareRequest(const Model& model, const v1::TrainRequest& request,
-                    TrainScratch& scratch) {
+absl::Status PrepareRequest(const Model& model,
+                            const v1::TrainRequest& request,
+                            TrainScratch& scratch, const StopCheck& stop) {
   const int n = request.examples_size();
   if (static_cast<int>(scratch.prepared.size()) < n) {
     scratch.prepared.resize(n);
   }
   for (int i = 0; i < n; ++i) {
+    if (stop && stop()) {
+      return absl::CancelledError(
+          "the call was cancelled or its deadline passed; this request's "
+          "examples were not learned");
+    }
     model.Prepare(FromProto(request.examples(i), scratch.named),
                   scratch.prepared[i]);
   }
+  return absl::OkStatus();
 }
 
 size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
@@ -48,10 +55,20 @@ size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
       longest_label = std::max(longest_label, label.size());
     };
     for (const std::string& label : classes) add(label);
+    // The classes to come: no more than the model's limits leave room for,
+    // and the longest of them, whichever come first.
+    std::vector<size_t> added;
     for (int i = 0; i < n; ++i) {
       const PreparedExample& e = scratch.prepared[i];
-      if (e.error.ok() && seen.insert(e.class_label).second) add(e.class_label);
+      if (e.error.ok() && seen.insert(e.class_label).second) {
+        added.push_back(e.class_label.size());
+        longest_label = std::max(longest_label, e.class_label.size());
+      }
     }
+    const size_t room = std::min<int64_t>(added.size(), model.ClassRoom());
+    std::partial_sort(added.begin(), added.begin() + room, added.end(),
+                      std::greater<>());
+    for (size_t k = 0; k < room; ++k) class_bytes += added[k] + kClassScoreBytes;
   }
   const size_t valid = std::max(
       kScalarResultBytes + (model.multiclass()
@@ -89,7 +106,10 @@ absl::Status ReplayTrainBatch(Model& model,
     return absl::DataLossError("the logged TrainRequest does not decode");
   }
   TrainScratch scratch;
-  PrepareRequest(model, request, scratch);
+  if (absl::Status s = PrepareRequest(model, request, scratch); !s.ok()) {
+    return s;
+  }
+  batch.refused.assign(record.refused().begin(), record.refused().end());
   return LearnPrepared(model, request, batch, scratch);
 }
 

@@ -26,9 +26,11 @@ struct TrainScratch {
 };
 
 // Checks and featurizes the request's examples (no lock held) into
-// scratch.prepared.
-void PrepareRequest(const Model& model, const v1::TrainRequest& request,
-                    TrainScratch& scratch);
+// scratch.prepared; CANCELLED once `stop` says so.
+absl::Status PrepareRequest(const Model& model,
+                            const v1::TrainRequest& request,
+                            TrainScratch& scratch,
+                            const StopCheck& stop = nullptr);
 
 // An upper bound on the size of the prepared request's TrainResponse,
 // whatever learning brings (a new class per example, errors).

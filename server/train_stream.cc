@@ -8,6 +8,7 @@
 #include "core/quoted.h"
 #include "core/storage/log_record.h"
 #include "server/convert.h"
+#include "server/peer.h"
 #include "server/raw_message.h"
 #include "server/status.h"
 #include "server/stream_model.h"
@@ -21,15 +22,16 @@ class TrainReactor final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   TrainReactor(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
-               size_t max_response_bytes)
+               grpc::CallbackServerContext* context, size_t max_response_bytes)
       : registry_(registry),
         log_(log),
         max_response_bytes_(max_response_bytes),
-        admission_(gate) {
+        stop_(StopOf(context)),
+        admission_(gate, ClientOf(*context)) {
     if (admission_.admitted()) {
       StartRead(&request_bytes_);
     } else {
-      Finish(ToGrpcStatus(ShuttingDownError()));
+      Finish(ToGrpcStatus(admission_.status()));
     }
   }
 
@@ -82,7 +84,16 @@ class TrainReactor final
       source_ = request_.source();
     }
     if (absl::Status s = CheckSource(); !s.ok()) return s;
-    PrepareRequest(*model_, request_, scratch_);
+    if (absl::Status s = CheckExamplesPerRequest(
+            request_.examples_size(), registry_->budget().limits(),
+            "TrainRequest");
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = PrepareRequest(*model_, request_, scratch_, stop_);
+        !s.ok()) {
+      return s;
+    }
     if (absl::Status s = CheckResponseSize(); !s.ok()) return s;
 
     Batch batch;
@@ -91,6 +102,11 @@ class TrainReactor final
     if (registry_->journal() != nullptr) {
       record_ = TrainRecord(request_raw_, batch.source, batch.first_sequence);
       batch.log = {registry_->journal(), record_, 0};
+      batch.record_refusals = [this](Batch& b) {
+        record_ = TrainRecord(request_raw_, b.source, b.first_sequence,
+                              b.refused);
+        b.log.record = record_;
+      };
     }
     absl::Status learned = LearnPrepared(*model_, request_, batch, scratch_);
     if (!learned.ok()) return learned;
@@ -157,6 +173,7 @@ class TrainReactor final
   ModelRegistry* const registry_;
   WriteAheadLog* const log_;
   const size_t max_response_bytes_;
+  const StopCheck stop_;
   const Admission admission_;
   std::shared_ptr<Model> model_;
   std::string source_;
@@ -177,8 +194,9 @@ class TrainReactor final
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 StartTrainStream(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
+                 grpc::CallbackServerContext* context,
                  size_t max_response_bytes) {
-  return new TrainReactor(registry, log, gate, max_response_bytes);
+  return new TrainReactor(registry, log, gate, context, max_response_bytes);
 }
 
 }  // namespace halfspace

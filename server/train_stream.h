@@ -5,7 +5,9 @@
 // answers each request with exactly one response that holds one result per
 // example, in order, once its examples are durable. A request is learned
 // whole or not at all: one whose response could exceed the message limit
-// is refused (RESOURCE_EXHAUSTED) before learning. A request marked end_of_pass
+// is refused (RESOURCE_EXHAUSTED) before learning, as is one of more
+// examples than --max_examples_per_request allows; a request cancelled (or
+// past its deadline) while its examples are prepared learns nothing. A request marked end_of_pass
 // closes a pass: its response also sums up the pass. A bad example is
 // reported in-band (ExampleResult.error) and the stream goes on. A bad first
 // request, a request naming another model, a message that does not decode as
@@ -45,11 +47,13 @@ namespace halfspace {
 inline constexpr size_t kMaxSourceBytes = 128;
 
 // Starts serving one Train stream, or refuses it with UNAVAILABLE when the
-// gate is closed; the reactor deletes itself when done. With a `log`, each
+// gate is closed (RESOURCE_EXHAUSTED past the stream limits); the reactor
+// deletes itself when done. With a `log`, each
 // response waits until its examples are durable.
 // REQUIRES: `registry`, `log` and `gate` outlive the stream.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 StartTrainStream(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
+                 grpc::CallbackServerContext* context,
                  size_t max_response_bytes);
 
 }  // namespace halfspace

@@ -66,12 +66,14 @@ class CrashCopy {
              fs::copy_options::recursive | fs::copy_options::overwrite_existing);
   }
 
-  // Starts the server on the copy (after any damage done to it).
-  Client Start() {
+  // Starts the server on the copy (after any damage done to it), with
+  // options `configure` adjusts.
+  Client Start(const std::function<void(ServerOptions&)>& configure = {}) {
     ServerOptions options;
     options.listen_address = "127.0.0.1:0";
     options.data_dir = copy_.path();
     options.snapshot_interval = absl::ZeroDuration();
+    if (configure) configure(options);
     absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
     EXPECT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -372,6 +374,36 @@ TEST(DurabilityLimitsTest, ATrainRequestWhoseResponseCannotBeSentIsNotLearned) {
 }
 
 // Flips one byte in the middle of a file.
+TEST(DurabilityLimitsTest, RecoveryRefusesWhatALimitRefusedWhateverTheFlagsNow) {
+  TestServer server([](ServerOptions& o) { o.limits.max_classes = 2; });
+  Client client = server.NewClient();
+  v1::CreateModelRequest create;
+  create.set_model("m");
+  *create.mutable_algorithm() = TextAlgorithm("multiclass_perceptron");
+  create.set_dimension(1);
+  create.add_classes("a");
+  ASSERT_TRUE(client.CreateModel(create).ok());
+  std::unique_ptr<TrainingStream> stream = client.Train("m");
+  ASSERT_TRUE(stream->Send({{{1}, 0, 1.0, "a"},
+                            {{1}, 0, 1.0, "b"},
+                            {{1}, 0, 1.0, "c"}})
+                  .ok());
+  absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->results(2).error().code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  // Recovered from the log alone, under a limit that would admit 'c'.
+  CrashCopy crash(server.data_dir());
+  Client recovered = crash.Start([](ServerOptions& o) {
+    o.limits.max_classes = 100;
+  });
+  absl::StatusOr<v1::Model> model = recovered.GetModel("m");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_THAT(model->classes(), ElementsAre("a", "b"));
+  EXPECT_EQ(model->stats().examples_seen(), 2u);
+}
+
 void FlipAByte(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string bytes(std::istreambuf_iterator<char>(in), {});

@@ -296,8 +296,8 @@ TEST(ModelTest, EvaluateThresholdPredictsPositiveAtExactlyTheThreshold) {
   const std::vector<double> x = {1};
   const std::vector<Example> negative = {{x, -1}};
   Evaluation at, above;
-  model->Evaluate(negative, 0.5, at);
-  model->Evaluate(negative, std::nextafter(0.5, 1.0), above);
+  ASSERT_TRUE(model->Evaluate(negative, 0.5, at).ok());
+  ASSERT_TRUE(model->Evaluate(negative, std::nextafter(0.5, 1.0), above).ok());
   EXPECT_EQ(at.confusion(0, 1), 1u);  // p >= 0.5: predicted +1
   EXPECT_EQ(above.confusion(0, 0), 1u);
 }

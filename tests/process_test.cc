@@ -132,7 +132,9 @@ TEST(ProcessTest, BadFlagsExitWithStatus2AndNameTheFlag) {
   for (const char* flag :
        {"--max_message_bytes=0", "--max_message_bytes=-1", "--listen=:70000",
         "--listen=localhost", "--snapshot_interval=-5s", "--log_level=bogus",
-        "--durability=maybe", "--checkpoint_bytes=-1", "--log_segment_bytes=1"}) {
+        "--durability=maybe", "--checkpoint_bytes=-1", "--log_segment_bytes=1",
+        "--max_models=0", "--max_classes=5000", "--max_streams=-1",
+        "--max_model_bytes=2000000000", "--max_named_features=0"}) {
     std::string output;
     EXPECT_EQ(ExitStatus(absl::StrCat(server, " ", flag), output), 2) << flag;
     const std::string name(flag, std::string(flag).find('='));
@@ -142,8 +144,10 @@ TEST(ProcessTest, BadFlagsExitWithStatus2AndNameTheFlag) {
       << "a server with bad flags touched its data directory";
   std::string help;
   ExitStatus(absl::StrCat(HALFSPACE_SERVER_BINARY, " --help"), help);
-  for (const char* flag : {"--listen", "--data_dir", "--durability",
-                           "--snapshot_interval", "--max_message_bytes"}) {
+  for (const char* flag :
+       {"--listen", "--data_dir", "--durability", "--snapshot_interval",
+        "--max_message_bytes", "--max_model_bytes", "--max_total_model_bytes",
+        "--max_streams_per_client", "--max_interaction_products"}) {
     EXPECT_THAT(help, HasSubstr(flag));
   }
 }

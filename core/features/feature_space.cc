@@ -10,7 +10,31 @@ namespace {
 
 constexpr uint32_t kInteractionPrime = 16777619u;
 
+// The positions of the features of `group` in `named`, into `members`.
+void GroupMembers(absl::Span<const NamedFeature> named,
+                  absl::string_view group, std::vector<uint32_t>& members) {
+  members.clear();
+  for (size_t i = 0; i < named.size(); ++i) {
+    if (named[i].group == group) members.push_back(static_cast<uint32_t>(i));
+  }
+}
+
 }  // namespace
+
+int64_t FeatureSpace::InteractionProducts(
+    absl::Span<const NamedFeature> named) const {
+  int64_t products = 0;
+  for (const Interaction& pair : interactions_) {
+    int64_t first = 0, second = 0;
+    for (const NamedFeature& f : named) {
+      first += f.group == pair.first ? 1 : 0;
+      second += f.group == pair.second ? 1 : 0;
+    }
+    products += pair.first == pair.second ? first * (first - 1) / 2
+                                          : first * second;
+  }
+  return products;
+}
 
 FeatureSpace::FeatureSpace(int64_t dimension, int hash_bits,
                            std::vector<Interaction> interactions)
@@ -58,11 +82,12 @@ absl::Status FeatureSpace::Prepare(const FeatureInput& input,
     entries.emplace_back(dimension_ + (hashes.back() & bucket_mask_), f.value);
   }
   for (const Interaction& pair : interactions_) {
-    for (size_t i = 0; i < input.named.size(); ++i) {
-      if (input.named[i].group != pair.first) continue;
-      for (size_t j = 0; j < input.named.size(); ++j) {
-        if (input.named[j].group != pair.second) continue;
-        if (pair.first == pair.second && j <= i) continue;
+    GroupMembers(input.named, pair.first, scratch.first);
+    GroupMembers(input.named, pair.second, scratch.second);
+    const bool self = pair.first == pair.second;
+    for (const uint32_t i : scratch.first) {
+      for (const uint32_t j : scratch.second) {
+        if (self && j <= i) continue;
         const uint32_t h = (hashes[i] * kInteractionPrime) ^ hashes[j];
         entries.emplace_back(dimension_ + (h & bucket_mask_),
                              input.named[i].value * input.named[j].value);

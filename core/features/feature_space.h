@@ -11,7 +11,8 @@
 // pair of named features f1 in g1 and f2 in g2 (each unordered pair once
 // when g1 = g2) the value v1·v2 at bucket
 //   d + ((h1 · 16777619) xor h2) mod 2^b,
-// h1 and h2 being the features' hashes. Sparse index:value pairs address any
+// h1 and h2 being the features' hashes (so a group of n features crossed
+// with itself makes n(n-1)/2 products, with another of m, n·m). Sparse index:value pairs address any
 // coordinate directly. Values that land on one coordinate add up.
 //
 // Thread safety: const methods may run concurrently, each with its own
@@ -44,6 +45,7 @@ class FeatureSpace {
     std::vector<uint32_t> hashes;
     std::vector<uint32_t> indices;
     std::vector<double> values;
+    std::vector<uint32_t> first, second;  // an interaction's groups' members
   };
 
   // REQUIRES: valid values (see ValidateModelSpec).
@@ -61,6 +63,10 @@ class FeatureSpace {
   // space without buckets. Finiteness is the caller's to check.
   absl::Status Prepare(const FeatureInput& input, Scratch& scratch,
                        Features& x) const;
+
+  // How many products the model's interactions make of `named`: Prepare's
+  // work beyond one step per feature. O(named features × interactions).
+  int64_t InteractionProducts(absl::Span<const NamedFeature> named) const;
 
  private:
   const int64_t dimension_;

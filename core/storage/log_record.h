@@ -18,9 +18,11 @@ namespace halfspace {
 // A model created from `snapshot`: fresh when its weights are empty.
 std::string CreateRecord(const ModelSnapshot& snapshot);
 
-// A batch of examples as the request that carried them.
+// A batch of examples as the request that carried them, and the examples
+// a limit refused (see Batch::refused).
 std::string TrainRecord(absl::string_view request, absl::string_view source,
-                        uint64_t first_sequence);
+                        uint64_t first_sequence,
+                        absl::Span<const uint32_t> refused = {});
 
 std::string SetWeightsRecord(absl::string_view class_label,
                              absl::Span<const double> w, double b);

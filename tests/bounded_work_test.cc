@@ -1,0 +1,249 @@
+// Bounded work through the service: each limit refuses with
+// RESOURCE_EXHAUSTED naming its flag before the work starts, the requests
+// that once took gigabytes take none, and a call whose caller gave up stops.
+
+#include <sys/resource.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/halfspace_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/status.h"
+#include "tests/test_server.h"
+
+namespace halfspace {
+namespace {
+
+using ::testing::HasSubstr;
+
+// This process's resident memory, from /proc.
+int64_t ResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::stoll(line.substr(6)) * 1024;
+    }
+  }
+  return 0;
+}
+
+// CPU time this process used so far.
+absl::Duration CpuTime() {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return absl::DurationFromTimeval(usage.ru_utime) +
+         absl::DurationFromTimeval(usage.ru_stime);
+}
+
+v1::CreateModelRequest HashedModel(const std::string& name,
+                                   const std::string& algorithm,
+                                   int64_t dimension, int hash_bits) {
+  v1::CreateModelRequest create;
+  create.set_model(name);
+  *create.mutable_algorithm() = TextAlgorithm(algorithm);
+  create.set_dimension(dimension);
+  create.set_hash_bits(hash_bits);
+  return create;
+}
+
+// An instance of n named features in group "g".
+v1::FeatureVector NamedFeatures(int n) {
+  v1::FeatureVector features;
+  for (int i = 0; i < n; ++i) {
+    v1::NamedFeature* f = features.add_named();
+    f->set_group("g");
+    f->set_name(absl::StrCat("word", i));
+  }
+  return features;
+}
+
+TEST(BoundedWorkTest, AHugeModelIsRefusedWithoutTakingMemory) {
+  TestServer server;  // the default limits
+  Client client = server.NewClient();
+  const int64_t before = ResidentBytes();
+  // Once 3.9 GB and 12 s: an averaged perceptron of 2^24 + 2^24 weights.
+  absl::StatusOr<v1::Model> huge = client.CreateModel(
+      HashedModel("huge", "averaged_perceptron", int64_t{1} << 24, 24));
+  EXPECT_TRUE(absl::IsResourceExhausted(huge.status())) << huge.status();
+  EXPECT_THAT(huge.status().message(), HasSubstr("set by --max_model_bytes"));
+  EXPECT_LT(ResidentBytes() - before, int64_t{64} << 20);
+  EXPECT_TRUE(absl::IsNotFound(client.GetModel("huge").status()));
+  // What fits is made.
+  EXPECT_TRUE(
+      client.CreateModel(HashedModel("fits", "averaged_perceptron", 16, 20))
+          .ok());
+}
+
+TEST(BoundedWorkTest, ModelsAndTheirMemoryAreCounted) {
+  TestServer server([](ServerOptions& o) {
+    o.limits.max_models = 4;
+    o.limits.max_model_bytes = int64_t{4} << 20;
+    o.limits.max_total_model_bytes = int64_t{5} << 20;
+  });
+  Client client = server.NewClient();
+  // 2^18 weights: 2 MiB a model, so two fit in 5 MiB and three do not.
+  auto hashed = [](const std::string& name) {
+    return HashedModel(name, "perceptron", 1, 18);
+  };
+  ASSERT_TRUE(client.CreateModel(hashed("a")).ok());
+  ASSERT_TRUE(client.CreateModel(hashed("b")).ok());
+  absl::StatusOr<v1::Model> c = client.CreateModel(hashed("c"));
+  EXPECT_TRUE(absl::IsResourceExhausted(c.status()));
+  EXPECT_THAT(c.status().message(), HasSubstr("--max_total_model_bytes"));
+  ASSERT_TRUE(client.CreateModel("d", TextAlgorithm("perceptron"), 2).ok());
+  ASSERT_TRUE(client.CreateModel("e", TextAlgorithm("perceptron"), 2).ok());
+  absl::StatusOr<v1::Model> f =
+      client.CreateModel("f", TextAlgorithm("perceptron"), 2);
+  EXPECT_TRUE(absl::IsResourceExhausted(f.status()));
+  EXPECT_THAT(f.status().message(),
+              HasSubstr("the server holds 4 models; delete one first; the "
+                        "limit is 4, set by --max_models"));
+  // Deleting gives back the model and its memory.
+  ASSERT_TRUE(client.DeleteModel("a").ok());
+  EXPECT_TRUE(client.CreateModel(hashed("c")).ok());
+}
+
+TEST(BoundedWorkTest, ClassesStopAtTheModelsMemoryInBand) {
+  TestServer server([](ServerOptions& o) { o.limits.max_model_bytes = 1 << 20; });
+  Client client = server.NewClient();
+  // 2^14 weights per class: ~128 KiB, so seven classes fit in 1 MiB.
+  v1::CreateModelRequest create =
+      HashedModel("m", "softmax_regression", 1, 14);
+  ASSERT_TRUE(client.CreateModel(create).ok());
+  std::vector<LabeledExample> examples;
+  for (int k = 0; k < 4096; ++k) {
+    examples.push_back({{1.0}, 0, 1.0, absl::StrCat("class", k)});
+  }
+  const int64_t before = ResidentBytes();
+  std::unique_ptr<TrainingStream> stream = client.Train("m");
+  ASSERT_TRUE(stream->Send(examples).ok());
+  absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+  ASSERT_TRUE(response.ok()) << stream->Finish();
+  int refused = 0;
+  for (const v1::ExampleResult& r : response->results()) {
+    if (r.error().code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      EXPECT_THAT(r.error().message(), HasSubstr("--max_model_bytes"));
+      ++refused;
+    }
+  }
+  EXPECT_EQ(refused, 4096 - client.GetModel("m")->classes_size());
+  EXPECT_EQ(client.GetModel("m")->classes_size(), 7);
+  EXPECT_LT(ResidentBytes() - before, int64_t{64} << 20);
+  // The stream goes on.
+  ASSERT_TRUE(stream->Send({{{1.0}, 0, 1.0, "class0"}}).ok());
+  EXPECT_TRUE(stream->Receive().ok());
+}
+
+TEST(BoundedWorkTest, ExamplesPerRequestAndFeaturesPerExample) {
+  TestServer server([](ServerOptions& o) {
+    o.limits.max_examples_per_request = 10;
+    o.limits.max_named_features = 100;
+  });
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel(HashedModel("m", "perceptron", 1, 10)).ok());
+  v1::PredictRequest predict;
+  predict.set_model("m");
+  for (int i = 0; i < 11; ++i) *predict.add_instances() = NamedFeatures(1);
+  absl::Status many = client.Predict(predict).status();
+  EXPECT_TRUE(absl::IsResourceExhausted(many));
+  EXPECT_THAT(many.message(),
+              HasSubstr("the PredictRequest has 11 examples; send fewer per "
+                        "request; the limit is 10, set by "
+                        "--max_examples_per_request"));
+  predict.clear_instances();
+  *predict.add_instances() = NamedFeatures(101);
+  absl::Status wide = client.Predict(predict).status();
+  EXPECT_TRUE(absl::IsResourceExhausted(wide));
+  EXPECT_THAT(wide.message(), HasSubstr("--max_named_features"));
+
+  std::vector<LabeledExample> eleven(11, {{}, 1});
+  for (LabeledExample& e : eleven) e.features = {0.5};
+  std::unique_ptr<TrainingStream> stream = client.Train("m");
+  ASSERT_TRUE(stream->Send(eleven).ok());
+  EXPECT_FALSE(stream->Receive().ok());
+  absl::Status refused = stream->Finish();
+  EXPECT_TRUE(absl::IsResourceExhausted(refused));
+  EXPECT_THAT(refused.message(), HasSubstr("--max_examples_per_request"));
+  EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 0u);
+}
+
+TEST(BoundedWorkTest, StreamsPerClientAndInAll) {
+  TestServer server([](ServerOptions& o) {
+    o.streams.max_streams = 3;
+    o.streams.max_streams_per_client = 2;
+  });
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel("m", TextAlgorithm("perceptron"), 1).ok());
+  auto open = [&](Client& c) {
+    std::unique_ptr<TrainingStream> stream = c.Train("m");
+    absl::Status s = stream->Send({{{1.0}, 1}});
+    if (s.ok()) s = stream->Receive().status();
+    if (!s.ok()) s = stream->Finish();
+    return std::make_pair(std::move(stream), s);
+  };
+  auto first = open(client);
+  auto second = open(client);
+  ASSERT_TRUE(first.second.ok() && second.second.ok());
+  // Every client here is 127.0.0.1: a third stream is one too many for it.
+  Client other = server.NewClient();
+  auto third = open(other);
+  EXPECT_TRUE(absl::IsResourceExhausted(third.second)) << third.second;
+  EXPECT_THAT(third.second.message(),
+              HasSubstr("client ipv4:127.0.0.1 has 2 streams open; the limit "
+                        "is 2, set by --max_streams_per_client"));
+  // Unary calls are not streams.
+  EXPECT_TRUE(client.GetModel("m").ok());
+  // A closed stream makes room, once the server is done with it.
+  ASSERT_TRUE(first.first->Finish().ok());
+  absl::Status fourth;
+  for (int tries = 0; tries < 100; ++tries) {
+    fourth = open(other).second;
+    if (fourth.ok()) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_TRUE(fourth.ok()) << fourth;
+}
+
+TEST(BoundedWorkTest, APredictionWhoseCallerGaveUpStopsBetweenInstances) {
+  TestServer server([](ServerOptions& o) {
+    o.limits.max_interaction_products = int64_t{1} << 40;
+  });
+  Client client = server.NewClient();
+  v1::CreateModelRequest create = HashedModel("m", "perceptron", 1, 18);
+  v1::Interaction* self = create.add_interactions();
+  self->set_first_group("g");
+  self->set_second_group("g");
+  ASSERT_TRUE(client.CreateModel(create).ok());
+  // 1000 features crossed with themselves: ~500k products an instance, some
+  // 50 ms of work; 100 instances take seconds.
+  v1::PredictRequest predict;
+  predict.set_model("m");
+  const v1::FeatureVector wide = NamedFeatures(1000);
+  for (int i = 0; i < 100; ++i) *predict.add_instances() = wide;
+  std::unique_ptr<v1::HalfspaceService::Stub> stub = server.NewStub();
+
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(200));
+  v1::PredictResponse response;
+  const absl::Duration cpu_before = CpuTime();
+  grpc::Status status = stub->Predict(&context, predict, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The server stops at the next instance: give it time to, then see
+  // that it is idle.
+  absl::SleepFor(absl::Milliseconds(500));
+  const absl::Duration cpu_after = CpuTime();
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_LT(CpuTime() - cpu_after, absl::Milliseconds(200));
+  EXPECT_LT(cpu_after - cpu_before, absl::Seconds(2));
+}
+
+}  // namespace
+}  // namespace halfspace
