@@ -1,6 +1,7 @@
 #include "client/halfspace_client.h"
 
 #include <algorithm>
+#include <limits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -193,9 +194,37 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
 
 absl::StatusOr<v1::GetWeightsResponse> Client::GetWeights(
     const std::string& name) {
-  v1::GetWeightsRequest request;
-  request.set_model(name);
-  return Call(&Stub::GetWeights, request);
+  constexpr int kTries = 5;
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    v1::GetWeightsRequest request;
+    request.set_model(name);
+    request.set_page_size(std::numeric_limits<int64_t>::max());  // all that fit
+    absl::StatusOr<v1::GetWeightsResponse> whole =
+        Call(&Stub::GetWeights, request);
+    if (!whole.ok()) return whole.status();
+    bool torn = false;
+    while (whole->next_offset() != 0 && !torn) {
+      request.set_offset(whole->next_offset());
+      absl::StatusOr<v1::GetWeightsResponse> page =
+          Call(&Stub::GetWeights, request);
+      if (!page.ok()) return page.status();
+      torn = page->version() != whole->version() ||
+             page->classes_size() != whole->classes_size();
+      if (torn) break;
+      whole->mutable_weights()->Add(page->weights().begin(),
+                                    page->weights().end());
+      for (int k = 0; k < page->classes_size(); ++k) {
+        const auto& part = page->classes(k).weights();
+        whole->mutable_classes(k)->mutable_weights()->Add(part.begin(),
+                                                          part.end());
+      }
+      whole->set_next_offset(page->next_offset());
+    }
+    if (!torn) return whole;
+  }
+  return absl::AbortedError(absl::StrCat(
+      "model ", name, " changed while its weights were read in pages, ",
+      kTries, " times; read it while it does not train"));
 }
 
 absl::StatusOr<v1::Model> Client::SetWeights(const std::string& name,
@@ -249,12 +278,32 @@ std::unique_ptr<TrainingStream> Client::Train(const std::string& model,
 }
 
 absl::StatusOr<std::string> Client::ExportModel(const std::string& name) {
-  v1::ExportModelRequest request;
-  request.set_model(name);
-  absl::StatusOr<v1::ExportModelResponse> response =
-      Call(&Stub::ExportModel, request);
-  if (!response.ok()) return response.status();
-  return std::move(*response->mutable_model_file());
+  constexpr int kTries = 5;
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    v1::ExportModelRequest request;
+    request.set_model(name);
+    request.set_page_size(std::numeric_limits<int64_t>::max());  // all that fit
+    absl::StatusOr<v1::ExportModelResponse> whole =
+        Call(&Stub::ExportModel, request);
+    if (!whole.ok()) return whole.status();
+    bool torn = false;
+    while (whole->next_offset() != 0 && !torn) {
+      request.set_offset(whole->next_offset());
+      absl::StatusOr<v1::ExportModelResponse> page =
+          Call(&Stub::ExportModel, request);
+      if (!page.ok() && !absl::IsInvalidArgument(page.status())) {
+        return page.status();
+      }
+      torn = !page.ok() || page->version() != whole->version();
+      if (torn) break;
+      whole->mutable_model_file()->append(page->model_file());
+      whole->set_next_offset(page->next_offset());
+    }
+    if (!torn) return std::move(*whole->mutable_model_file());
+  }
+  return absl::AbortedError(absl::StrCat(
+      "model ", name, " changed while its file was read in pages, ", kTries,
+      " times; export it while it does not train"));
 }
 
 absl::StatusOr<v1::Model> Client::ImportModel(const std::string& name,

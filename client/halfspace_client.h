@@ -135,6 +135,9 @@ class Client {
   absl::StatusOr<std::vector<v1::Prediction>> Predict(
       const v1::PredictRequest& request);
 
+  // The whole weight vector (of every class), read in as many pages as the
+  // message limit needs; pages of one version only (ABORTED if the model
+  // kept changing between pages).
   absl::StatusOr<v1::GetWeightsResponse> GetWeights(const std::string& name);
   absl::StatusOr<v1::Model> SetWeights(const std::string& name,
                                        const std::vector<double>& weights,

@@ -38,8 +38,9 @@ class BinaryLearner final : public Learner {
                           LinearWeights weights) override;
   double WeightNorm() const override { return classifier_->weights().Norm(); }
   double Bias() const override { return classifier_->weights().b; }
-  void CopyWeights(ModelSnapshot& out) const override {
-    out.weights = classifier_->weights();
+  void CopyWeights(ModelSnapshot& out, int64_t offset,
+                   int64_t count) const override {
+    out.weights = classifier_->weights().Slice(offset, count);
   }
   std::vector<double> ExportState() const override {
     return classifier_->ExportState();

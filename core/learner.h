@@ -92,8 +92,11 @@ class Learner {
   virtual double Bias() const = 0;
 
   // Copies the weights predictions use into the snapshot's weights (binary)
-  // or classes and class_weights (multiclass).
-  virtual void CopyWeights(ModelSnapshot& out) const = 0;
+  // or classes and class_weights (multiclass): coordinates
+  // [offset, offset + count) of each vector, and the biases.
+  // REQUIRES: the range lies within the width.
+  virtual void CopyWeights(ModelSnapshot& out, int64_t offset,
+                           int64_t count) const = 0;
 
   // The algorithm's state beyond the weights, and back (see
   // OnlineClassifier::ExportState).

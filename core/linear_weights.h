@@ -37,6 +37,15 @@ struct LinearWeights {
   // ‖w‖ (the bias excluded).
   double Norm() const;
 
+  // w_j for j in [offset, offset + count), and b.
+  // REQUIRES: the range lies within w.
+  LinearWeights Slice(int64_t offset, int64_t count) const {
+    LinearWeights slice;
+    slice.w.assign(w.begin() + offset, w.begin() + offset + count);
+    slice.b = b;
+    return slice;
+  }
+
   std::vector<double> w;
   double b = 0.0;
 };

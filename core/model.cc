@@ -493,21 +493,25 @@ ModelStats Model::Stats() const {
   return stats;
 }
 
-ModelSnapshot Model::Weights() const {
+ModelSnapshot Model::Weights(int64_t offset, std::optional<int64_t> count,
+                             uint64_t* generation) const {
   ModelSnapshot weights;
   weights.name = name_;
   weights.spec = spec_;
   std::shared_lock lock(mu_);
-  learner_->CopyWeights(weights);
+  if (generation != nullptr) *generation = this->generation();
+  learner_->CopyWeights(weights, offset,
+                        count.value_or(FeatureWidth(spec_) - offset));
   return weights;
 }
 
-ModelSnapshot Model::Snapshot() const {
+ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   ModelSnapshot snapshot;
   snapshot.name = name_;
   snapshot.spec = spec_;
   std::shared_lock lock(mu_);
-  learner_->CopyWeights(snapshot);
+  if (generation != nullptr) *generation = this->generation();
+  learner_->CopyWeights(snapshot, 0, FeatureWidth(spec_));
   snapshot.state = learner_->ExportState();
   if (standardizer_ != nullptr) {
     snapshot.standardizer = standardizer_->Export();

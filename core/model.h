@@ -163,13 +163,19 @@ class Model {
   // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
   ModelStats Stats() const;
 
-  // A consistent copy of the whole state.
-  ModelSnapshot Snapshot() const;
+  // A consistent copy of the whole state; sets `generation` to the
+  // generation it holds.
+  ModelSnapshot Snapshot(uint64_t* generation = nullptr) const;
 
   // Only the weights the model predicts with (binary: `weights`;
   // multiclass: `classes` and `class_weights`), without the algorithm's
-  // state, the standardizer or the counters.
-  ModelSnapshot Weights() const;
+  // state, the standardizer or the counters; with `count`, only the
+  // coordinates [offset, offset + count) of each vector (biases whole).
+  // Sets `generation` to the generation read. REQUIRES: 0 <= offset,
+  // offset + count <= the width.
+  ModelSnapshot Weights(int64_t offset = 0,
+                        std::optional<int64_t> count = std::nullopt,
+                        uint64_t* generation = nullptr) const;
 
   // Marks the model deleted: Learn fails from now on. With a `log`, its
   // record is appended first, under the writer lock, so no batch is logged

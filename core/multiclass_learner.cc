@@ -112,10 +112,11 @@ double MulticlassLearner::WeightNorm() const {
   return std::sqrt(sum);
 }
 
-void MulticlassLearner::CopyWeights(ModelSnapshot& out) const {
+void MulticlassLearner::CopyWeights(ModelSnapshot& out, int64_t offset,
+                                    int64_t count) const {
   out.classes = classes_;
   for (int k = 0; k < classifier_->num_classes(); ++k) {
-    out.class_weights.push_back(classifier_->weights(k));
+    out.class_weights.push_back(classifier_->weights(k).Slice(offset, count));
   }
 }
 

@@ -48,7 +48,8 @@ class MulticlassLearner final : public Learner {
                           LinearWeights weights) override;
   double WeightNorm() const override;
   double Bias() const override { return 0.0; }
-  void CopyWeights(ModelSnapshot& out) const override;
+  void CopyWeights(ModelSnapshot& out, int64_t offset,
+                   int64_t count) const override;
   std::vector<double> ExportState() const override {
     return classifier_->ExportState();
   }

@@ -265,10 +265,49 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
 }
 
 absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request,
-                                            v1::GetWeightsResponse& response, Call&) {
+                                            v1::GetWeightsResponse& response,
+                                            Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
-  ToProto((*model)->Weights(), &response);
+  const int64_t width = FeatureWidth((*model)->spec());
+  const int64_t offset = request.offset();
+  if (offset < 0 || offset >= width) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "offset is ", offset, "; it must be from 0 to ", width - 1,
+        " (0, or a response's next_offset)"));
+  }
+  if (request.page_size() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "page_size is ", request.page_size(), "; it must be 0 or more"));
+  }
+  // A page takes 8 bytes per coordinate and class, and each class's label
+  // and framing.
+  const std::vector<std::string> classes = (*model)->classes();
+  const int64_t rows = std::max<size_t>(1, classes.size());
+  int64_t fixed = 256;
+  for (const std::string& label : classes) fixed += label.size() + 32;
+  const int64_t fit = (static_cast<int64_t>(max_message_bytes_) - fixed) /
+                      (rows * int64_t{sizeof(double)});
+  const int64_t wanted =
+      request.page_size() == 0 ? width - offset
+                               : std::min(request.page_size(), width - offset);
+  if (request.page_size() == 0 && wanted > fit) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "model ", Quoted(request.model()), " has ", rows, " x ", width,
+        " weights, over the ", max_message_bytes_,
+        "-byte message limit (--max_message_bytes); read them in pages "
+        "(GetWeightsRequest.page_size, e.g. ", std::max<int64_t>(fit, 1), ")"));
+  }
+  const int64_t count = std::max<int64_t>(1, std::min(wanted, fit));
+  uint64_t version = 0;
+  ToProto((*model)->Weights(offset, count, &version), &response);
+  response.set_offset(offset);
+  response.set_next_offset(offset + count < width ? offset + count : 0);
+  response.set_width(width);
+  response.set_version(version);
+  if (response.ByteSizeLong() > max_message_bytes_) {  // classes were added
+    return absl::AbortedError("the model grew while it was read; retry");
+  }
   return absl::OkStatus();
 }
 
@@ -303,15 +342,41 @@ absl::Status HalfspaceService::DoExportModel(
     Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
   if (!model.ok()) return model.status();
-  std::string file = EncodeSnapshot((*model)->Snapshot());
-  // The response's framing takes a few bytes besides the file.
-  if (file.size() + 16 > max_message_bytes_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "model ", Quoted(request.model()), "'s file takes ", file.size(),
-        " bytes, over the ", max_message_bytes_,
-        "-byte message limit (--max_message_bytes)"));
+  if (request.offset() < 0 || request.page_size() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "offset is ", request.offset(), " and page_size ", request.page_size(),
+        "; neither may be negative"));
   }
-  response.set_model_file(std::move(file));
+  uint64_t version = 0;
+  std::string file = EncodeSnapshot((*model)->Snapshot(&version));
+  const int64_t size = file.size();
+  // The response's other fields and framing take under 64 bytes.
+  const int64_t fit = static_cast<int64_t>(max_message_bytes_) - 64;
+  if (request.page_size() == 0 && request.offset() == 0 && size > fit) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "model ", Quoted(request.model()), "'s file takes ", size,
+        " bytes, over the ", max_message_bytes_,
+        "-byte message limit (--max_message_bytes); read it in pages "
+        "(ExportModelRequest.page_size)"));
+  }
+  const int64_t offset = request.offset();
+  if (offset >= size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "offset is ", offset, "; the file has ", size,
+        " bytes (its version may have changed: start again from 0)"));
+  }
+  const int64_t wanted = request.page_size() == 0 ? size - offset
+                                                  : request.page_size();
+  const int64_t count = std::min({wanted, size - offset, fit});
+  if (offset == 0 && count == size) {
+    response.set_model_file(std::move(file));
+  } else {
+    response.set_model_file(file.substr(offset, count));
+  }
+  response.set_offset(offset);
+  response.set_next_offset(offset + count < size ? offset + count : 0);
+  response.set_file_size(size);
+  response.set_version(version);
   return absl::OkStatus();
 }
 

@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -209,6 +210,91 @@ TEST(BoundedWorkTest, StreamsPerClientAndInAll) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   EXPECT_TRUE(fourth.ok()) << fourth;
+}
+
+TEST(BoundedWorkTest, WeightsTooLargeForAMessageAreReadInPages) {
+  TestServer server([](ServerOptions& o) { o.max_message_bytes = 64 << 10; });
+  Client client = server.NewClient();
+  // 2^16 + 1 weights: 512 KiB, eight times the message limit.
+  ASSERT_TRUE(client.CreateModel(HashedModel("m", "perceptron", 1, 16)).ok());
+  std::vector<LabeledExample> examples;
+  for (int i = 0; i < 50; ++i) {
+    LabeledExample e;
+    e.label = i % 2 == 0 ? 1 : -1;
+    e.named = {{"g", absl::StrCat("w", i), 1.0 + i}};
+    examples.push_back(e);
+  }
+  std::unique_ptr<TrainingStream> stream = client.Train("m");
+  ASSERT_TRUE(stream->Send(examples).ok());
+  ASSERT_TRUE(stream->Receive().ok());
+
+  std::unique_ptr<v1::HalfspaceService::Stub> stub = server.NewStub();
+  v1::GetWeightsRequest request;
+  request.set_model("m");
+  v1::GetWeightsResponse page;
+  {
+    grpc::ClientContext context;
+    grpc::Status whole = stub->GetWeights(&context, request, &page);
+    EXPECT_EQ(whole.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_THAT(whole.error_message(), HasSubstr("read them in pages"));
+  }
+  // Pages of 1000 coordinates, as asked, then the rest.
+  request.set_page_size(1000);
+  std::vector<double> paged;
+  int pages = 0;
+  do {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub->GetWeights(&context, request, &page).ok());
+    EXPECT_EQ(page.offset(), static_cast<int64_t>(paged.size()));
+    EXPECT_EQ(page.width(), (1 << 16) + 1);
+    paged.insert(paged.end(), page.weights().begin(), page.weights().end());
+    request.set_offset(page.next_offset());
+    ++pages;
+  } while (page.next_offset() != 0);
+  EXPECT_EQ(pages, 66);
+  ASSERT_EQ(paged.size(), (1u << 16) + 1);
+
+  // The client reads pages as large as fit, and checks they are of one
+  // version.
+  absl::StatusOr<v1::GetWeightsResponse> all = client.GetWeights("m");
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(std::vector<double>(all->weights().begin(), all->weights().end()),
+            paged);
+  EXPECT_EQ(all->bias(), page.bias());
+  double sum = 0;
+  for (double w : paged) sum += std::abs(w);
+  EXPECT_GT(sum, 0);
+
+  // A page of another version (the model learned in between) tells.
+  request.set_offset(0);
+  grpc::ClientContext first_context;
+  ASSERT_TRUE(stub->GetWeights(&first_context, request, &page).ok());
+  const uint64_t before = page.version();
+  ASSERT_TRUE(stream->Send(examples).ok());
+  ASSERT_TRUE(stream->Receive().ok());
+  request.set_offset(page.next_offset());
+  grpc::ClientContext second_context;
+  ASSERT_TRUE(stub->GetWeights(&second_context, request, &page).ok());
+  EXPECT_NE(page.version(), before);
+
+  // The model file too: pages of one version, put together by the client.
+  absl::StatusOr<std::string> file = client.ExportModel("m");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_GT(file->size(), size_t{64} << 10);
+  TestServer roomy;
+  Client elsewhere = roomy.NewClient();
+  absl::StatusOr<v1::Model> imported = elsewhere.ImportModel("copy", *file);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  absl::StatusOr<v1::GetWeightsResponse> copied = elsewhere.GetWeights("copy");
+  absl::StatusOr<v1::GetWeightsResponse> now = client.GetWeights("m");
+  ASSERT_TRUE(copied.ok() && now.ok());
+  EXPECT_EQ(std::vector<double>(copied->weights().begin(), copied->weights().end()),
+            std::vector<double>(now->weights().begin(), now->weights().end()));
+
+  request.set_offset(1 << 17);
+  grpc::ClientContext bad_context;
+  EXPECT_EQ(stub->GetWeights(&bad_context, request, &page).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST(BoundedWorkTest, APredictionWhoseCallerGaveUpStopsBetweenInstances) {

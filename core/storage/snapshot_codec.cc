@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "core/storage/parameter_keys.h"
 
 namespace halfspace {
@@ -140,7 +142,15 @@ absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
 std::string EncodeSnapshot(const ModelSnapshot& snapshot) {
   storage::v1::ModelFile file;
   ToModelFile(snapshot, file);
-  std::string payload = file.SerializeAsString();
+  // Deterministic: one state always makes the same bytes (map fields are
+  // written in key order), so pages of one export fit together.
+  std::string payload;
+  {
+    google::protobuf::io::StringOutputStream stream(&payload);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    file.SerializeToCodedStream(&coded);
+  }
   std::string out(kMagic);
   out.reserve(kHeaderSize + payload.size() + kTrailerSize);
   Put(out, kModelFileVersion);
