@@ -116,11 +116,16 @@ Client Client::Connect(const std::string& target) {
   return Client(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
 }
 
+void Client::Authorize(grpc::ClientContext& context) const {
+  if (!token_.empty()) context.AddMetadata("authorization", "Bearer " + token_);
+}
+
 template <typename Request, typename Response>
 absl::StatusOr<Response> Client::Call(UnaryMethod<Request, Response> method,
                                       const Request& request) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  Authorize(context);
   Response response;
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
@@ -244,6 +249,7 @@ absl::StatusOr<v1::EvaluateResponse> Client::Evaluate(
     const std::string& model, absl::Span<const LabeledExample> examples,
     std::optional<double> threshold, size_t batch_size) {
   grpc::ClientContext context;
+  Authorize(context);
   v1::EvaluateResponse response;
   std::unique_ptr<grpc::ClientWriter<v1::EvaluateRequest>> writer =
       stub_->Evaluate(&context, &response);
@@ -273,6 +279,7 @@ std::unique_ptr<TrainingStream> Client::Train(const std::string& model,
                                               uint64_t first_sequence) {
   std::unique_ptr<TrainingStream> stream(
       new TrainingStream(model, source, first_sequence));
+  Authorize(stream->context_);
   stream->stream_ = stub_->Train(&stream->context_);
   return stream;
 }

@@ -117,6 +117,10 @@ class Client {
   // A client over an insecure channel to `target` ("host:port").
   static Client Connect(const std::string& target);
 
+  // Sends `token` with every call, as the metadata
+  // "authorization: Bearer <token>" (for a server with --tokens_file).
+  void set_token(std::string token) { token_ = std::move(token); }
+
   absl::StatusOr<v1::Model> CreateModel(const v1::CreateModelRequest& request);
   // A dense model of `dimension` features.
   absl::StatusOr<v1::Model> CreateModel(const std::string& name,
@@ -191,8 +195,12 @@ class Client {
   absl::StatusOr<Response> Call(UnaryMethod<Request, Response> method,
                                 const Request& request);
 
+  // Adds the token, if any, to a call's metadata.
+  void Authorize(grpc::ClientContext& context) const;
+
   std::unique_ptr<Stub> stub_;
   absl::Duration timeout_;
+  std::string token_;
 };
 
 }  // namespace halfspace

@@ -18,16 +18,21 @@ namespace {
 class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   EvaluateReactor(ModelRegistry* registry, CallGate* gate,
+                  const Authenticator* auth,
                   grpc::CallbackServerContext* context,
                   grpc::ByteBuffer* response)
       : registry_(registry),
         response_(response),
         stop_(StopOf(context)),
         admission_(gate, ClientOf(*context)) {
-    if (admission_.admitted()) {
-      StartRead(&request_bytes_);
-    } else {
+    absl::StatusOr<Principal> principal = PrincipalOf(*auth, *context);
+    if (!admission_.admitted()) {
       Finish(ToGrpcStatus(admission_.status()));
+    } else if (!principal.ok()) {
+      Finish(ToGrpcStatus(principal.status()));
+    } else {
+      principal_ = *std::move(principal);
+      StartRead(&request_bytes_);
     }
   }
 
@@ -53,8 +58,9 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   // Binds the model on the first request, then scores the request's examples.
   absl::Status Score() {
     const bool first = model_ == nullptr;
-    absl::Status bound = BindStreamModel(*registry_, request_.model(),
-                                         "EvaluateRequest", model_);
+    absl::Status bound =
+        BindStreamModel(*registry_, request_.model(), "EvaluateRequest", principal_,
+                        Permission::kPredict, model_);
     if (!bound.ok()) return bound;
     if (first) {
       if (request_.has_threshold()) {
@@ -99,6 +105,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   grpc::ByteBuffer* const response_;
   const StopCheck stop_;
   const Admission admission_;
+  Principal principal_;
   grpc::ByteBuffer request_bytes_;
   v1::EvaluateResponse summary_;
   std::shared_ptr<Model> model_;
@@ -112,9 +119,9 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 }  // namespace
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartEvaluateStream(
-    ModelRegistry* registry, CallGate* gate,
+    ModelRegistry* registry, CallGate* gate, const Authenticator* auth,
     grpc::CallbackServerContext* context, grpc::ByteBuffer* response) {
-  return new EvaluateReactor(registry, gate, context, response);
+  return new EvaluateReactor(registry, gate, auth, context, response);
 }
 
 }  // namespace halfspace

@@ -14,18 +14,20 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "halfspace/v1/halfspace.pb.h"
+#include "server/auth.h"
 #include "server/call_gate.h"
 
 namespace halfspace {
 
 // Starts serving one Evaluate stream, whose encoded EvaluateResponse goes to
 // `response`, or refuses it with UNAVAILABLE when the gate is closed
-// (RESOURCE_EXHAUSTED past the stream limits); the
+// (RESOURCE_EXHAUSTED past the stream limits, UNAUTHENTICATED without a
+// token `auth` knows); the
 // reactor deletes itself when done. A message that does not decode as an
 // EvaluateRequest ends the stream with INVALID_ARGUMENT (see raw_message.h).
-// REQUIRES: `registry` and `gate` outlive the stream.
+// REQUIRES: `registry`, `gate` and `auth` outlive the stream.
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartEvaluateStream(
-    ModelRegistry* registry, CallGate* gate,
+    ModelRegistry* registry, CallGate* gate, const Authenticator* auth,
     grpc::CallbackServerContext* context, grpc::ByteBuffer* response);
 
 }  // namespace halfspace

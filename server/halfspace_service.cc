@@ -43,7 +43,7 @@ class AdmittedCall final : public grpc::ServerUnaryReactor {
 template <typename Request, typename Response>
 HalfspaceService::Unary HalfspaceService::Serve(
     Context* context, const Bytes* request_bytes, Bytes* response_bytes,
-    Handler<Request, Response> handler) {
+    Permission permission, Handler<Request, Response> handler) {
   auto admission = std::make_unique<Admission>(gate_);
   if (!admission->admitted()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -54,8 +54,19 @@ HalfspaceService::Unary HalfspaceService::Serve(
   Request request;
   Response response;
   Bytes bytes = *request_bytes;  // shares the slices
-  Call call{StopOf(context)};
-  absl::Status status = DecodeMessage(bytes, request);
+  Call call;
+  call.stop = StopOf(context);
+  absl::StatusOr<Principal> principal = PrincipalOf(*auth_, *context);
+  absl::Status status = principal.status();
+  if (status.ok()) {
+    call.principal = *std::move(principal);
+    status = DecodeMessage(bytes, request);
+  }
+  if constexpr (!std::is_same_v<Request, v1::ListModelsRequest>) {
+    // Before the model is looked up: a denial does not tell whether it
+    // exists. (ListModels lists only the models the caller may see.)
+    if (status.ok()) status = call.principal.Check(permission, request.model());
+  }
   if (status.ok()) status = (this->*handler)(request, response, call);
   if (status.ok()) EncodeMessage(response, *response_bytes);
   if (call.lsn == 0 || log_ == nullptr) {
@@ -71,77 +82,78 @@ HalfspaceService::Unary HalfspaceService::Serve(
 HalfspaceService::Unary HalfspaceService::CreateModel(Context* c,
                                                       const Bytes* in,
                                                       Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoCreateModel);
+  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoCreateModel);
 }
 
 HalfspaceService::Unary HalfspaceService::GetModel(Context* c,
                                                    const Bytes* in,
                                                    Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoGetModel);
+  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoGetModel);
 }
 
 HalfspaceService::Unary HalfspaceService::ListModels(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoListModels);
+  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoListModels);
 }
 
 HalfspaceService::Unary HalfspaceService::DeleteModel(Context* c,
                                                       const Bytes* in,
                                                       Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoDeleteModel);
+  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoDeleteModel);
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 HalfspaceService::Train(Context* c) {
-  return StartTrainStream(registry_, log_, gate_, c, max_message_bytes_);
+  return StartTrainStream(registry_, log_, gate_, auth_, c,
+                          max_message_bytes_);
 }
 
 HalfspaceService::Unary HalfspaceService::Predict(Context* c,
                                                   const Bytes* in,
                                                   Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoPredict);
+  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoPredict);
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* HalfspaceService::Evaluate(
     Context* c, Bytes* out) {
-  return StartEvaluateStream(registry_, gate_, c, out);
+  return StartEvaluateStream(registry_, gate_, auth_, c, out);
 }
 
 HalfspaceService::Unary HalfspaceService::GetWeights(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoGetWeights);
+  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoGetWeights);
 }
 
 HalfspaceService::Unary HalfspaceService::SetWeights(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoSetWeights);
+  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoSetWeights);
 }
 
 HalfspaceService::Unary HalfspaceService::GetSourceSequence(Context* c,
                                                            const Bytes* in,
                                                            Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoGetSourceSequence);
+  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoGetSourceSequence);
 }
 
 HalfspaceService::Unary HalfspaceService::ExportModel(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoExportModel);
+  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoExportModel);
 }
 
 HalfspaceService::Unary HalfspaceService::ImportModel(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoImportModel);
+  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoImportModel);
 }
 
 HalfspaceService::Unary HalfspaceService::RestoreModel(Context* c,
                                                       const Bytes* in,
                                                       Bytes* out) {
-  return Serve(c, in, out, &HalfspaceService::DoRestoreModel);
+  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoRestoreModel);
 }
 
 absl::Status HalfspaceService::DoCreateModel(
@@ -181,7 +193,8 @@ absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
 }
 
 absl::Status HalfspaceService::DoListModels(
-    const v1::ListModelsRequest& request, v1::ListModelsResponse& response, Call&) {
+    const v1::ListModelsRequest& request, v1::ListModelsResponse& response,
+    Call& call) {
   if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("page_size is ", request.page_size(),
@@ -207,6 +220,7 @@ absl::Status HalfspaceService::DoListModels(
       });
   size_t bytes = 0;
   for (; next != models.end() && response.models_size() < page_size; ++next) {
+    if (!call.principal.Allows(Permission::kPredict, next->name)) continue;
     v1::Model m;
     if (request.view() == v1::MODEL_VIEW_NAME) {
       m.set_name(next->name);

@@ -13,6 +13,7 @@
 
 #include "core/model_registry.h"
 #include "core/storage/write_ahead_log.h"
+#include "server/auth.h"
 #include "server/call_gate.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 
@@ -40,12 +41,15 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
 class HalfspaceService final : public HalfspaceServiceBase {
  public:
   // With a `log`, a call that changes a model answers once the change is
-  // durable. REQUIRES: `registry`, `log` and `gate` outlive the service.
+  // durable. Every call is authenticated by `auth` and needs a permission
+  // on the model it names (see auth.h).
+  // REQUIRES: `registry`, `log`, `gate` and `auth` outlive the service.
   HalfspaceService(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
-                   size_t max_message_bytes)
+                   const Authenticator* auth, size_t max_message_bytes)
       : registry_(registry),
         log_(log),
         gate_(gate),
+        auth_(auth),
         max_message_bytes_(max_message_bytes) {}
 
   using Unary = grpc::ServerUnaryReactor*;
@@ -69,20 +73,22 @@ class HalfspaceService final : public HalfspaceServiceBase {
  private:
   // What a handler knows of its call, and tells back.
   struct Call {
-    StopCheck stop;    // true once the caller stopped waiting
-    uint64_t lsn = 0;  // the change the handler logged; 0 if none
+    StopCheck stop;       // true once the caller stopped waiting
+    Principal principal;  // what the caller may do
+    uint64_t lsn = 0;     // the change the handler logged; 0 if none
   };
 
   template <typename Request, typename Response>
   using Handler = absl::Status (HalfspaceService::*)(const Request&,
                                                      Response&, Call& call);
 
-  // Runs one admitted call: decodes the request, runs `handler`, encodes
-  // the response, and finishes the call with the handler's status, once
-  // the change it logged (its call.lsn, if it sets one) is durable.
+  // Runs one admitted call: authenticates it, decodes the request, checks
+  // the caller's `permission` on the model it names, runs `handler`,
+  // encodes the response, and finishes the call with the handler's status,
+  // once the change it logged (its call.lsn, if it sets one) is durable.
   template <typename Request, typename Response>
   Unary Serve(Context* context, const Bytes* request, Bytes* response,
-              Handler<Request, Response> handler);
+              Permission permission, Handler<Request, Response> handler);
 
   absl::Status DoCreateModel(const v1::CreateModelRequest& request,
                              v1::CreateModelResponse& response, Call& call);
@@ -113,6 +119,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
   ModelRegistry* const registry_;
   WriteAheadLog* const log_;
   CallGate* const gate_;
+  const Authenticator* const auth_;
   const size_t max_message_bytes_;
 };
 

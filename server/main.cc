@@ -1,5 +1,5 @@
 // halfspace-server: flags → ServerOptions → serve until SIGTERM or SIGINT,
-// then drain and store every model.
+// then drain and store every model. SIGHUP re-reads the tokens file.
 
 #include <csignal>
 #include <cstdio>
@@ -12,7 +12,24 @@
 #include "server/server.h"
 #include "spdlog/spdlog.h"
 
-ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "host:port to listen on");
+ABSL_FLAG(std::string, listen, "",
+          "host:port to listen on; by default 0.0.0.0:50051 with TLS or "
+          "tokens, 127.0.0.1:50051 (this machine only) without");
+ABSL_FLAG(std::string, tls_cert, "",
+          "the server's TLS certificate chain (PEM); with --tls_key, serve "
+          "TLS. Re-read when it changes");
+ABSL_FLAG(std::string, tls_key, "", "the private key of --tls_cert (PEM)");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "CA certificates (PEM): require client certificates they signed "
+          "(mutual TLS)");
+ABSL_FLAG(absl::Duration, tls_reload_interval, absl::Minutes(1),
+          "how often the TLS files are checked for changes");
+ABSL_FLAG(std::string, tokens_file, "",
+          "bearer tokens and their permissions per model name pattern, one "
+          "'TOKEN permission:pattern...' a line (permissions: predict, "
+          "train, admin); re-read on SIGHUP. Without it every caller may do "
+          "everything");
+ABSL_FLAG(bool, reflection, true, "serve gRPC server reflection");
 ABSL_FLAG(std::string, data_dir, "data",
           "directory where models are stored: a snapshot file each, and the "
           "write-ahead log in wal/");
@@ -64,7 +81,9 @@ constexpr int kBadFlags = 2;
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Serves named online linear classifiers over gRPC.\n"
-      "  halfspace-server --listen=0.0.0.0:50051 --data_dir=data\n"
+      "  halfspace-server --data_dir=data   (this machine only)\n"
+      "  halfspace-server --listen=0.0.0.0:50051 --tls_cert=cert.pem "
+      "--tls_key=key.pem --tokens_file=tokens\n"
       "  halfspace-server --flagfile=halfspace.flags   (one --flag=value a "
       "line)");
   // --help lists this file's flags (by default, absl lists those of files
@@ -89,6 +108,7 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   absl::StatusOr<halfspace::Durability> durability =
@@ -120,6 +140,12 @@ int main(int argc, char** argv) {
   options.streams.max_streams_per_client =
       absl::GetFlag(FLAGS_max_streams_per_client);
   options.grpc_memory_bytes = absl::GetFlag(FLAGS_grpc_memory_bytes);
+  options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls.key_file = absl::GetFlag(FLAGS_tls_key);
+  options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  options.tls.reload_interval = absl::GetFlag(FLAGS_tls_reload_interval);
+  options.tokens_file = absl::GetFlag(FLAGS_tokens_file);
+  options.reflection = absl::GetFlag(FLAGS_reflection);
 
   if (absl::Status s = halfspace::ValidateServerOptions(options); !s.ok()) {
     spdlog::critical("{}", std::string(s.message()));
@@ -129,10 +155,18 @@ int main(int argc, char** argv) {
       halfspace::Server::Start(options);
   if (!server.ok()) {
     spdlog::critical("cannot start: {}", server.status().ToString());
-    return 1;
+    // A flag's file that does not read or parse is a bad flag too.
+    return absl::IsInvalidArgument(server.status()) ? kBadFlags : 1;
   }
   int signal = 0;
-  sigwait(&stop_signals, &signal);
+  while (sigwait(&stop_signals, &signal) == 0 && signal == SIGHUP) {
+    if (absl::Status s = (*server)->ReloadTokens(); s.ok()) {
+      spdlog::info("SIGHUP: tokens reloaded");
+    } else {
+      spdlog::error("SIGHUP: tokens not reloaded, the old ones stay: {}",
+                    s.ToString());
+    }
+  }
   spdlog::info("received signal {}; shutting down", signal);
   absl::Status status = (*server)->Shutdown();
   if (!status.ok()) {

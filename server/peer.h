@@ -1,13 +1,15 @@
-// Who is calling, as the stream limits count clients, and whether the
-// caller still waits.
+// Who is calling: the client address the stream limits count, the
+// principal its token makes it; and whether the caller still waits.
 
 #ifndef HALFSPACE_SERVER_PEER_H_
 #define HALFSPACE_SERVER_PEER_H_
 
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "core/model.h"
 #include "grpcpp/server_context.h"
+#include "server/auth.h"
 
 namespace halfspace {
 
@@ -26,6 +28,16 @@ inline std::string ClientOf(const grpc::CallbackServerContext& context) {
 // REQUIRES: `context` outlives the check.
 inline StopCheck StopOf(grpc::CallbackServerContext* context) {
   return [context] { return context->IsCancelled(); };
+}
+
+// The principal of the call, from its `authorization` metadata.
+inline absl::StatusOr<Principal> PrincipalOf(
+    const Authenticator& auth, const grpc::CallbackServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) return auth.Authenticate(nullptr);
+  const std::string value(it->second.data(), it->second.size());
+  return auth.Authenticate(&value);
 }
 
 }  // namespace halfspace

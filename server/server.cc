@@ -1,9 +1,13 @@
 #include "server/server.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/quoted.h"
@@ -12,6 +16,10 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
+#include "grpcpp/impl/server_builder_option.h"
+#include "grpcpp/impl/server_builder_plugin.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "spdlog/spdlog.h"
@@ -26,19 +34,95 @@ absl::StatusOr<Durability> ParseDurability(absl::string_view text) {
       "durability ", Quoted(text), " is not one of sync, write, snapshot"));
 }
 
+namespace {
+
+bool Secured(const ServerOptions& o) {
+  return !o.tls.cert_file.empty() || !o.tokens_file.empty();
+}
+
+// Whether `address` (host:port) is reachable from this machine only.
+bool IsLoopback(absl::string_view address) {
+  const absl::string_view host = address.substr(0, address.rfind(':'));
+  return absl::StartsWith(host, "127.") || host == "localhost" ||
+         host == "[::1]" || host == "::1" || absl::StartsWith(address, "unix:");
+}
+
+// OK when `path` names a file this process can read.
+absl::Status Readable(absl::string_view flag, const std::string& path) {
+  if (access(path.c_str(), R_OK) == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--", flag, "=", path, ": ", ErrnoError("cannot read", path).message()));
+}
+
+// Leaves gRPC's reflection plugin out of a server.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>*
+                         plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const auto& plugin) {
+                                    return plugin->name() ==
+                                           "proto_server_reflection";
+                                  }),
+                   plugins->end());
+  }
+};
+
+absl::Status ValidateTls(const TlsOptions& tls) {
+  if (tls.cert_file.empty() != tls.key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key: give both (the certificate chain and its "
+        "key) or neither");
+  }
+  if (!tls.client_ca_file.empty() && tls.cert_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_client_ca needs --tls_cert and --tls_key: mutual TLS is TLS "
+        "first");
+  }
+  if (tls.reload_interval < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls_reload_interval=",
+                     absl::FormatDuration(tls.reload_interval),
+                     ": must be at least 1s"));
+  }
+  for (const auto& [flag, path] :
+       {std::pair<const char*, const std::string&>{"tls_cert", tls.cert_file},
+        {"tls_key", tls.key_file},
+        {"tls_client_ca", tls.client_ca_file}}) {
+    if (path.empty()) continue;
+    if (absl::Status s = Readable(flag, path); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string ListenAddress(const ServerOptions& options) {
+  if (!options.listen_address.empty()) return options.listen_address;
+  return Secured(options) ? "0.0.0.0:50051" : "127.0.0.1:50051";
+}
+
 absl::Status ValidateServerOptions(const ServerOptions& o) {
   auto invalid = [](absl::string_view flag, auto value, absl::string_view rule) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", flag, "=", value, ": ", rule));
   };
-  const size_t colon = o.listen_address.rfind(':');
+  const std::string listen = ListenAddress(o);
+  const size_t colon = listen.rfind(':');
   int port = -1;
   if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(o.listen_address.substr(colon + 1), &port) ||
-      port < 0 || port > 65535) {
-    return invalid("listen", o.listen_address,
+      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return invalid("listen", listen,
                    "give host:port with a port from 0 to 65535, e.g. "
                    "0.0.0.0:50051");
+  }
+  if (absl::Status s = ValidateTls(o.tls); !s.ok()) return s;
+  if (!o.tokens_file.empty()) {
+    if (absl::Status s = Readable("tokens_file", o.tokens_file); !s.ok()) {
+      return s;
+    }
   }
   if (o.data_dir.empty()) {
     return invalid("data_dir", "", "give a directory");
@@ -92,9 +176,11 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
 
 Server::Server(const ServerOptions& options,
                std::unique_ptr<DirectoryLock> lock,
-               std::unique_ptr<FileModelStore> store)
+               std::unique_ptr<FileModelStore> store,
+               std::unique_ptr<Authenticator> auth)
     : options_(options),
       lock_(std::move(lock)),
+      auth_(std::move(auth)),
       store_(std::move(store)),
       budget_(std::make_shared<ResourceBudget>(options.limits)),
       registry_(store_.get(), nullptr, budget_),
@@ -103,6 +189,9 @@ Server::Server(const ServerOptions& options,
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     const ServerOptions& options) {
   if (absl::Status s = ValidateServerOptions(options); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<Authenticator>> auth =
+      Authenticator::Open(options.tokens_file);
+  if (!auth.ok()) return auth.status();
   // Lock the directory before touching anything in it.
   if (absl::Status s = CreateDirectory(options.data_dir); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<DirectoryLock>> lock =
@@ -112,7 +201,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
       FileModelStore::Open(options.data_dir);
   if (!store.ok()) return store.status();
   std::unique_ptr<Server> server(
-      new Server(options, *std::move(lock), *std::move(store)));
+      new Server(options, *std::move(lock), *std::move(store),
+                 *std::move(auth)));
   if (absl::Status s = server->Recover(); !s.ok()) return s;
   // Snapshot what the log replayed, so that a server killed again and again
   // before its first checkpoint still keeps its log (and recovery) short.
@@ -121,13 +211,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   }
   server->service_ = std::make_unique<HalfspaceService>(
       &server->registry_, server->log_.get(), &server->gate_,
-      options.max_message_bytes);
+      server->auth_.get(), options.max_message_bytes);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen_address,
-                           grpc::InsecureServerCredentials(), &server->port_);
+  const std::string listen = ListenAddress(options);
+  builder.AddListeningPort(listen, server->Credentials(), &server->port_);
+  if (!options.reflection) {
+    builder.SetOption(std::make_unique<WithoutReflection>());
+  }
   builder.RegisterService(server->service_.get());
   // gRPC would let a second server share a port in use and split the
   // traffic with it; refuse instead.
@@ -140,7 +233,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   server->grpc_server_ = builder.BuildAndStart();
   if (server->grpc_server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", options.listen_address,
+        "cannot listen on ", listen,
         "; is the address valid and the port free?"));
   }
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(kServiceName,
@@ -149,7 +242,52 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     s->CheckpointLoop();
   });
   spdlog::info("serving on port {}", server->port_);
+  server->LogExposure(listen);
   return server;
+}
+
+void Server::LogExposure(const std::string& listen) const {
+  const bool tls = !options_.tls.cert_file.empty();
+  const bool tokens = auth_->enabled();
+  spdlog::info("listening on {}: {}, {}{}", listen,
+               tls ? (options_.tls.client_ca_file.empty() ? "TLS"
+                                                          : "mutual TLS")
+                   : "no TLS",
+               tokens ? "bearer tokens" : "no tokens",
+               options_.reflection ? ", reflection on" : "");
+  if (IsLoopback(listen)) {
+    if (!tls && !tokens) {
+      spdlog::info("without TLS or tokens the server takes calls from this "
+                   "machine only; give --listen=0.0.0.0:50051 to take them "
+                   "from anywhere");
+    }
+  } else if (!tokens) {
+    spdlog::warn("anyone who can reach {} may read, train and delete every "
+                 "model: give --tokens_file (and --tls_cert, --tls_key)",
+                 listen);
+  } else if (!tls) {
+    spdlog::warn("tokens cross the network in clear text: give --tls_cert "
+                 "and --tls_key");
+  }
+}
+
+std::shared_ptr<grpc::ServerCredentials> Server::Credentials() const {
+  const TlsOptions& tls = options_.tls;
+  if (tls.cert_file.empty()) return grpc::InsecureServerCredentials();
+  auto certificates =
+      std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+          tls.key_file, tls.cert_file, tls.client_ca_file,
+          static_cast<unsigned>(absl::ToInt64Seconds(tls.reload_interval)));
+  grpc::experimental::TlsServerCredentialsOptions credentials(certificates);
+  credentials.watch_identity_key_cert_pairs();
+  if (tls.client_ca_file.empty()) {
+    credentials.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  } else {
+    credentials.watch_root_certs();
+    credentials.set_cert_request_type(
+        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  }
+  return grpc::experimental::TlsServerCredentials(credentials);
 }
 
 absl::Status Server::Recover() {

@@ -28,6 +28,8 @@
 #include "core/limits.h"
 #include "core/model_registry.h"
 #include "grpcpp/server.h"
+#include "grpcpp/security/server_credentials.h"
+#include "server/auth.h"
 #include "server/call_gate.h"
 #include "server/halfspace_service.h"
 
@@ -70,9 +72,21 @@ inline StreamLimits DefaultStreamLimits() {
   return limits;
 }
 
+// Transport security: TLS with the server's certificate chain and key,
+// mutual TLS with a client CA; PEM files, re-read when they change.
+struct TlsOptions {
+  std::string cert_file;       // the server's certificate chain; "" for no TLS
+  std::string key_file;        // its private key
+  std::string client_ca_file;  // "" accepts any client; else clients must
+                               // present a certificate this CA signed
+  absl::Duration reload_interval = absl::Minutes(1);
+};
+
 struct ServerOptions {
   // host:port to listen on; port 0 picks a free port (see Server::port).
-  std::string listen_address = "0.0.0.0:50051";
+  // Empty: port 50051 on every interface with TLS or tokens, on loopback
+  // only without either.
+  std::string listen_address;
   // Where models are stored (a snapshot file each, and the log in wal/);
   // created if missing.
   std::string data_dir = "data";
@@ -97,7 +111,17 @@ struct ServerOptions {
   // The memory gRPC may use for connections and messages in flight (its
   // resource quota).
   int64_t grpc_memory_bytes = int64_t{512} << 20;
+  TlsOptions tls;
+  // Bearer tokens and their permissions (see auth.h); "" lets every caller
+  // do everything.
+  std::string tokens_file;
+  // Whether gRPC server reflection is served.
+  bool reflection = true;
 };
+
+// The address the server listens on: `options.listen_address`, or its
+// default.
+std::string ListenAddress(const ServerOptions& options);
 
 // INVALID_ARGUMENT naming the first option out of range and the flag that
 // sets it: the listen address (host:port, port 0 to 65535), negative
@@ -121,6 +145,10 @@ class Server {
   // The port the server listens on.
   int port() const { return port_; }
 
+  // Reads the tokens file again (as SIGHUP asks); on error the tokens in
+  // force stay.
+  absl::Status ReloadTokens() { return auth_->Reload(); }
+
   // Drains calls and checkpoints; returns the store's error, if any. Later
   // calls return OK and do nothing.
   absl::Status Shutdown();
@@ -132,7 +160,12 @@ class Server {
 
  private:
   Server(const ServerOptions& options, std::unique_ptr<DirectoryLock> lock,
-         std::unique_ptr<FileModelStore> store);
+         std::unique_ptr<FileModelStore> store,
+         std::unique_ptr<Authenticator> auth);
+  // Says in the log who can reach the server and how it is protected.
+  void LogExposure(const std::string& listen) const;
+  // The credentials the options ask for: TLS or none.
+  std::shared_ptr<grpc::ServerCredentials> Credentials() const;
   // Loads the snapshots and replays the log over them, with the limits off.
   absl::Status Recover();
   absl::Status RecoverModels();
@@ -142,6 +175,7 @@ class Server {
 
   const ServerOptions options_;
   const std::unique_ptr<DirectoryLock> lock_;
+  const std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<FileModelStore> store_;
   std::unique_ptr<WriteAheadLog> log_;  // none for Durability::kSnapshot
   const std::shared_ptr<ResourceBudget> budget_;

@@ -8,6 +8,7 @@ namespace halfspace {
 absl::Status BindStreamModel(const ModelRegistry& registry,
                              absl::string_view requested,
                              absl::string_view request_kind,
+                             const Principal& principal, Permission permission,
                              std::shared_ptr<Model>& model) {
   if (model != nullptr) {
     if (requested.empty() || requested == model->name()) {
@@ -21,6 +22,9 @@ absl::Status BindStreamModel(const ModelRegistry& registry,
   if (requested.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the first ", request_kind, " must name the model"));
+  }
+  if (absl::Status s = principal.Check(permission, requested); !s.ok()) {
+    return s;
   }
   absl::StatusOr<std::shared_ptr<Model>> found = registry.Get(requested);
   if (!found.ok()) return found.status();

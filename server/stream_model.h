@@ -9,16 +9,19 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/model_registry.h"
+#include "server/auth.h"
 
 namespace halfspace {
 
 // Binds `model` (null before the first request) to the model `requested`
 // names: INVALID_ARGUMENT if the first request names none or a later one
-// names another, NOT_FOUND for an unknown model. `request_kind` names the
-// message in errors, e.g. "TrainRequest".
+// names another, PERMISSION_DENIED (before the model is looked up) unless
+// `principal` has `permission` on it, NOT_FOUND for an unknown model.
+// `request_kind` names the message in errors, e.g. "TrainRequest".
 absl::Status BindStreamModel(const ModelRegistry& registry,
                              absl::string_view requested,
                              absl::string_view request_kind,
+                             const Principal& principal, Permission permission,
                              std::shared_ptr<Model>& model);
 
 }  // namespace halfspace

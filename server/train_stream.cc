@@ -22,16 +22,21 @@ class TrainReactor final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   TrainReactor(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
+               const Authenticator* auth,
                grpc::CallbackServerContext* context, size_t max_response_bytes)
       : registry_(registry),
         log_(log),
         max_response_bytes_(max_response_bytes),
         stop_(StopOf(context)),
         admission_(gate, ClientOf(*context)) {
-    if (admission_.admitted()) {
-      StartRead(&request_bytes_);
-    } else {
+    absl::StatusOr<Principal> principal = PrincipalOf(*auth, *context);
+    if (!admission_.admitted()) {
       Finish(ToGrpcStatus(admission_.status()));
+    } else if (!principal.ok()) {
+      Finish(ToGrpcStatus(principal.status()));
+    } else {
+      principal_ = *std::move(principal);
+      StartRead(&request_bytes_);
     }
   }
 
@@ -76,8 +81,9 @@ class TrainReactor final
   // the batch's log record.
   absl::Status Learn(uint64_t& lsn) {
     const bool first = model_ == nullptr;
-    absl::Status bound = BindStreamModel(*registry_, request_.model(),
-                                         "TrainRequest", model_);
+    absl::Status bound =
+        BindStreamModel(*registry_, request_.model(), "TrainRequest", principal_,
+                        Permission::kTrain, model_);
     if (!bound.ok()) return bound;
     if (first) {
       spdlog::debug("train stream opened on '{}'", model_->name());
@@ -175,6 +181,7 @@ class TrainReactor final
   const size_t max_response_bytes_;
   const StopCheck stop_;
   const Admission admission_;
+  Principal principal_;
   std::shared_ptr<Model> model_;
   std::string source_;
   grpc::ByteBuffer request_bytes_;
@@ -194,9 +201,11 @@ class TrainReactor final
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 StartTrainStream(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
+                 const Authenticator* auth,
                  grpc::CallbackServerContext* context,
                  size_t max_response_bytes) {
-  return new TrainReactor(registry, log, gate, context, max_response_bytes);
+  return new TrainReactor(registry, log, gate, auth, context,
+                          max_response_bytes);
 }
 
 }  // namespace halfspace

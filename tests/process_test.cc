@@ -134,7 +134,9 @@ TEST(ProcessTest, BadFlagsExitWithStatus2AndNameTheFlag) {
         "--listen=localhost", "--snapshot_interval=-5s", "--log_level=bogus",
         "--durability=maybe", "--checkpoint_bytes=-1", "--log_segment_bytes=1",
         "--max_models=0", "--max_classes=5000", "--max_streams=-1",
-        "--max_model_bytes=2000000000", "--max_named_features=0"}) {
+        "--max_model_bytes=2000000000", "--max_named_features=0",
+        "--tokens_file=/nonexistent", "--tls_cert=/etc/hostname",
+        "--tls_reload_interval=0s"}) {
     std::string output;
     EXPECT_EQ(ExitStatus(absl::StrCat(server, " ", flag), output), 2) << flag;
     const std::string name(flag, std::string(flag).find('='));
@@ -150,6 +152,35 @@ TEST(ProcessTest, BadFlagsExitWithStatus2AndNameTheFlag) {
         "--max_streams_per_client", "--max_interaction_products"}) {
     EXPECT_THAT(help, HasSubstr(flag));
   }
+}
+
+TEST(ProcessTest, SighupRereadsTheTokensAndTheLogSaysWhoCanCall) {
+  TempDir dir;
+  const std::string tokens = dir.File("tokens");
+  const std::string first(20, 'a'), second(20, 'b');
+  std::ofstream(tokens) << first << " admin:*\n";
+  ServerProcess server(dir.File("data"), dir.File("log"),
+                       {absl::StrCat("--tokens_file=", tokens)});
+  ASSERT_TRUE(server.WaitUntilReady());
+  Client client = Client::Connect(server.target());
+  client.set_token(first);
+  EXPECT_TRUE(client.CreateModel("m", *ParseAlgorithm("perceptron"), 1).ok());
+
+  std::ofstream(tokens, std::ios::trunc) << second << " admin:*\n";
+  kill(server.pid(), SIGHUP);
+  absl::Status old = absl::OkStatus();
+  for (int i = 0; i < 100 && old.ok(); ++i) {
+    old = client.GetModel("m").status();
+    if (old.ok()) absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(absl::IsUnauthenticated(old)) << old;
+  client.set_token(second);
+  EXPECT_TRUE(client.GetModel("m").ok());
+  EXPECT_EQ(server.Stop(SIGTERM), 0);
+  const std::string log = ReadFile(dir.File("log"));
+  EXPECT_THAT(log, HasSubstr("listening on 127.0.0.1:"));
+  EXPECT_THAT(log, HasSubstr("no TLS, bearer tokens"));
+  EXPECT_THAT(log, HasSubstr("SIGHUP: tokens reloaded"));
 }
 
 TEST(ProcessTest, ASecondServerOnAPortInUseExitsAndSaysWhy) {

@@ -43,8 +43,9 @@ install_buf() {
 }
 install_buf
 
-# The parity tests run scikit-learn as their oracle.
-export EXTRA_PACKAGES="python3-sklearn"
+# The parity tests run scikit-learn as their oracle; the TLS tests make
+# certificates with openssl.
+export EXTRA_PACKAGES="python3-sklearn openssl"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"

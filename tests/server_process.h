@@ -65,6 +65,7 @@ class ServerProcess {
 
   std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
 
   bool WaitUntilReady() const {
     // Retry fast: the default backoff would wait seconds after the first
