@@ -7,7 +7,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends g++ make cmake pkg-config \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      libabsl-dev libspdlog-dev \
+      libabsl-dev libspdlog-dev prometheus-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -21,12 +21,12 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHALFSPACE_BUILD_TESTS=OFF \
 FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libgrpc++1.51 libprotobuf32 \
-      libabsl20220623 libspdlog1.10 \
+      libabsl20220623 libspdlog1.10 libprometheus-cpp-pull1.0 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /var/lib/halfspace halfspace \
  && mkdir -p /var/lib/halfspace && chown halfspace /var/lib/halfspace
 COPY --from=build /src/build/halfspace-server /src/build/halfspace /usr/local/bin/
 USER halfspace
 VOLUME /var/lib/halfspace
-EXPOSE 50051
-ENTRYPOINT ["halfspace-server", "--listen=0.0.0.0:50051", "--data_dir=/var/lib/halfspace"]
+EXPOSE 50051 9464
+ENTRYPOINT ["halfspace-server", "--listen=0.0.0.0:50051", "--data_dir=/var/lib/halfspace", "--metrics_listen=0.0.0.0:9464"]

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -52,6 +53,10 @@ struct Limits {
 // RESOURCE_EXHAUSTED: "<what>; the limit is <limit>, set by --<flag>".
 absl::Status LimitExceeded(absl::string_view what, int64_t limit,
                            absl::string_view flag);
+
+// The flag of the limit a LimitExceeded status names ("max_models"); empty
+// for any other status.
+std::string LimitOf(const absl::Status& status);
 
 // LimitExceeded naming --max_examples_per_request for a `request` (its
 // message type) of more than that many examples; else OK.

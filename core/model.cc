@@ -484,6 +484,16 @@ uint64_t Model::lsn() const {
   return lsn_;
 }
 
+ModelCounters Model::counters() const {
+  std::shared_lock lock(mu_);
+  return counters_;
+}
+
+int64_t Model::memory_bytes() const {
+  std::shared_lock lock(mu_);
+  return reserved_;
+}
+
 ModelStats Model::Stats() const {
   ModelStats stats;
   std::shared_lock lock(mu_);

@@ -160,6 +160,12 @@ class Model {
   // The LSN of the last logged change applied; 0 if none.
   uint64_t lsn() const;
 
+  // The counters alone; O(1).
+  ModelCounters counters() const;
+
+  // The memory the model holds (see ModelBytes).
+  int64_t memory_bytes() const;
+
   // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
   ModelStats Stats() const;
 

@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ make cmake pkg-config libgrpc++-dev protobuf-compiler-grpc
           libprotobuf-dev protobuf-compiler libabsl-dev libspdlog-dev
-          libgtest-dev libgmock-dev grpc-proto ${EXTRA_PACKAGES:-})
+          libgtest-dev libgmock-dev grpc-proto prometheus-cpp-dev
+          ${EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \

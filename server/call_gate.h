@@ -40,7 +40,15 @@ struct StreamLimits {
 
 class CallGate {
  public:
-  explicit CallGate(const StreamLimits& limits = {}) : limits_(limits) {}
+  // A gate that is `loading` turns calls away until Open.
+  explicit CallGate(const StreamLimits& limits = {}, bool loading = false)
+      : limits_(limits), loading_(loading) {}
+
+  // Admits calls (unless closed).
+  void Open() {
+    std::lock_guard lock(mu_);
+    loading_ = false;
+  }
 
   // Admits a call, unless the gate is closed (UNAVAILABLE). A stream names
   // its `client` and is refused (RESOURCE_EXHAUSTED, naming the flag) past
@@ -49,6 +57,10 @@ class CallGate {
   absl::Status TryEnter(const std::string* client = nullptr) {
     std::lock_guard lock(mu_);
     if (closed_) return ShuttingDownError();
+    if (loading_) {
+      return absl::UnavailableError(
+          "the server is loading its models; retry in a moment");
+    }
     if (client != nullptr) {
       if (streams_ >= limits_.max_streams) {
         return LimitExceeded(
@@ -102,6 +114,7 @@ class CallGate {
   const StreamLimits limits_;
   std::mutex mu_;
   std::condition_variable idle_;
+  bool loading_;         // guarded by mu_
   bool closed_ = false;  // guarded by mu_
   int active_ = 0;       // guarded by mu_
   int64_t streams_ = 0;  // guarded by mu_

@@ -238,9 +238,11 @@ void ToProto(const Model& model, v1::Model* out) {
     out->add_classes(std::move(label));
   }
 
-  const ModelStats stats = model.Stats();
+  ToProto(model.Stats(), out->mutable_stats());
+}
+
+void ToProto(const ModelStats& stats, v1::ModelStats* s) {
   const ModelCounters& c = stats.counters;
-  v1::ModelStats* s = out->mutable_stats();
   s->set_examples_seen(c.examples_seen);
   s->set_updates(c.updates);
   s->set_mistakes(c.mistakes);

@@ -21,6 +21,7 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req);
 
 // The model's name, spec, classes and current statistics.
 void ToProto(const Model& model, v1::Model* out);
+void ToProto(const ModelStats& stats, v1::ModelStats* out);
 
 // A registered model: as above, or its name and why it is unavailable.
 void ToProto(const Listing& listing, v1::Model* out);

@@ -17,19 +17,19 @@ namespace {
 
 class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  EvaluateReactor(ModelRegistry* registry, CallGate* gate,
-                  const Authenticator* auth,
+  EvaluateReactor(const ServiceParts& parts,
                   grpc::CallbackServerContext* context,
                   grpc::ByteBuffer* response)
-      : registry_(registry),
+      : parts_(parts),
+        registry_(parts.registry),
         response_(response),
         stop_(StopOf(context)),
-        admission_(gate, ClientOf(*context)) {
-    absl::StatusOr<Principal> principal = PrincipalOf(*auth, *context);
+        admission_(parts.gate, ClientOf(*context)) {
+    absl::StatusOr<Principal> principal = PrincipalOf(*parts.auth, *context);
     if (!admission_.admitted()) {
-      Finish(ToGrpcStatus(admission_.status()));
+      End(admission_.status());
     } else if (!principal.ok()) {
-      Finish(ToGrpcStatus(principal.status()));
+      End(principal.status());
     } else {
       principal_ = *std::move(principal);
       StartRead(&request_bytes_);
@@ -40,13 +40,13 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     if (!ok) {  // the client is done sending, or the call was cancelled
       absl::Status s = Summarize();
       if (s.ok()) EncodeMessage(summary_, *response_);
-      Finish(ToGrpcStatus(s));
+      End(s);
       return;
     }
     absl::Status s = DecodeMessage(request_bytes_, request_);
     if (s.ok()) s = Score();
     if (!s.ok()) {
-      Finish(ToGrpcStatus(s));
+      End(s);
       return;
     }
     StartRead(&request_bytes_);
@@ -55,6 +55,14 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   void OnDone() override { delete this; }
 
  private:
+  // Finishes the stream with `status`, and counts it.
+  void End(const absl::Status& status) {
+    parts_.metrics->RecordRefusal(status);
+    parts_.metrics->RecordCall("Evaluate", ToGrpcStatus(status).error_code(),
+                               absl::Now() - start_);
+    Finish(ToGrpcStatus(status));
+  }
+
   // Binds the model on the first request, then scores the request's examples.
   absl::Status Score() {
     const bool first = model_ == nullptr;
@@ -101,7 +109,9 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     return absl::OkStatus();
   }
 
+  const ServiceParts parts_;
   ModelRegistry* const registry_;
+  const absl::Time start_ = absl::Now();
   grpc::ByteBuffer* const response_;
   const StopCheck stop_;
   const Admission admission_;
@@ -119,9 +129,9 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 }  // namespace
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartEvaluateStream(
-    ModelRegistry* registry, CallGate* gate, const Authenticator* auth,
-    grpc::CallbackServerContext* context, grpc::ByteBuffer* response) {
-  return new EvaluateReactor(registry, gate, auth, context, response);
+    const ServiceParts& parts, grpc::CallbackServerContext* context,
+    grpc::ByteBuffer* response) {
+  return new EvaluateReactor(parts, context, response);
 }
 
 }  // namespace halfspace

@@ -14,21 +14,20 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "halfspace/v1/halfspace.pb.h"
-#include "server/auth.h"
-#include "server/call_gate.h"
+#include "server/service_parts.h"
 
 namespace halfspace {
 
 // Starts serving one Evaluate stream, whose encoded EvaluateResponse goes to
 // `response`, or refuses it with UNAVAILABLE when the gate is closed
 // (RESOURCE_EXHAUSTED past the stream limits, UNAUTHENTICATED without a
-// token `auth` knows); the
+// token the parts' authenticator knows); the
 // reactor deletes itself when done. A message that does not decode as an
 // EvaluateRequest ends the stream with INVALID_ARGUMENT (see raw_message.h).
-// REQUIRES: `registry`, `gate` and `auth` outlive the stream.
+// REQUIRES: the parts outlive the stream.
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartEvaluateStream(
-    ModelRegistry* registry, CallGate* gate, const Authenticator* auth,
-    grpc::CallbackServerContext* context, grpc::ByteBuffer* response);
+    const ServiceParts& parts, grpc::CallbackServerContext* context,
+    grpc::ByteBuffer* response);
 
 }  // namespace halfspace
 

@@ -43,11 +43,13 @@ class AdmittedCall final : public grpc::ServerUnaryReactor {
 template <typename Request, typename Response>
 HalfspaceService::Unary HalfspaceService::Serve(
     Context* context, const Bytes* request_bytes, Bytes* response_bytes,
-    Permission permission, Handler<Request, Response> handler) {
-  auto admission = std::make_unique<Admission>(gate_);
+    const char* method, Permission permission,
+    Handler<Request, Response> handler) {
+  const absl::Time start = absl::Now();
+  auto admission = std::make_unique<Admission>(parts_.gate);
   if (!admission->admitted()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(ToGrpcStatus(ShuttingDownError()));
+    End(reactor, method, admission->status(), start);
     return reactor;
   }
   grpc::ServerUnaryReactor* reactor = new AdmittedCall(std::move(admission));
@@ -56,104 +58,133 @@ HalfspaceService::Unary HalfspaceService::Serve(
   Bytes bytes = *request_bytes;  // shares the slices
   Call call;
   call.stop = StopOf(context);
-  absl::StatusOr<Principal> principal = PrincipalOf(*auth_, *context);
+  absl::StatusOr<Principal> principal = PrincipalOf(*parts_.auth, *context);
   absl::Status status = principal.status();
   if (status.ok()) {
     call.principal = *std::move(principal);
     status = DecodeMessage(bytes, request);
   }
-  if constexpr (!std::is_same_v<Request, v1::ListModelsRequest>) {
+  if constexpr (!std::is_same_v<Request, v1::ListModelsRequest> &&
+                !std::is_same_v<Request, v1::GetStatsRequest>) {
     // Before the model is looked up: a denial does not tell whether it
-    // exists. (ListModels lists only the models the caller may see.)
+    // exists. (ListModels and GetStats show only the models the caller may
+    // see.)
     if (status.ok()) status = call.principal.Check(permission, request.model());
   }
   if (status.ok()) status = (this->*handler)(request, response, call);
   if (status.ok()) EncodeMessage(response, *response_bytes);
-  if (call.lsn == 0 || log_ == nullptr) {
-    reactor->Finish(ToGrpcStatus(status));
+  if (call.lsn == 0 || parts_.log == nullptr) {
+    End(reactor, method, status, start);
   } else {
-    log_->WhenDurable(call.lsn, [reactor, status] {
-      reactor->Finish(ToGrpcStatus(status));
+    parts_.log->WhenDurable(call.lsn, [this, reactor, method, status, start] {
+      End(reactor, method, status, start);
     });
   }
   return reactor;
 }
 
+void HalfspaceService::End(grpc::ServerUnaryReactor* reactor,
+                           const char* method, const absl::Status& status,
+                           absl::Time start) {
+  const grpc::Status finished = ToGrpcStatus(status);
+  parts_.metrics->RecordRefusal(status);
+  parts_.metrics->RecordCall(method, finished.error_code(),
+                             absl::Now() - start);
+  reactor->Finish(finished);
+}
+
 HalfspaceService::Unary HalfspaceService::CreateModel(Context* c,
                                                       const Bytes* in,
                                                       Bytes* out) {
-  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoCreateModel);
+  return Serve(c, in, out, "CreateModel", Permission::kAdmin,
+               &HalfspaceService::DoCreateModel);
 }
 
 HalfspaceService::Unary HalfspaceService::GetModel(Context* c,
                                                    const Bytes* in,
                                                    Bytes* out) {
-  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoGetModel);
+  return Serve(c, in, out, "GetModel", Permission::kPredict,
+               &HalfspaceService::DoGetModel);
 }
 
 HalfspaceService::Unary HalfspaceService::ListModels(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoListModels);
+  return Serve(c, in, out, "ListModels", Permission::kPredict,
+               &HalfspaceService::DoListModels);
 }
 
 HalfspaceService::Unary HalfspaceService::DeleteModel(Context* c,
                                                       const Bytes* in,
                                                       Bytes* out) {
-  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoDeleteModel);
+  return Serve(c, in, out, "DeleteModel", Permission::kAdmin,
+               &HalfspaceService::DoDeleteModel);
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 HalfspaceService::Train(Context* c) {
-  return StartTrainStream(registry_, log_, gate_, auth_, c,
-                          max_message_bytes_);
+  return StartTrainStream(parts_, c);
 }
 
 HalfspaceService::Unary HalfspaceService::Predict(Context* c,
                                                   const Bytes* in,
                                                   Bytes* out) {
-  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoPredict);
+  return Serve(c, in, out, "Predict", Permission::kPredict,
+               &HalfspaceService::DoPredict);
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* HalfspaceService::Evaluate(
     Context* c, Bytes* out) {
-  return StartEvaluateStream(registry_, gate_, auth_, c, out);
+  return StartEvaluateStream(parts_, c, out);
 }
 
 HalfspaceService::Unary HalfspaceService::GetWeights(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoGetWeights);
+  return Serve(c, in, out, "GetWeights", Permission::kPredict,
+               &HalfspaceService::DoGetWeights);
 }
 
 HalfspaceService::Unary HalfspaceService::SetWeights(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoSetWeights);
+  return Serve(c, in, out, "SetWeights", Permission::kAdmin,
+               &HalfspaceService::DoSetWeights);
 }
 
 HalfspaceService::Unary HalfspaceService::GetSourceSequence(Context* c,
                                                            const Bytes* in,
                                                            Bytes* out) {
-  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoGetSourceSequence);
+  return Serve(c, in, out, "GetSourceSequence", Permission::kPredict,
+               &HalfspaceService::DoGetSourceSequence);
 }
 
 HalfspaceService::Unary HalfspaceService::ExportModel(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, Permission::kPredict, &HalfspaceService::DoExportModel);
+  return Serve(c, in, out, "ExportModel", Permission::kPredict,
+               &HalfspaceService::DoExportModel);
 }
 
 HalfspaceService::Unary HalfspaceService::ImportModel(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
-  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoImportModel);
+  return Serve(c, in, out, "ImportModel", Permission::kAdmin,
+               &HalfspaceService::DoImportModel);
+}
+
+HalfspaceService::Unary HalfspaceService::GetStats(Context* c,
+                                                   const Bytes* in,
+                                                   Bytes* out) {
+  return Serve(c, in, out, "GetStats", Permission::kPredict,
+               &HalfspaceService::DoGetStats);
 }
 
 HalfspaceService::Unary HalfspaceService::RestoreModel(Context* c,
                                                       const Bytes* in,
                                                       Bytes* out) {
-  return Serve(c, in, out, Permission::kAdmin, &HalfspaceService::DoRestoreModel);
+  return Serve(c, in, out, "RestoreModel", Permission::kAdmin,
+               &HalfspaceService::DoRestoreModel);
 }
 
 absl::Status HalfspaceService::DoCreateModel(
@@ -161,7 +192,7 @@ absl::Status HalfspaceService::DoCreateModel(
     Call& call) {
   absl::StatusOr<ModelSpec> spec = SpecFromRequest(request);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Create(
+  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Create(
       request.model(), *spec,
       {request.classes().begin(), request.classes().end()}, &call.lsn);
   if (!model.ok()) return model.status();
@@ -174,7 +205,7 @@ absl::Status HalfspaceService::DoCreateModel(
 absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
                                           v1::GetModelResponse& response,
                                           Call&) {
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
   if (model.ok()) {
     ToProto(**model, response.mutable_model());
     return absl::OkStatus();
@@ -183,7 +214,7 @@ absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
     return model.status();
   }
   // Unavailable: answered with its name and the reason.
-  for (const Listing& listing : registry_->ListAll()) {
+  for (const Listing& listing : parts_.registry->ListAll()) {
     if (listing.name == request.model()) {
       ToProto(listing, response.mutable_model());
       return absl::OkStatus();
@@ -212,7 +243,7 @@ absl::Status HalfspaceService::DoListModels(
   }
   const int page_size =
       request.page_size() == 0 ? kDefaultPageSize : request.page_size();
-  const std::vector<Listing> models = registry_->ListAll();
+  const std::vector<Listing> models = parts_.registry->ListAll();
   auto next = std::upper_bound(
       models.begin(), models.end(), after,
       [](const std::string& name, const Listing& listing) {
@@ -241,7 +272,7 @@ absl::Status HalfspaceService::DoListModels(
 absl::Status HalfspaceService::DoDeleteModel(
     const v1::DeleteModelRequest& request, v1::DeleteModelResponse&,
     Call& call) {
-  absl::Status status = registry_->Delete(request.model(), &call.lsn);
+  absl::Status status = parts_.registry->Delete(request.model(), &call.lsn);
   if (status.ok()) spdlog::info("deleted model '{}'", request.model());
   return status;
 }
@@ -249,14 +280,14 @@ absl::Status HalfspaceService::DoDeleteModel(
 absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
                                          v1::PredictResponse& response, Call& call) {
   absl::StatusOr<std::shared_ptr<Model>> model =
-      registry_->Get(request.model());
+      parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   if (request.instances_size() == 0) {
     return absl::InvalidArgumentError(
         "PredictRequest has no instances; send at least one feature vector");
   }
   const int n = request.instances_size();
-  if (absl::Status s = CheckExamplesPerRequest(n, registry_->budget().limits(),
+  if (absl::Status s = CheckExamplesPerRequest(n, parts_.registry->budget().limits(),
                                                "PredictRequest");
       !s.ok()) {
     return s;
@@ -281,7 +312,7 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
 absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request,
                                             v1::GetWeightsResponse& response,
                                             Call&) {
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   const int64_t width = FeatureWidth((*model)->spec());
   const int64_t offset = request.offset();
@@ -300,7 +331,7 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
   const int64_t rows = std::max<size_t>(1, classes.size());
   int64_t fixed = 256;
   for (const std::string& label : classes) fixed += label.size() + 32;
-  const int64_t fit = (static_cast<int64_t>(max_message_bytes_) - fixed) /
+  const int64_t fit = (static_cast<int64_t>(parts_.max_message_bytes) - fixed) /
                       (rows * int64_t{sizeof(double)});
   const int64_t wanted =
       request.page_size() == 0 ? width - offset
@@ -308,7 +339,7 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
   if (request.page_size() == 0 && wanted > fit) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "model ", Quoted(request.model()), " has ", rows, " x ", width,
-        " weights, over the ", max_message_bytes_,
+        " weights, over the ", parts_.max_message_bytes,
         "-byte message limit (--max_message_bytes); read them in pages "
         "(GetWeightsRequest.page_size, e.g. ", std::max<int64_t>(fit, 1), ")"));
   }
@@ -319,7 +350,7 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
   response.set_next_offset(offset + count < width ? offset + count : 0);
   response.set_width(width);
   response.set_version(version);
-  if (response.ByteSizeLong() > max_message_bytes_) {  // classes were added
+  if (response.ByteSizeLong() > parts_.max_message_bytes) {  // classes were added
     return absl::AbortedError("the model grew while it was read; retry");
   }
   return absl::OkStatus();
@@ -330,10 +361,10 @@ absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request
                                             Call& call) {
   std::vector<double> w(request.weights().begin(), request.weights().end());
   absl::Status status =
-      registry_->SetWeights(request.model(), request.class_label(),
+      parts_.registry->SetWeights(request.model(), request.class_label(),
                             std::move(w), request.bias(), &call.lsn);
   if (!status.ok()) return status;
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();
@@ -342,7 +373,7 @@ absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request
 absl::Status HalfspaceService::DoGetSourceSequence(
     const v1::GetSourceSequenceRequest& request,
     v1::GetSourceSequenceResponse& response, Call&) {
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   if (request.source().empty()) {
     return absl::InvalidArgumentError("source is empty; name the source");
@@ -354,7 +385,7 @@ absl::Status HalfspaceService::DoGetSourceSequence(
 absl::Status HalfspaceService::DoExportModel(
     const v1::ExportModelRequest& request, v1::ExportModelResponse& response,
     Call&) {
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   if (request.offset() < 0 || request.page_size() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -365,11 +396,11 @@ absl::Status HalfspaceService::DoExportModel(
   std::string file = EncodeSnapshot((*model)->Snapshot(&version));
   const int64_t size = file.size();
   // The response's other fields and framing take under 64 bytes.
-  const int64_t fit = static_cast<int64_t>(max_message_bytes_) - 64;
+  const int64_t fit = static_cast<int64_t>(parts_.max_message_bytes) - 64;
   if (request.page_size() == 0 && request.offset() == 0 && size > fit) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "model ", Quoted(request.model()), "'s file takes ", size,
-        " bytes, over the ", max_message_bytes_,
+        " bytes, over the ", parts_.max_message_bytes,
         "-byte message limit (--max_message_bytes); read it in pages "
         "(ExportModelRequest.page_size)"));
   }
@@ -405,7 +436,7 @@ absl::Status HalfspaceService::DoImportModel(
   }
   snapshot->name = request.model();
   absl::StatusOr<std::shared_ptr<Model>> model =
-      registry_->Import(*std::move(snapshot), &call.lsn);
+      parts_.registry->Import(*std::move(snapshot), &call.lsn);
   if (!model.ok()) return model.status();
   spdlog::info("imported model '{}'", request.model());
   ToProto(**model, response.mutable_model());
@@ -415,15 +446,22 @@ absl::Status HalfspaceService::DoImportModel(
 absl::Status HalfspaceService::DoRestoreModel(
     const v1::RestoreModelRequest& request, v1::RestoreModelResponse& response,
     Call& call) {
-  if (absl::Status s = registry_->RestorePrevious(request.model(), &call.lsn);
+  if (absl::Status s = parts_.registry->RestorePrevious(request.model(), &call.lsn);
       !s.ok()) {
     return s;
   }
   spdlog::warn("model '{}' rolled back to its previous snapshot",
                request.model());
-  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto(**model, response.mutable_model());
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoGetStats(const v1::GetStatsRequest&,
+                                          v1::GetStatsResponse& response,
+                                          Call& call) {
+  parts_.metrics->ToProto(call.principal, response);
   return absl::OkStatus();
 }
 

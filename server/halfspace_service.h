@@ -13,8 +13,7 @@
 
 #include "core/model_registry.h"
 #include "core/storage/write_ahead_log.h"
-#include "server/auth.h"
-#include "server/call_gate.h"
+#include "server/service_parts.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 
 namespace halfspace {
@@ -36,21 +35,18 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                         v1::HalfspaceService::WithRawCallbackMethod_ExportModel<
                                             v1::HalfspaceService::WithRawCallbackMethod_ImportModel<
                                                 v1::HalfspaceService::WithRawCallbackMethod_RestoreModel<
-                                                    v1::HalfspaceService::Service>>>>>>>>>>>>>;
+                                                    v1::HalfspaceService::WithRawCallbackMethod_GetStats<
+                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>;
 
 class HalfspaceService final : public HalfspaceServiceBase {
  public:
-  // With a `log`, a call that changes a model answers once the change is
-  // durable. Every call is authenticated by `auth` and needs a permission
-  // on the model it names (see auth.h).
-  // REQUIRES: `registry`, `log`, `gate` and `auth` outlive the service.
-  HalfspaceService(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
-                   const Authenticator* auth, size_t max_message_bytes)
-      : registry_(registry),
-        log_(log),
-        gate_(gate),
-        auth_(auth),
-        max_message_bytes_(max_message_bytes) {}
+  // With a log, a call that changes a model answers once the change is
+  // durable. Every call is authenticated and needs a permission on the
+  // model it names (see auth.h), and is counted in the metrics.
+  // REQUIRES: the parts outlive the service.
+  // The parts are read at each call: the server may complete them (its
+  // log) before it lets the first call in.
+  explicit HalfspaceService(const ServiceParts* parts) : parts_(*parts) {}
 
   using Unary = grpc::ServerUnaryReactor*;
   using Context = grpc::CallbackServerContext;
@@ -69,6 +65,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
   Unary ExportModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary ImportModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary RestoreModel(Context* c, const Bytes* in, Bytes* out) override;
+  Unary GetStats(Context* c, const Bytes* in, Bytes* out) override;
 
  private:
   // What a handler knows of its call, and tells back.
@@ -88,7 +85,11 @@ class HalfspaceService final : public HalfspaceServiceBase {
   // once the change it logged (its call.lsn, if it sets one) is durable.
   template <typename Request, typename Response>
   Unary Serve(Context* context, const Bytes* request, Bytes* response,
-              Permission permission, Handler<Request, Response> handler);
+              const char* method, Permission permission,
+              Handler<Request, Response> handler);
+  // Finishes a unary call and counts it.
+  void End(grpc::ServerUnaryReactor* reactor, const char* method,
+           const absl::Status& status, absl::Time start);
 
   absl::Status DoCreateModel(const v1::CreateModelRequest& request,
                              v1::CreateModelResponse& response, Call& call);
@@ -115,12 +116,10 @@ class HalfspaceService final : public HalfspaceServiceBase {
   absl::Status DoRestoreModel(const v1::RestoreModelRequest& request,
                               v1::RestoreModelResponse& response,
                               Call& call);
+  absl::Status DoGetStats(const v1::GetStatsRequest& request,
+                          v1::GetStatsResponse& response, Call& call);
 
-  ModelRegistry* const registry_;
-  WriteAheadLog* const log_;
-  CallGate* const gate_;
-  const Authenticator* const auth_;
-  const size_t max_message_bytes_;
+  const ServiceParts& parts_;
 };
 
 }  // namespace halfspace

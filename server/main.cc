@@ -30,6 +30,12 @@ ABSL_FLAG(std::string, tokens_file, "",
           "train, admin); re-read on SIGHUP. Without it every caller may do "
           "everything");
 ABSL_FLAG(bool, reflection, true, "serve gRPC server reflection");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(30),
+          "close connections this old (after their calls finish) so clients "
+          "reconnect and load balancers spread them; 0 for never");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "host:port to serve Prometheus metrics on (HTTP, /metrics), e.g. "
+          "0.0.0.0:9464; none by default");
 ABSL_FLAG(std::string, data_dir, "data",
           "directory where models are stored: a snapshot file each, and the "
           "write-ahead log in wal/");
@@ -146,6 +152,8 @@ int main(int argc, char** argv) {
   options.tls.reload_interval = absl::GetFlag(FLAGS_tls_reload_interval);
   options.tokens_file = absl::GetFlag(FLAGS_tokens_file);
   options.reflection = absl::GetFlag(FLAGS_reflection);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
 
   if (absl::Status s = halfspace::ValidateServerOptions(options); !s.ok()) {
     spdlog::critical("{}", std::string(s.message()));

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <filesystem>
 #include <utility>
@@ -119,6 +120,11 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
                    "0.0.0.0:50051");
   }
   if (absl::Status s = ValidateTls(o.tls); !s.ok()) return s;
+  if (o.max_connection_age < absl::ZeroDuration()) {
+    return invalid("max_connection_age",
+                   absl::FormatDuration(o.max_connection_age),
+                   "must be 0 (never) or positive");
+  }
   if (!o.tokens_file.empty()) {
     if (absl::Status s = Readable("tokens_file", o.tokens_file); !s.ok()) {
       return s;
@@ -184,7 +190,8 @@ Server::Server(const ServerOptions& options,
       store_(std::move(store)),
       budget_(std::make_shared<ResourceBudget>(options.limits)),
       registry_(store_.get(), nullptr, budget_),
-      gate_(options.streams) {}
+      gate_(options.streams, /*loading=*/true),
+      metrics_(&registry_, &gate_) {}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     const ServerOptions& options) {
@@ -203,47 +210,75 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   std::unique_ptr<Server> server(
       new Server(options, *std::move(lock), *std::move(store),
                  *std::move(auth)));
+  // Listen first, NOT_SERVING, turning calls away while the models load:
+  // a port in use fails at once, and probes see the server come up.
+  if (absl::Status s = server->Listen(); !s.ok()) return s;
   if (absl::Status s = server->Recover(); !s.ok()) return s;
   // Snapshot what the log replayed, so that a server killed again and again
   // before its first checkpoint still keeps its log (and recovery) short.
   if (absl::Status s = server->Checkpoint(); !s.ok()) {
     spdlog::error("checkpoint after recovery failed: {}", s.ToString());
   }
-  server->service_ = std::make_unique<HalfspaceService>(
-      &server->registry_, server->log_.get(), &server->gate_,
-      server->auth_.get(), options.max_message_bytes);
-
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  const std::string listen = ListenAddress(options);
-  builder.AddListeningPort(listen, server->Credentials(), &server->port_);
-  if (!options.reflection) {
-    builder.SetOption(std::make_unique<WithoutReflection>());
-  }
-  builder.RegisterService(server->service_.get());
-  // gRPC would let a second server share a port in use and split the
-  // traffic with it; refuse instead.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  grpc::ResourceQuota quota("halfspace");
-  quota.Resize(options.grpc_memory_bytes);
-  builder.SetResourceQuota(quota);
-  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
-  builder.SetMaxSendMessageSize(options.max_message_bytes);
-  server->grpc_server_ = builder.BuildAndStart();
-  if (server->grpc_server_ == nullptr || server->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", listen,
-        "; is the address valid and the port free?"));
-  }
-  server->grpc_server_->GetHealthCheckService()->SetServingStatus(kServiceName,
-                                                                  true);
+  server->parts_.log = server->log_.get();
+  server->gate_.Open();
+  server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
   server->checkpoint_thread_ = std::thread([s = server.get()] {
     s->CheckpointLoop();
   });
   spdlog::info("serving on port {}", server->port_);
-  server->LogExposure(listen);
   return server;
+}
+
+absl::Status Server::Listen() {
+  parts_.registry = &registry_;
+  parts_.gate = &gate_;
+  parts_.auth = auth_.get();
+  parts_.metrics = &metrics_;
+  parts_.max_message_bytes = options_.max_message_bytes;
+  service_ = std::make_unique<HalfspaceService>(&parts_);
+  if (!options_.metrics_listen.empty()) {
+    if (absl::Status s = metrics_.Serve(options_.metrics_listen); !s.ok()) {
+      return s;
+    }
+    spdlog::info("metrics on http://{}/metrics", options_.metrics_listen);
+  }
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  const std::string listen = ListenAddress(options_);
+  builder.AddListeningPort(listen, Credentials(), &port_);
+  if (!options_.reflection) {
+    builder.SetOption(std::make_unique<WithoutReflection>());
+  }
+  builder.RegisterService(service_.get());
+  // gRPC would let a second server share a port in use and split the
+  // traffic with it; refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  if (options_.max_connection_age > absl::ZeroDuration()) {
+    // Clients reconnect, so a load balancer can spread them anew; calls in
+    // flight finish on the old connection.
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_AGE_MS,
+        static_cast<int>(std::min<int64_t>(
+            absl::ToInt64Milliseconds(options_.max_connection_age), INT_MAX)));
+  }
+  grpc::ResourceQuota quota("halfspace");
+  quota.Resize(options_.grpc_memory_bytes);
+  builder.SetResourceQuota(quota);
+  builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
+  builder.SetMaxSendMessageSize(options_.max_message_bytes);
+  grpc_server_ = builder.BuildAndStart();
+  if (grpc_server_ == nullptr || port_ == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", listen,
+        "; is the address valid and the port free?"));
+  }
+  grpc::HealthCheckServiceInterface* health =
+      grpc_server_->GetHealthCheckService();
+  health->SetServingStatus(kServiceName, false);
+  health->SetServingStatus(false);  // "" too
+  LogExposure(listen);
+  return absl::OkStatus();
 }
 
 void Server::LogExposure(const std::string& listen) const {
@@ -296,6 +331,7 @@ absl::Status Server::Recover() {
   absl::Status status = RecoverModels();
   budget_->set_enforcing(true);
   if (!status.ok()) return status;
+  recovered_ = true;
   spdlog::info("models hold {} bytes of the {} all models may hold "
                "(--max_total_model_bytes)",
                budget_->reserved(), options_.limits.max_total_model_bytes);
@@ -312,6 +348,9 @@ absl::Status Server::RecoverModels() {
     log_options.dir = (std::filesystem::path(options_.data_dir) / "wal").string();
     log_options.sync = options_.durability == Durability::kSync;
     log_options.segment_bytes = options_.log_segment_bytes;
+    log_options.on_sync = [this](absl::Duration elapsed) {
+      metrics_.RecordSync(elapsed);
+    };
     WriteAheadLog::Visitor visitor;
     visitor.start = [&](uint64_t first_lsn) { StartReplay(first_lsn); };
     visitor.record = [&](uint64_t lsn, absl::string_view model,
@@ -372,6 +411,7 @@ absl::Status Server::Shutdown() {
     grpc_server_->Shutdown(absl::ToChronoTime(absl::Now()));
     grpc_server_->Wait();
   }
+  if (!recovered_) return absl::OkStatus();  // nothing to store
   absl::Status status = Checkpoint();
   spdlog::info("stopped; models stored in {}", options_.data_dir);
   return status;

@@ -3,8 +3,9 @@
 // thread that checkpoints: it snapshots changed models and drops the log
 // segments the snapshots cover.
 //
-// Lifecycle: Start locks the data directory, loads every snapshot, replays
-// the log over them, then serves. Shutdown marks the service NOT_SERVING,
+// Lifecycle: Start locks the data directory and listens, health NOT_SERVING
+// and calls turned away with UNAVAILABLE, while it loads every snapshot and
+// replays the log over them; then it serves. Shutdown marks the service NOT_SERVING,
 // turns new calls away with UNAVAILABLE, lets calls in flight finish for up
 // to `drain_timeout` (then cancels them), stops gRPC, and checkpoints.
 // Shutdown is idempotent; the destructor calls it.
@@ -31,6 +32,8 @@
 #include "grpcpp/security/server_credentials.h"
 #include "server/auth.h"
 #include "server/call_gate.h"
+#include "server/metrics.h"
+#include "server/service_parts.h"
 #include "server/halfspace_service.h"
 
 namespace halfspace {
@@ -117,6 +120,12 @@ struct ServerOptions {
   std::string tokens_file;
   // Whether gRPC server reflection is served.
   bool reflection = true;
+  // host:port to serve Prometheus metrics on (HTTP, /metrics); "" for none.
+  std::string metrics_listen;
+  // Connections are closed (GOAWAY) once this old, after their calls
+  // finish, so clients reconnect and load balancers spread them; zero for
+  // never.
+  absl::Duration max_connection_age = absl::Minutes(30);
 };
 
 // The address the server listens on: `options.listen_address`, or its
@@ -145,6 +154,12 @@ class Server {
   // The port the server listens on.
   int port() const { return port_; }
 
+  // The port metrics are served on; 0 if none.
+  int metrics_port() const { return metrics_.port(); }
+
+  // Everything the server has counted (see metrics.h).
+  const Metrics& metrics() const { return metrics_; }
+
   // Reads the tokens file again (as SIGHUP asks); on error the tokens in
   // force stay.
   absl::Status ReloadTokens() { return auth_->Reload(); }
@@ -162,6 +177,9 @@ class Server {
   Server(const ServerOptions& options, std::unique_ptr<DirectoryLock> lock,
          std::unique_ptr<FileModelStore> store,
          std::unique_ptr<Authenticator> auth);
+  // Builds the service and starts gRPC (and the metrics endpoint),
+  // NOT_SERVING, the gate still loading.
+  absl::Status Listen();
   // Says in the log who can reach the server and how it is protected.
   void LogExposure(const std::string& listen) const;
   // The credentials the options ask for: TLS or none.
@@ -181,6 +199,8 @@ class Server {
   const std::shared_ptr<ResourceBudget> budget_;
   ModelRegistry registry_;
   CallGate gate_;
+  Metrics metrics_;
+  ServiceParts parts_;  // the log is set once recovery has opened it
   std::unique_ptr<HalfspaceService> service_;
   std::mutex checkpoint_mu_;  // one checkpoint at a time
   std::unique_ptr<grpc::Server> grpc_server_;
@@ -190,6 +210,7 @@ class Server {
   bool stopping_ = false;  // guarded by stop_mu_
   std::thread checkpoint_thread_;
   bool shut_down_ = false;
+  bool recovered_ = false;  // Recover succeeded: the models may be stored
 };
 
 // The full name under which the service reports its health.

@@ -21,19 +21,16 @@ namespace {
 class TrainReactor final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  TrainReactor(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
-               const Authenticator* auth,
-               grpc::CallbackServerContext* context, size_t max_response_bytes)
-      : registry_(registry),
-        log_(log),
-        max_response_bytes_(max_response_bytes),
+  TrainReactor(const ServiceParts& parts, grpc::CallbackServerContext* context)
+      : parts_(parts),
+        registry_(parts.registry),
         stop_(StopOf(context)),
-        admission_(gate, ClientOf(*context)) {
-    absl::StatusOr<Principal> principal = PrincipalOf(*auth, *context);
+        admission_(parts.gate, ClientOf(*context)) {
+    absl::StatusOr<Principal> principal = PrincipalOf(*parts.auth, *context);
     if (!admission_.admitted()) {
-      Finish(ToGrpcStatus(admission_.status()));
+      End(admission_.status());
     } else if (!principal.ok()) {
-      Finish(ToGrpcStatus(principal.status()));
+      End(principal.status());
     } else {
       principal_ = *std::move(principal);
       StartRead(&request_bytes_);
@@ -42,7 +39,7 @@ class TrainReactor final
 
   void OnReadDone(bool ok) override {
     if (!ok) {  // the client half-closed, or the call was cancelled
-      Finish(grpc::Status::OK);
+      End(absl::OkStatus());
       return;
     }
     absl::Status s = DecodeMessage(request_bytes_, request_raw_, request_);
@@ -53,21 +50,21 @@ class TrainReactor final
         spdlog::info("train stream on '{}' ended: {}", model_->name(),
                      s.ToString());
       }
-      Finish(ToGrpcStatus(s));
+      End(s);
       return;
     }
     EncodeMessage(response_, response_bytes_);
     // Answer once the examples are durable (at once if nothing was logged).
-    if (lsn == 0 || log_ == nullptr) {
+    if (lsn == 0 || parts_.log == nullptr) {
       StartWrite(&response_bytes_);
     } else {
-      log_->WhenDurable(lsn, [this] { StartWrite(&response_bytes_); });
+      parts_.log->WhenDurable(lsn, [this] { StartWrite(&response_bytes_); });
     }
   }
 
   void OnWriteDone(bool ok) override {
     if (!ok) {  // the client went away
-      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
+      End(absl::CancelledError("stream cancelled"));
       return;
     }
     StartRead(&request_bytes_);
@@ -76,6 +73,14 @@ class TrainReactor final
   void OnDone() override { delete this; }
 
  private:
+  // Finishes the stream with `status`, and counts it.
+  void End(const absl::Status& status) {
+    parts_.metrics->RecordRefusal(status);
+    parts_.metrics->RecordCall("Train", ToGrpcStatus(status).error_code(),
+                               absl::Now() - start_);
+    Finish(ToGrpcStatus(status));
+  }
+
   // Binds the stream to its model and source on the first request, then
   // learns from the request's examples, fills response_ and sets `lsn` to
   // the batch's log record.
@@ -122,6 +127,7 @@ class TrainReactor final
     for (const ExampleOutcome& outcome : scratch_.outcomes) {
       ToProto(outcome, scratch_.class_names, response_.add_results());
       pass_.Count(outcome);
+      if (!outcome.error.ok()) parts_.metrics->RecordRefusal(outcome.error);
     }
     if (request_.end_of_pass()) EndPass();
     return absl::OkStatus();
@@ -161,11 +167,11 @@ class TrainReactor final
   // exceed the message limit.
   absl::Status CheckResponseSize() const {
     const size_t bound = ResponseSizeBound(*model_, request_, scratch_);
-    if (bound <= max_response_bytes_) return absl::OkStatus();
+    if (bound <= parts_.max_message_bytes) return absl::OkStatus();
     return absl::ResourceExhaustedError(absl::StrCat(
         "the response to this TrainRequest of ", request_.examples_size(),
         " examples could take ", bound, " bytes, over the ",
-        max_response_bytes_,
+        parts_.max_message_bytes,
         "-byte message limit; send fewer examples per request"));
   }
 
@@ -176,9 +182,9 @@ class TrainReactor final
     pass_ = PassCounters();
   }
 
+  const ServiceParts parts_;
   ModelRegistry* const registry_;
-  WriteAheadLog* const log_;
-  const size_t max_response_bytes_;
+  const absl::Time start_ = absl::Now();
   const StopCheck stop_;
   const Admission admission_;
   Principal principal_;
@@ -200,12 +206,9 @@ class TrainReactor final
 }  // namespace
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
-StartTrainStream(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
-                 const Authenticator* auth,
-                 grpc::CallbackServerContext* context,
-                 size_t max_response_bytes) {
-  return new TrainReactor(registry, log, gate, auth, context,
-                          max_response_bytes);
+StartTrainStream(const ServiceParts& parts,
+                 grpc::CallbackServerContext* context) {
+  return new TrainReactor(parts, context);
 }
 
 }  // namespace halfspace

@@ -36,8 +36,7 @@
 
 #include "core/model_registry.h"
 #include "core/storage/write_ahead_log.h"
-#include "server/auth.h"
-#include "server/call_gate.h"
+#include "server/service_parts.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "halfspace/v1/halfspace.pb.h"
@@ -49,14 +48,13 @@ inline constexpr size_t kMaxSourceBytes = 128;
 
 // Starts serving one Train stream, or refuses it with UNAVAILABLE when the
 // gate is closed (RESOURCE_EXHAUSTED past the stream limits, UNAUTHENTICATED
-// without a token `auth` knows); the reactor deletes itself when done. With a `log`, each
+// without a token the parts' authenticator knows); the reactor deletes
+// itself when done. With a log, each
 // response waits until its examples are durable.
-// REQUIRES: `registry`, `log`, `gate` and `auth` outlive the stream.
+// REQUIRES: the parts outlive the stream.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
-StartTrainStream(ModelRegistry* registry, WriteAheadLog* log, CallGate* gate,
-                 const Authenticator* auth,
-                 grpc::CallbackServerContext* context,
-                 size_t max_response_bytes);
+StartTrainStream(const ServiceParts& parts,
+                 grpc::CallbackServerContext* context);
 
 }  // namespace halfspace
 

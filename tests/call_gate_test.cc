@@ -39,6 +39,19 @@ TEST(CallGateTest, WaitUntilIdleReturnsWhenTheLastCallLeaves) {
   for (std::thread& t : calls) t.join();
 }
 
+TEST(CallGateTest, ALoadingGateTurnsCallsAwayUntilOpen) {
+  CallGate gate({}, /*loading=*/true);
+  absl::Status loading = gate.TryEnter();
+  EXPECT_EQ(loading.code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(loading.message().find("loading"), std::string::npos);
+  gate.Open();
+  EXPECT_TRUE(gate.TryEnter().ok());
+  gate.Leave();
+  gate.Close();
+  gate.Open();  // a closed gate stays closed
+  EXPECT_EQ(gate.TryEnter().code(), absl::StatusCode::kUnavailable);
+}
+
 TEST(CallGateTest, BoundsStreamsInAllAndPerClient) {
   StreamLimits limits;
   limits.max_streams = 3;

@@ -421,7 +421,13 @@ bool WriteAheadLog::Rotate(std::unique_lock<std::mutex>& lock) {
 }
 
 void WriteAheadLog::SyncOrDie(int fd) const {
-  if (!options_.sync || ::fdatasync(fd) == 0) return;
+  if (!options_.sync) return;
+  const absl::Time start = absl::Now();
+  const int synced = ::fdatasync(fd);
+  if (synced == 0) {
+    if (options_.on_sync) options_.on_sync(absl::Now() - start);
+    return;
+  }
   std::fprintf(stderr, "fatal: cannot sync the log: %s\n", std::strerror(errno));
   std::abort();
 }

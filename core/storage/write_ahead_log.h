@@ -58,6 +58,8 @@ class WriteAheadLog final : public Journal {
     bool sync = true;
     // A segment is closed and a new one started once it holds this much.
     int64_t segment_bytes = int64_t{64} << 20;
+    // Told how long each sync took (on the sync thread); may be empty.
+    std::function<void(absl::Duration)> on_sync;
   };
 
   // Records that could not be read back.

@@ -1,0 +1,241 @@
+#include "server/metrics.h"
+
+#include <exception>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/limits.h"
+#include "prometheus/collectable.h"
+#include "server/convert.h"
+
+namespace halfspace {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+// Call durations from 50 µs to 10 s; log syncs from 50 µs to 1 s.
+const prometheus::Histogram::BucketBoundaries kCallBuckets = {
+    5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
+    2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+const prometheus::Histogram::BucketBoundaries kSyncBuckets = {
+    5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1,
+    0.25, 0.5, 1};
+
+const char* CodeName(grpc::StatusCode code) {
+  static const char* const kNames[] = {
+      "OK",
+      "CANCELLED",
+      "UNKNOWN",
+      "INVALID_ARGUMENT",
+      "DEADLINE_EXCEEDED",
+      "NOT_FOUND",
+      "ALREADY_EXISTS",
+      "PERMISSION_DENIED",
+      "RESOURCE_EXHAUSTED",
+      "FAILED_PRECONDITION",
+      "ABORTED",
+      "OUT_OF_RANGE",
+      "UNIMPLEMENTED",
+      "INTERNAL",
+      "UNAVAILABLE",
+      "DATA_LOSS",
+      "UNAUTHENTICATED"};
+  const int i = static_cast<int>(code);
+  return i >= 0 && i < 17 ? kNames[i] : "UNKNOWN";
+}
+
+MetricFamily Family(std::string name, std::string help, MetricType type) {
+  MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  return family;
+}
+
+// One sample: a counter's or a gauge's value, with labels.
+ClientMetric Sample(MetricType type, double value,
+                    std::vector<ClientMetric::Label> labels = {}) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  if (type == MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  return metric;
+}
+
+const ClientMetric::Label* FindLabel(const ClientMetric& metric,
+                                     absl::string_view name) {
+  for (const ClientMetric::Label& label : metric.label) {
+    if (label.name == name) return &label;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// The numbers read from the models and the gate when scraped.
+class Metrics::ModelCollector final : public prometheus::Collectable {
+ public:
+  ModelCollector(const ModelRegistry* models, CallGate* gate)
+      : models_(models), gate_(gate) {}
+
+  std::vector<MetricFamily> Collect() const override {
+    MetricFamily examples = Family("halfspace_model_examples_total",
+                                   "Examples a model learned from",
+                                   MetricType::Counter);
+    MetricFamily updates = Family("halfspace_model_updates_total",
+                                  "Examples that changed a model's weights",
+                                  MetricType::Counter);
+    MetricFamily mistakes = Family(
+        "halfspace_model_mistakes_total",
+        "Progressive mistakes: examples predicted wrong before the update",
+        MetricType::Counter);
+    MetricFamily loss = Family(
+        "halfspace_model_loss_total",
+        "Sum of per-example losses, each before its update",
+        MetricType::Counter);
+    MetricFamily accuracy = Family(
+        "halfspace_model_progressive_accuracy",
+        "1 - mistakes / examples: accuracy of predicting before learning",
+        MetricType::Gauge);
+    MetricFamily memory = Family(
+        "halfspace_model_memory_bytes",
+        "Memory a model holds (label model), or all models (no label)",
+        MetricType::Gauge);
+    int64_t count = 0;
+    for (const std::shared_ptr<Model>& model : models_->List()) {
+      ++count;
+      const ModelCounters c = model->counters();
+      const std::vector<ClientMetric::Label> labels = {{"model", model->name()}};
+      const double n = static_cast<double>(c.examples_seen);
+      examples.metric.push_back(Sample(MetricType::Counter, n, labels));
+      updates.metric.push_back(Sample(MetricType::Counter, c.updates, labels));
+      mistakes.metric.push_back(Sample(MetricType::Counter, c.mistakes, labels));
+      loss.metric.push_back(Sample(MetricType::Counter, c.loss_sum, labels));
+      accuracy.metric.push_back(Sample(
+          MetricType::Gauge, n == 0 ? 0.0 : 1.0 - c.mistakes / n, labels));
+      memory.metric.push_back(
+          Sample(MetricType::Gauge, model->memory_bytes(), labels));
+    }
+    memory.metric.push_back(
+        Sample(MetricType::Gauge, models_->budget().reserved()));
+    MetricFamily models = Family("halfspace_models", "Models served",
+                                 MetricType::Gauge);
+    models.metric.push_back(Sample(MetricType::Gauge, count));
+    MetricFamily streams = Family("halfspace_open_streams",
+                                  "Train and Evaluate streams open",
+                                  MetricType::Gauge);
+    streams.metric.push_back(Sample(MetricType::Gauge, gate_->streams()));
+    return {examples, updates, mistakes, loss, accuracy, memory, models,
+            streams};
+  }
+
+ private:
+  const ModelRegistry* const models_;
+  CallGate* const gate_;
+};
+
+Metrics::Metrics(const ModelRegistry* models, CallGate* gate)
+    : models_(models),
+      gate_(gate),
+      registry_(std::make_shared<prometheus::Registry>()),
+      calls_(prometheus::BuildHistogram()
+                 .Name("halfspace_rpc_duration_seconds")
+                 .Help("Finished calls by RPC and status code, and their "
+                       "duration (a stream's whole life)")
+                 .Register(*registry_)),
+      refusals_(prometheus::BuildCounter()
+                    .Name("halfspace_limit_refusals_total")
+                    .Help("Requests, streams and examples a limit refused, "
+                          "by the flag that sets it")
+                    .Register(*registry_)),
+      syncs_(prometheus::BuildHistogram()
+                 .Name("halfspace_log_sync_seconds")
+                 .Help("Syncs of the write-ahead log")
+                 .Register(*registry_)
+                 .Add({}, kSyncBuckets)),
+      collector_(std::make_shared<ModelCollector>(models, gate)) {}
+
+Metrics::~Metrics() = default;
+
+absl::Status Metrics::Serve(const std::string& address) {
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot serve metrics on ", address, " (--metrics_listen): ",
+        e.what()));
+  }
+  exposer_->RegisterCollectable(registry_);
+  exposer_->RegisterCollectable(collector_);
+  return absl::OkStatus();
+}
+
+int Metrics::port() const {
+  if (exposer_ == nullptr) return 0;
+  std::vector<int> ports = exposer_->GetListeningPorts();
+  return ports.empty() ? 0 : ports.front();
+}
+
+void Metrics::RecordCall(absl::string_view method, grpc::StatusCode code,
+                         absl::Duration elapsed) {
+  calls_.Add({{"method", std::string(method)}, {"code", CodeName(code)}},
+             kCallBuckets)
+      .Observe(absl::ToDoubleSeconds(elapsed));
+}
+
+void Metrics::RecordRefusal(const absl::Status& status) {
+  const std::string limit = LimitOf(status);
+  if (!limit.empty()) refusals_.Add({{"limit", limit}}).Increment();
+}
+
+void Metrics::RecordSync(absl::Duration elapsed) {
+  syncs_.Observe(absl::ToDoubleSeconds(elapsed));
+}
+
+std::vector<MetricFamily> Metrics::Collect() const {
+  std::vector<MetricFamily> families = registry_->Collect();
+  std::vector<MetricFamily> models = collector_->Collect();
+  families.insert(families.end(), models.begin(), models.end());
+  return families;
+}
+
+void Metrics::ToProto(const Principal& caller,
+                      v1::GetStatsResponse& out) const {
+  for (const std::shared_ptr<Model>& model : models_->List()) {
+    if (!caller.Allows(Permission::kPredict, model->name())) continue;
+    v1::ModelUsage* usage = out.add_models();
+    usage->set_name(model->name());
+    halfspace::ToProto(model->Stats(), usage->mutable_stats());
+    usage->set_memory_bytes(model->memory_bytes());
+  }
+  for (const MetricFamily& family : registry_->Collect()) {
+    for (const ClientMetric& metric : family.metric) {
+      if (family.name == "halfspace_rpc_duration_seconds") {
+        v1::CallStats* calls = out.add_calls();
+        calls->set_method(FindLabel(metric, "method")->value);
+        calls->set_code(FindLabel(metric, "code")->value);
+        calls->set_count(metric.histogram.sample_count);
+        calls->set_seconds(metric.histogram.sample_sum);
+      } else if (family.name == "halfspace_limit_refusals_total") {
+        v1::LimitRefusals* refusals = out.add_refusals();
+        refusals->set_limit(FindLabel(metric, "limit")->value);
+        refusals->set_count(static_cast<uint64_t>(metric.counter.value));
+      } else if (family.name == "halfspace_log_sync_seconds") {
+        out.set_log_syncs(metric.histogram.sample_count);
+        out.set_log_sync_seconds(metric.histogram.sample_sum);
+      }
+    }
+  }
+  out.set_open_streams(gate_->streams());
+  out.set_model_memory_bytes(models_->budget().reserved());
+  out.set_model_memory_limit_bytes(
+      models_->budget().limits().max_total_model_bytes);
+}
+
+}  // namespace halfspace

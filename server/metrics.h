@@ -1,0 +1,94 @@
+// What the server has done, for Prometheus (an HTTP /metrics endpoint served
+// by prometheus-cpp) and for the GetStats RPC, which reports the same
+// numbers:
+//
+//   halfspace_rpc_duration_seconds{method,code}   histogram: calls, by RPC
+//                                                  and status (a stream's
+//                                                  whole life)
+//   halfspace_limit_refusals_total{limit}         counter: requests and
+//                                                  examples a limit refused
+//   halfspace_log_sync_seconds                    histogram: fdatasync of
+//                                                  the write-ahead log
+//   halfspace_open_streams                        gauge
+//   halfspace_models, halfspace_model_memory_bytes gauges
+//   halfspace_model_{examples,updates,mistakes}_total{model},
+//   halfspace_model_loss_total{model}             counters, from the models
+//   halfspace_model_progressive_accuracy{model}    gauge
+//   halfspace_model_memory_bytes{model}            gauge
+//
+// The per-model numbers are read from the models when scraped: training
+// pays nothing for them.
+//
+// Thread safety: every method may be called concurrently.
+
+#ifndef HALFSPACE_SERVER_METRICS_H_
+#define HALFSPACE_SERVER_METRICS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/model_registry.h"
+#include "grpcpp/support/status.h"
+#include "halfspace/v1/halfspace.pb.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "server/auth.h"
+#include "server/call_gate.h"
+
+namespace halfspace {
+
+class Metrics {
+ public:
+  // REQUIRES: `models` and `gate` outlive the metrics.
+  Metrics(const ModelRegistry* models, CallGate* gate);
+  ~Metrics();
+
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // Serves /metrics over HTTP on `address` (host:port); UNAVAILABLE if it
+  // cannot be bound.
+  absl::Status Serve(const std::string& address);
+
+  // The port /metrics is served on; 0 if not served.
+  int port() const;
+
+  // Counts a finished call of RPC `method`.
+  void RecordCall(absl::string_view method, grpc::StatusCode code,
+                  absl::Duration elapsed);
+
+  // Counts `status` if a limit refused something (see LimitOf).
+  void RecordRefusal(const absl::Status& status);
+
+  // Counts one sync of the write-ahead log.
+  void RecordSync(absl::Duration elapsed);
+
+  // Every metric, as Prometheus scrapes them.
+  std::vector<prometheus::MetricFamily> Collect() const;
+
+  // The same numbers for GetStats; only the models `caller` may see.
+  void ToProto(const Principal& caller, v1::GetStatsResponse& out) const;
+
+ private:
+  class ModelCollector;
+
+  const ModelRegistry* const models_;
+  CallGate* const gate_;
+  const std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Histogram>& calls_;
+  prometheus::Family<prometheus::Counter>& refusals_;
+  prometheus::Histogram& syncs_;
+  const std::shared_ptr<ModelCollector> collector_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_SERVER_METRICS_H_

@@ -1,0 +1,29 @@
+// What the service's handlers and streams share: the models, the log, the
+// gate every call passes, who may call, the metrics, and the message limit.
+
+#ifndef HALFSPACE_SERVER_SERVICE_PARTS_H_
+#define HALFSPACE_SERVER_SERVICE_PARTS_H_
+
+#include <cstddef>
+
+#include "core/model_registry.h"
+#include "core/storage/write_ahead_log.h"
+#include "server/auth.h"
+#include "server/call_gate.h"
+#include "server/metrics.h"
+
+namespace halfspace {
+
+// Borrowed pointers: the Server owns every part and outlives the calls.
+struct ServiceParts {
+  ModelRegistry* registry = nullptr;
+  WriteAheadLog* log = nullptr;  // none when changes are not logged
+  CallGate* gate = nullptr;
+  const Authenticator* auth = nullptr;
+  Metrics* metrics = nullptr;
+  size_t max_message_bytes = 0;  // the largest request or response
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_SERVER_SERVICE_PARTS_H_
