@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds and runs the test suite.
 #
-#   bash tests/run.sh            all of it: plain build, then ASan+UBSan, then TSan
+#   bash tests/run.sh            all of it: plain build, then ASan+UBSan, then
+#                                TSan, then a short fuzz run
 #   bash tests/run.sh plain      the plain build only (the quick loop)
 #   bash tests/run.sh asan|tsan  one sanitizer build only
+#   bash tests/run.sh fuzz       the fuzz targets, FUZZ_SECONDS (15) each
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +29,36 @@ tsan() {
     algorithms_test feature_space_test write_ahead_log_test limits_test
   echo "=== tsan tests ==="
   ctest --test-dir build-tsan --output-on-failure -j2 --timeout 300 -L unit
+}
+
+# libFuzzer (clang, with ASan and UBSan) on every decoder and validator of
+# outside input, each target for FUZZ_SECONDS from its seed corpus in
+# tests/fuzz/corpus (copied: the run's finds stay out of the repository).
+# A crash, a leak, a timeout or running out of memory fails the run.
+fuzz() {
+  echo "=== fuzz build ==="
+  local targets=(snapshot_fuzzer write_ahead_log_fuzzer log_record_fuzzer
+                 train_request_fuzzer create_model_fuzzer tokens_fuzzer)
+  CXX=clang++ EXTRA_PACKAGES="clang libfuzzer-14-dev" BUILD_DIR=build-fuzz \
+    SANITIZE=fuzz bash deploy/build.sh "${targets[@]}"
+  echo "=== fuzz runs ==="
+  local work
+  work=$(mktemp -d)
+  for t in "${targets[@]}"; do
+    mkdir -p "$work/$t"
+    cp tests/fuzz/corpus/$t/* "$work/$t/" 2> /dev/null || true
+    (cd "$work" && "$OLDPWD/build-fuzz/tests/fuzz/$t" "$t" \
+       -max_total_time="${FUZZ_SECONDS:-15}" -rss_limit_mb=2048 -timeout=10 \
+       -print_final_stats=1 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY" \
+       | sed "s/^/$t: /") || true
+    if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* \
+         > /dev/null 2>&1; then
+      echo "$t found a failing input: $(ls "$work"/crash-* "$work"/leak-* \
+        "$work"/timeout-* "$work"/oom-* 2> /dev/null)" >&2
+      exit 1
+    fi
+  done
+  rm -rf "$work"
 }
 
 # buf, for the API's lint and compatibility checks, from the npm registry
@@ -55,6 +87,7 @@ case "$mode" in
   plain) run plain "" ;;
   asan) run asan address ;;
   tsan) tsan ;;
-  all) run plain ""; run asan address; tsan ;;
-  *) echo "usage: bash tests/run.sh [all|plain|asan|tsan]" >&2; exit 2 ;;
+  fuzz) fuzz ;;
+  all) run plain ""; run asan address; tsan; fuzz ;;
+  *) echo "usage: bash tests/run.sh [all|plain|asan|tsan|fuzz]" >&2; exit 2 ;;
 esac
