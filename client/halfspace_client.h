@@ -73,15 +73,16 @@ class TrainingStream {
   // Half-closes, discards unread responses and returns the stream's status.
   absl::Status Finish();
 
+  // Cancels the call: blocked Sends and Receives return at once. Requests
+  // sent and not answered may or may not have been learned.
+  void Cancel();
+
  private:
   friend class Client;
   TrainingStream(std::string model, std::string source, uint64_t sequence)
       : model_(std::move(model)),
         source_(std::move(source)),
         next_sequence_(sequence) {}
-
-  // Cancels the call: blocked Sends and Receives return at once.
-  void Cancel();
 
   const std::string model_;
   const std::string source_;  // empty: untagged
