@@ -69,12 +69,17 @@ TEST(BoundedWorkTest, AHugeModelIsRefusedWithoutTakingMemory) {
   TestServer server;  // the default limits
   Client client = server.NewClient();
   const int64_t before = ResidentBytes();
+  const absl::Time start = absl::Now();
   // Once 3.9 GB and 12 s: an averaged perceptron of 2^24 + 2^24 weights.
   absl::StatusOr<v1::Model> huge = client.CreateModel(
       HashedModel("huge", "averaged_perceptron", int64_t{1} << 24, 24));
   EXPECT_TRUE(absl::IsResourceExhausted(huge.status())) << huge.status();
   EXPECT_THAT(huge.status().message(), HasSubstr("set by --max_model_bytes"));
-  EXPECT_LT(ResidentBytes() - before, int64_t{64} << 20);
+  const int64_t grown = ResidentBytes() - before;
+  std::printf("huge CreateModel: refused in %s, memory +%lld KiB\n",
+              absl::FormatDuration(absl::Now() - start).c_str(),
+              static_cast<long long>(grown >> 10));
+  EXPECT_LT(grown, int64_t{64} << 20);
   EXPECT_TRUE(absl::IsNotFound(client.GetModel("huge").status()));
   // What fits is made.
   EXPECT_TRUE(
@@ -136,10 +141,40 @@ TEST(BoundedWorkTest, ClassesStopAtTheModelsMemoryInBand) {
   }
   EXPECT_EQ(refused, 4096 - client.GetModel("m")->classes_size());
   EXPECT_EQ(client.GetModel("m")->classes_size(), 7);
-  EXPECT_LT(ResidentBytes() - before, int64_t{64} << 20);
+  const int64_t grown = ResidentBytes() - before;
+  std::printf("4096 new classes: %d refused, memory +%lld KiB\n", refused,
+              static_cast<long long>(grown >> 10));
+  EXPECT_LT(grown, int64_t{64} << 20);
   // The stream goes on.
   ASSERT_TRUE(stream->Send({{{1.0}, 0, 1.0, "class0"}}).ok());
   EXPECT_TRUE(stream->Receive().ok());
+}
+
+TEST(BoundedWorkTest, AnExampleOfTooManyInteractionProductsCostsNothing) {
+  TestServer server;  // the default limits
+  Client client = server.NewClient();
+  v1::CreateModelRequest create = HashedModel("m", "perceptron", 1, 18);
+  v1::Interaction* self = create.add_interactions();
+  self->set_first_group("g");
+  self->set_second_group("g");
+  ASSERT_TRUE(client.CreateModel(create).ok());
+  // Once 1.4 s of CPU: 1,000 named features crossed with themselves.
+  LabeledExample e;
+  e.label = 1;
+  for (int i = 0; i < 1000; ++i) e.named.push_back({"g", absl::StrCat("w", i), 1.0});
+  const absl::Duration cpu = CpuTime();
+  std::unique_ptr<TrainingStream> stream = client.Train("m");
+  ASSERT_TRUE(stream->Send({e}).ok());
+  absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+  ASSERT_TRUE(response.ok()) << stream->Finish();
+  EXPECT_EQ(response->results(0).error().code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(response->results(0).error().message(),
+              HasSubstr("make 499500 interaction products; the limit is "
+                        "100000, set by --max_interaction_products"));
+  std::printf("1000 self-crossed named features: refused, %s of CPU\n",
+              absl::FormatDuration(CpuTime() - cpu).c_str());
+  EXPECT_LT(CpuTime() - cpu, absl::Milliseconds(500));
 }
 
 TEST(BoundedWorkTest, ExamplesPerRequestAndFeaturesPerExample) {
