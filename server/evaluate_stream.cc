@@ -7,10 +7,12 @@
 #include "core/evaluation.h"
 #include "core/quoted.h"
 #include "server/convert.h"
+#include "server/logging.h"
 #include "server/peer.h"
 #include "server/raw_message.h"
 #include "server/status.h"
 #include "server/stream_model.h"
+#include "spdlog/spdlog.h"
 
 namespace halfspace {
 namespace {
@@ -23,6 +25,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       : parts_(parts),
         registry_(parts.registry),
         response_(response),
+        request_id_(RequestId(*context)),
         stop_(StopOf(context)),
         admission_(parts.gate, ClientOf(*context)) {
     absl::StatusOr<Principal> principal = PrincipalOf(*parts.auth, *context);
@@ -57,9 +60,12 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  private:
   // Finishes the stream with `status`, and counts it.
   void End(const absl::Status& status) {
+    const absl::Duration elapsed = absl::Now() - start_;
     parts_.metrics->RecordRefusal(status);
     parts_.metrics->RecordCall("Evaluate", ToGrpcStatus(status).error_code(),
-                               absl::Now() - start_);
+                               elapsed);
+    spdlog::debug("rid={} Evaluate {} in {}", request_id_, status.ToString(),
+                  absl::FormatDuration(elapsed));
     Finish(ToGrpcStatus(status));
   }
 
@@ -113,6 +119,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   ModelRegistry* const registry_;
   const absl::Time start_ = absl::Now();
   grpc::ByteBuffer* const response_;
+  const std::string request_id_;
   const StopCheck stop_;
   const Admission admission_;
   Principal principal_;

@@ -10,6 +10,7 @@
 
 #include "server/convert.h"
 #include "server/evaluate_stream.h"
+#include "server/logging.h"
 #include "server/peer.h"
 #include "server/raw_message.h"
 #include "server/status.h"
@@ -46,17 +47,18 @@ HalfspaceService::Unary HalfspaceService::Serve(
     const char* method, Permission permission,
     Handler<Request, Response> handler) {
   const absl::Time start = absl::Now();
+  Call call;
+  call.request_id = RequestId(*context);
   auto admission = std::make_unique<Admission>(parts_.gate);
   if (!admission->admitted()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    End(reactor, method, admission->status(), start);
+    End(reactor, method, call.request_id, admission->status(), start);
     return reactor;
   }
   grpc::ServerUnaryReactor* reactor = new AdmittedCall(std::move(admission));
   Request request;
   Response response;
   Bytes bytes = *request_bytes;  // shares the slices
-  Call call;
   call.stop = StopOf(context);
   absl::StatusOr<Principal> principal = PrincipalOf(*parts_.auth, *context);
   absl::Status status = principal.status();
@@ -74,22 +76,25 @@ HalfspaceService::Unary HalfspaceService::Serve(
   if (status.ok()) status = (this->*handler)(request, response, call);
   if (status.ok()) EncodeMessage(response, *response_bytes);
   if (call.lsn == 0 || parts_.log == nullptr) {
-    End(reactor, method, status, start);
+    End(reactor, method, call.request_id, status, start);
   } else {
-    parts_.log->WhenDurable(call.lsn, [this, reactor, method, status, start] {
-      End(reactor, method, status, start);
-    });
+    parts_.log->WhenDurable(
+        call.lsn, [this, reactor, method, id = call.request_id, status, start] {
+          End(reactor, method, id, status, start);
+        });
   }
   return reactor;
 }
 
 void HalfspaceService::End(grpc::ServerUnaryReactor* reactor,
-                           const char* method, const absl::Status& status,
-                           absl::Time start) {
+                           const char* method, const std::string& request_id,
+                           const absl::Status& status, absl::Time start) {
   const grpc::Status finished = ToGrpcStatus(status);
+  const absl::Duration elapsed = absl::Now() - start;
   parts_.metrics->RecordRefusal(status);
-  parts_.metrics->RecordCall(method, finished.error_code(),
-                             absl::Now() - start);
+  parts_.metrics->RecordCall(method, finished.error_code(), elapsed);
+  spdlog::debug("rid={} {} {} in {}", request_id, method, status.ToString(),
+                absl::FormatDuration(elapsed));
   reactor->Finish(finished);
 }
 
@@ -196,7 +201,8 @@ absl::Status HalfspaceService::DoCreateModel(
       request.model(), *spec,
       {request.classes().begin(), request.classes().end()}, &call.lsn);
   if (!model.ok()) return model.status();
-  spdlog::info("created model '{}' (dimension {})", request.model(),
+  spdlog::info("rid={} created model '{}' (dimension {})", call.request_id,
+               request.model(),
                spec->dimension);
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();
@@ -273,7 +279,9 @@ absl::Status HalfspaceService::DoDeleteModel(
     const v1::DeleteModelRequest& request, v1::DeleteModelResponse&,
     Call& call) {
   absl::Status status = parts_.registry->Delete(request.model(), &call.lsn);
-  if (status.ok()) spdlog::info("deleted model '{}'", request.model());
+  if (status.ok()) {
+    spdlog::info("rid={} deleted model '{}'", call.request_id, request.model());
+  }
   return status;
 }
 
@@ -438,7 +446,7 @@ absl::Status HalfspaceService::DoImportModel(
   absl::StatusOr<std::shared_ptr<Model>> model =
       parts_.registry->Import(*std::move(snapshot), &call.lsn);
   if (!model.ok()) return model.status();
-  spdlog::info("imported model '{}'", request.model());
+  spdlog::info("rid={} imported model '{}'", call.request_id, request.model());
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();
 }
@@ -450,7 +458,8 @@ absl::Status HalfspaceService::DoRestoreModel(
       !s.ok()) {
     return s;
   }
-  spdlog::warn("model '{}' rolled back to its previous snapshot",
+  spdlog::warn("rid={} model '{}' rolled back to its previous snapshot",
+               call.request_id,
                request.model());
   absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();

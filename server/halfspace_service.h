@@ -70,6 +70,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
  private:
   // What a handler knows of its call, and tells back.
   struct Call {
+    std::string request_id;  // see logging.h
     StopCheck stop;       // true once the caller stopped waiting
     Principal principal;  // what the caller may do
     uint64_t lsn = 0;     // the change the handler logged; 0 if none
@@ -89,7 +90,8 @@ class HalfspaceService final : public HalfspaceServiceBase {
               Handler<Request, Response> handler);
   // Finishes a unary call and counts it.
   void End(grpc::ServerUnaryReactor* reactor, const char* method,
-           const absl::Status& status, absl::Time start);
+           const std::string& request_id, const absl::Status& status,
+           absl::Time start);
 
   absl::Status DoCreateModel(const v1::CreateModelRequest& request,
                              v1::CreateModelResponse& response, Call& call);

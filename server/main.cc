@@ -9,6 +9,7 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "server/logging.h"
 #include "server/server.h"
 #include "spdlog/spdlog.h"
 
@@ -79,7 +80,10 @@ ABSL_FLAG(int64_t, max_streams_per_client, 64,
 ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,
           "memory gRPC may use for connections and messages in flight");
 ABSL_FLAG(std::string, log_level, "info",
-          "trace, debug, info, warn, error or off");
+          "trace, debug, info, warn, error or off (debug: a line per call)");
+ABSL_FLAG(std::string, log_format, "text",
+          "text, or json: one JSON object a line (time, level, request_id, "
+          "msg)");
 
 // Exit code for flags that are not valid.
 constexpr int kBadFlags = 2;
@@ -108,6 +112,11 @@ int main(int argc, char** argv) {
     return kBadFlags;
   }
   spdlog::set_level(spdlog::level::from_str(level));
+  if (absl::Status s = halfspace::SetLogFormat(absl::GetFlag(FLAGS_log_format));
+      !s.ok()) {
+    spdlog::critical("{}", std::string(s.message()));
+    return kBadFlags;
+  }
 
   // Block the stop signals before any thread starts, so only sigwait sees them.
   sigset_t stop_signals;

@@ -8,6 +8,7 @@
 #include "core/quoted.h"
 #include "core/storage/log_record.h"
 #include "server/convert.h"
+#include "server/logging.h"
 #include "server/peer.h"
 #include "server/raw_message.h"
 #include "server/status.h"
@@ -24,6 +25,7 @@ class TrainReactor final
   TrainReactor(const ServiceParts& parts, grpc::CallbackServerContext* context)
       : parts_(parts),
         registry_(parts.registry),
+        request_id_(RequestId(*context)),
         stop_(StopOf(context)),
         admission_(parts.gate, ClientOf(*context)) {
     absl::StatusOr<Principal> principal = PrincipalOf(*parts.auth, *context);
@@ -47,7 +49,8 @@ class TrainReactor final
     if (s.ok()) s = Learn(lsn);
     if (!s.ok()) {
       if (model_ != nullptr) {
-        spdlog::info("train stream on '{}' ended: {}", model_->name(),
+        spdlog::info("rid={} train stream on '{}' ended: {}", request_id_,
+                     model_->name(),
                      s.ToString());
       }
       End(s);
@@ -75,9 +78,12 @@ class TrainReactor final
  private:
   // Finishes the stream with `status`, and counts it.
   void End(const absl::Status& status) {
+    const absl::Duration elapsed = absl::Now() - start_;
     parts_.metrics->RecordRefusal(status);
     parts_.metrics->RecordCall("Train", ToGrpcStatus(status).error_code(),
-                               absl::Now() - start_);
+                               elapsed);
+    spdlog::debug("rid={} Train {} in {}", request_id_, status.ToString(),
+                  absl::FormatDuration(elapsed));
     Finish(ToGrpcStatus(status));
   }
 
@@ -91,7 +97,8 @@ class TrainReactor final
                         Permission::kTrain, model_);
     if (!bound.ok()) return bound;
     if (first) {
-      spdlog::debug("train stream opened on '{}'", model_->name());
+      spdlog::debug("rid={} train stream opened on '{}'", request_id_,
+                    model_->name());
       source_ = request_.source();
     }
     if (absl::Status s = CheckSource(); !s.ok()) return s;
@@ -185,6 +192,7 @@ class TrainReactor final
   const ServiceParts parts_;
   ModelRegistry* const registry_;
   const absl::Time start_ = absl::Now();
+  const std::string request_id_;
   const StopCheck stop_;
   const Admission admission_;
   Principal principal_;

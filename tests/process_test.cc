@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -136,7 +137,7 @@ TEST(ProcessTest, BadFlagsExitWithStatus2AndNameTheFlag) {
         "--max_models=0", "--max_classes=5000", "--max_streams=-1",
         "--max_model_bytes=2000000000", "--max_named_features=0",
         "--tokens_file=/nonexistent", "--tls_cert=/etc/hostname",
-        "--tls_reload_interval=0s"}) {
+        "--tls_reload_interval=0s", "--log_format=xml"}) {
     std::string output;
     EXPECT_EQ(ExitStatus(absl::StrCat(server, " ", flag), output), 2) << flag;
     const std::string name(flag, std::string(flag).find('='));
@@ -181,6 +182,36 @@ TEST(ProcessTest, SighupRereadsTheTokensAndTheLogSaysWhoCanCall) {
   EXPECT_THAT(log, HasSubstr("listening on 127.0.0.1:"));
   EXPECT_THAT(log, HasSubstr("no TLS, bearer tokens"));
   EXPECT_THAT(log, HasSubstr("SIGHUP: tokens reloaded"));
+}
+
+TEST(ProcessTest, JsonLogLinesTieACallToItsRequestId) {
+  TempDir dir;
+  ServerProcess server(dir.File("data"), dir.File("log"),
+                       {"--log_format=json", "--log_level=debug"});
+  ASSERT_TRUE(server.WaitUntilReady());
+  auto stub = v1::HalfspaceService::NewStub(
+      grpc::CreateChannel(server.target(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.AddMetadata("x-request-id", "create-0042");
+  v1::CreateModelRequest create;
+  create.set_model("m");
+  *create.mutable_algorithm() = *ParseAlgorithm("perceptron");
+  create.set_dimension(2);
+  v1::CreateModelResponse created;
+  ASSERT_TRUE(stub->CreateModel(&context, create, &created).ok());
+  EXPECT_EQ(server.Stop(SIGTERM), 0);
+  std::istringstream lines(ReadFile(dir.File("log")));
+  std::string line;
+  int objects = 0;
+  bool tied = false;
+  while (std::getline(lines, line)) {
+    EXPECT_THAT(line, ::testing::MatchesRegex(R"(\{"time":".*"\})")) << line;
+    ++objects;
+    tied |= line.find(R"("request_id":"create-0042","msg":"created model 'm')") !=
+            std::string::npos;
+  }
+  EXPECT_GT(objects, 3);
+  EXPECT_TRUE(tied) << ReadFile(dir.File("log"));
 }
 
 TEST(ProcessTest, ASecondServerOnAPortInUseExitsAndSaysWhy) {
