@@ -18,6 +18,7 @@
 //   restore NAME            rolls an unavailable model back to its previous
 //                           snapshot
 
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -40,6 +41,14 @@
 #include "google/protobuf/text_format.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "the server's host:port");
+ABSL_FLAG(std::string, token, "",
+          "a bearer token for a server with --tokens_file (default: the "
+          "HALFSPACE_TOKEN environment variable)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM roots that signed the server's certificate: connect with TLS");
+ABSL_FLAG(std::string, tls_cert, "",
+          "a PEM client certificate, for a server with mutual TLS");
+ABSL_FLAG(std::string, tls_key, "", "the private key of --tls_cert");
 ABSL_FLAG(std::string, algorithm, "perceptron",
           "create: perceptron, averaged_perceptron, pocket_perceptron, "
           "passive_aggressive, logistic_regression, sgd, "
@@ -302,7 +311,18 @@ absl::Status Run(const std::vector<char*>& args) {
   if (args.size() < 2) {
     return absl::InvalidArgumentError("no command; see --help");
   }
-  Client client = Client::Connect(absl::GetFlag(FLAGS_server));
+  Client::ConnectOptions connect;
+  connect.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
+  connect.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  connect.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  connect.token = absl::GetFlag(FLAGS_token);
+  if (connect.token.empty() && std::getenv("HALFSPACE_TOKEN") != nullptr) {
+    connect.token = std::getenv("HALFSPACE_TOKEN");
+  }
+  absl::StatusOr<Client> connected =
+      Client::Connect(absl::GetFlag(FLAGS_server), connect);
+  if (!connected.ok()) return connected.status();
+  Client& client = *connected;
   const std::string command = args[1];
   if (command == "list") {
     absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();

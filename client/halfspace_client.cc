@@ -1,6 +1,7 @@
 #include "client/halfspace_client.h"
 
 #include <algorithm>
+#include <fstream>
 #include <limits>
 #include <thread>
 
@@ -114,6 +115,39 @@ Client::Client(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout)
 
 Client Client::Connect(const std::string& target) {
   return Client(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+}
+
+namespace {
+
+// The contents of `path`; "" for no path.
+absl::StatusOr<std::string> ReadPem(const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+absl::StatusOr<Client> Client::Connect(const std::string& target,
+                                       const ConnectOptions& options) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      grpc::InsecureChannelCredentials();
+  if (!options.tls_ca_file.empty()) {
+    grpc::SslCredentialsOptions tls;
+    for (auto [path, pem] :
+         {std::pair{&options.tls_ca_file, &tls.pem_root_certs},
+          std::pair{&options.tls_cert_file, &tls.pem_cert_chain},
+          std::pair{&options.tls_key_file, &tls.pem_private_key}}) {
+      absl::StatusOr<std::string> text = ReadPem(*path);
+      if (!text.ok()) return text.status();
+      *pem = *std::move(text);
+    }
+    credentials = grpc::SslCredentials(tls);
+  }
+  Client client(grpc::CreateChannel(target, credentials));
+  client.set_token(options.token);
+  return client;
 }
 
 void Client::Authorize(grpc::ClientContext& context) const {

@@ -118,6 +118,18 @@ class Client {
   // A client over an insecure channel to `target` ("host:port").
   static Client Connect(const std::string& target);
 
+  // How to reach a server that asks for more (see the README's Security).
+  struct ConnectOptions {
+    std::string tls_ca_file;    // PEM roots: connect with TLS if set
+    std::string tls_cert_file;  // PEM client certificate, for mutual TLS
+    std::string tls_key_file;   // and its key
+    std::string token;          // a bearer token, if the server wants one
+  };
+  // A client to `target` with TLS and a token as `options` say; an error
+  // naming the file that cannot be read.
+  static absl::StatusOr<Client> Connect(const std::string& target,
+                                        const ConnectOptions& options);
+
   // Sends `token` with every call, as the metadata
   // "authorization: Bearer <token>" (for a server with --tokens_file).
   void set_token(std::string token) { token_ = std::move(token); }

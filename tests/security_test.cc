@@ -316,6 +316,33 @@ TEST(TlsTest, WithoutClientCaAnyClientWithTlsGetsIn) {
   EXPECT_FALSE(server.NewClient().GetModel("m").ok());
 }
 
+TEST(TlsTest, TheClientConnectsWithTlsAndAToken) {
+  Certificates ca("both");
+  ca.Issue("server");
+  ca.Issue("client");
+  TempDir dir;
+  const std::string tokens = WriteTokens(dir);
+  TestServer server([&](ServerOptions& o) {
+    o.tls.cert_file = ca.File("server.pem");
+    o.tls.key_file = ca.File("server.key");
+    o.tls.client_ca_file = ca.File("ca.pem");
+    o.tokens_file = tokens;
+  });
+  Client::ConnectOptions options;
+  options.tls_ca_file = ca.File("ca.pem");
+  options.tls_cert_file = ca.File("client.pem");
+  options.tls_key_file = ca.File("client.key");
+  options.token = kAdmin;
+  absl::StatusOr<Client> admin = Client::Connect(server.target(), options);
+  ASSERT_TRUE(admin.ok()) << admin.status();
+  EXPECT_TRUE(admin->CreateModel("m", TextAlgorithm("perceptron"), 1).ok());
+  options.token = "";
+  EXPECT_TRUE(absl::IsUnauthenticated(
+      Client::Connect(server.target(), options)->GetModel("m").status()));
+  options.tls_ca_file = dir.File("missing.pem");
+  EXPECT_TRUE(absl::IsNotFound(Client::Connect(server.target(), options).status()));
+}
+
 TEST(ServerOptionsTest, TlsAndTokenFlagsAreChecked) {
   ServerOptions options;
   options.tls.cert_file = "/nonexistent/cert.pem";
