@@ -43,7 +43,8 @@ absl::Status ResourceBudget::Reserve(int64_t bytes, absl::string_view model) {
       return LimitExceeded(
           absl::StrCat("model ", Quoted(model), " needs ", bytes,
                        " more bytes of memory, and the server's models hold ",
-                       reserved, " bytes; delete models or raise the limit "
+                       reserved,
+                       " bytes; delete models or raise the limit "
                        "on what all models may hold together"),
           limit, "max_total_model_bytes");
     }

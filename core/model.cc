@@ -17,9 +17,9 @@ namespace {
 absl::StatusOr<LinearWeights> CheckedWeights(std::vector<double> w, double b,
                                              int64_t width) {
   if (static_cast<int64_t>(w.size()) != width) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "weights has ", w.size(), " values but the model has ", width,
-        " (its dimension plus its hash buckets)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("weights has ", w.size(), " values but the model has ",
+                     width, " (its dimension plus its hash buckets)"));
   }
   if (absl::Status s = ValidateFeatures(w, width, "weights"); !s.ok()) {
     return s;
@@ -151,10 +151,10 @@ absl::Status Model::CheckFeatureLimits(const FeatureInput& input) const {
   }
   const int64_t products = space_.InteractionProducts(input.named);
   if (products > limits.max_interaction_products) {
-    return LimitExceeded(
-        absl::StrCat("the example's named features make ", products,
-                     " interaction products"),
-        limits.max_interaction_products, "max_interaction_products");
+    return LimitExceeded(absl::StrCat("the example's named features make ",
+                                      products, " interaction products"),
+                         limits.max_interaction_products,
+                         "max_interaction_products");
   }
   return absl::OkStatus();
 }
@@ -198,8 +198,7 @@ absl::Status Model::Learn(absl::Span<const Example> examples,
 
 absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
                           absl::Span<ExampleOutcome> outcomes,
-                          std::vector<std::string>* class_names,
-                          Batch* batch) {
+                          std::vector<std::string>* class_names, Batch* batch) {
   const size_t n = examples.size();
   const bool tagged = batch != nullptr && !batch->source.empty();
   if (tagged && batch->first_sequence == 0) {
@@ -216,15 +215,17 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
         std::min<uint64_t>(n, source->second - batch->first_sequence + 1));
   }
   if (tagged && source == sources_.end() && sources_.size() >= kMaxSources) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "model ", Quoted(name_), " already tracks ", kMaxSources,
-        " sources; reuse a source id"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("model ", Quoted(name_), " already tracks ", kMaxSources,
+                     " sources; reuse a source id"));
   }
   std::vector<uint32_t> unrecorded;
-  std::vector<uint32_t>& refused = batch != nullptr ? batch->refused : unrecorded;
+  std::vector<uint32_t>& refused =
+      batch != nullptr ? batch->refused : unrecorded;
   const int64_t reserved = AdmitBatch(examples, fresh, outcomes, refused);
   if (fresh < n && batch != nullptr) {
-    if (!refused.empty() && batch->record_refusals) batch->record_refusals(*batch);
+    if (!refused.empty() && batch->record_refusals)
+      batch->record_refusals(*batch);
     if (absl::Status s = Log(batch->log); !s.ok()) {
       Unreserve(reserved);
       return s;
@@ -240,7 +241,8 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
   learner_->EndBatch();
   AppendClassNames(class_names);
   if (fresh < n) {
-    if (tagged) sources_[std::string(batch->source)] = batch->first_sequence + n - 1;
+    if (tagged)
+      sources_[std::string(batch->source)] = batch->first_sequence + n - 1;
     generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   return absl::OkStatus();
@@ -423,8 +425,7 @@ absl::Status Model::SetClassWeights(absl::string_view label,
   if (!weights.ok()) return weights.status();
   std::unique_lock lock(mu_);
   if (absl::Status s = learner_->CheckSetWeights(label); !s.ok()) return s;
-  const int64_t added =
-      learner_->HasClass(label) ? 0 : ClassBytes(spec_);
+  const int64_t added = learner_->HasClass(label) ? 0 : ClassBytes(spec_);
   if (added > 0) {
     absl::Status s = AdmitClass(label, learner_->classes().size() + 1);
     if (!s.ok()) return s;

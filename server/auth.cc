@@ -62,8 +62,10 @@ absl::StatusOr<std::shared_ptr<const TokenPolicy>> TokenPolicy::Parse(
       return bad(absl::StrCat("a token must have at least ", kMinTokenLength,
                               " characters"));
     }
-    if (policy->Find(fields[0]) != nullptr) return bad("the token is listed twice");
-    if (fields.size() < 2) return bad("the token grants nothing; add permission:pattern");
+    if (policy->Find(fields[0]) != nullptr)
+      return bad("the token is listed twice");
+    if (fields.size() < 2)
+      return bad("the token grants nothing; add permission:pattern");
     Token token{std::string(fields[0]), {}};
     for (size_t i = 1; i < fields.size(); ++i) {
       std::pair<absl::string_view, absl::string_view> grant =

@@ -7,10 +7,9 @@
 #include "core/evaluation.h"
 #include "core/quoted.h"
 #include "server/convert.h"
-#include "server/logging.h"
-#include "server/peer.h"
 #include "server/raw_message.h"
 #include "server/status.h"
+#include "server/stream_call.h"
 #include "server/stream_model.h"
 #include "spdlog/spdlog.h"
 
@@ -22,20 +21,13 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   EvaluateReactor(const ServiceParts& parts,
                   grpc::CallbackServerContext* context,
                   grpc::ByteBuffer* response)
-      : parts_(parts),
-        registry_(parts.registry),
+      : registry_(parts.registry),
         response_(response),
-        request_id_(RequestId(*context)),
-        stop_(StopOf(context)),
-        admission_(parts.gate, ClientOf(*context)) {
-    absl::StatusOr<Principal> principal = PrincipalOf(*parts.auth, *context);
-    if (!admission_.admitted()) {
-      End(admission_.status());
-    } else if (!principal.ok()) {
-      End(principal.status());
-    } else {
-      principal_ = *std::move(principal);
+        call_("Evaluate", parts, context) {
+    if (call_.status().ok()) {
       StartRead(&request_bytes_);
+    } else {
+      Finish(call_.End(call_.status()));
     }
   }
 
@@ -59,22 +51,14 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 
  private:
   // Finishes the stream with `status`, and counts it.
-  void End(const absl::Status& status) {
-    const absl::Duration elapsed = absl::Now() - start_;
-    parts_.metrics->RecordRefusal(status);
-    parts_.metrics->RecordCall("Evaluate", ToGrpcStatus(status).error_code(),
-                               elapsed);
-    spdlog::debug("rid={} Evaluate {} in {}", request_id_, status.ToString(),
-                  absl::FormatDuration(elapsed));
-    Finish(ToGrpcStatus(status));
-  }
+  void End(const absl::Status& status) { Finish(call_.End(status)); }
 
   // Binds the model on the first request, then scores the request's examples.
   absl::Status Score() {
     const bool first = model_ == nullptr;
     absl::Status bound =
-        BindStreamModel(*registry_, request_.model(), "EvaluateRequest", principal_,
-                        Permission::kPredict, model_);
+        BindStreamModel(*registry_, request_.model(), "EvaluateRequest",
+                        call_.principal(), Permission::kPredict, model_);
     if (!bound.ok()) return bound;
     if (first) {
       if (request_.has_threshold()) {
@@ -86,7 +70,8 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
         if (!model_->probabilistic() || model_->multiclass()) {
           return absl::InvalidArgumentError(absl::StrCat(
               "a threshold applies to binary models with probabilities; "
-              "model ", Quoted(model_->name()), " is not one"));
+              "model ",
+              Quoted(model_->name()), " is not one"));
         }
         threshold_ = t;
       }
@@ -102,7 +87,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     for (int i = 0; i < n; ++i) {
       examples_[i] = FromProto(request_.examples(i), named_[i]);
     }
-    return model_->Evaluate(examples_, threshold_, evaluation_, stop_);
+    return model_->Evaluate(examples_, threshold_, evaluation_, call_.stop());
   }
 
   // Fills the response from what was counted.
@@ -115,14 +100,9 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     return absl::OkStatus();
   }
 
-  const ServiceParts parts_;
   ModelRegistry* const registry_;
-  const absl::Time start_ = absl::Now();
   grpc::ByteBuffer* const response_;
-  const std::string request_id_;
-  const StopCheck stop_;
-  const Admission admission_;
-  Principal principal_;
+  const StreamCall call_;
   grpc::ByteBuffer request_bytes_;
   v1::EvaluateResponse summary_;
   std::shared_ptr<Model> model_;

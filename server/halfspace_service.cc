@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/quoted.h"
 #include "core/storage/snapshot_codec.h"
-
 #include "server/convert.h"
 #include "server/evaluate_stream.h"
 #include "server/logging.h"
@@ -105,8 +104,7 @@ HalfspaceService::Unary HalfspaceService::CreateModel(Context* c,
                &HalfspaceService::DoCreateModel);
 }
 
-HalfspaceService::Unary HalfspaceService::GetModel(Context* c,
-                                                   const Bytes* in,
+HalfspaceService::Unary HalfspaceService::GetModel(Context* c, const Bytes* in,
                                                    Bytes* out) {
   return Serve(c, in, out, "GetModel", Permission::kPredict,
                &HalfspaceService::DoGetModel);
@@ -131,8 +129,7 @@ HalfspaceService::Train(Context* c) {
   return StartTrainStream(parts_, c);
 }
 
-HalfspaceService::Unary HalfspaceService::Predict(Context* c,
-                                                  const Bytes* in,
+HalfspaceService::Unary HalfspaceService::Predict(Context* c, const Bytes* in,
                                                   Bytes* out) {
   return Serve(c, in, out, "Predict", Permission::kPredict,
                &HalfspaceService::DoPredict);
@@ -158,36 +155,35 @@ HalfspaceService::Unary HalfspaceService::SetWeights(Context* c,
 }
 
 HalfspaceService::Unary HalfspaceService::GetSourceSequence(Context* c,
-                                                           const Bytes* in,
-                                                           Bytes* out) {
+                                                            const Bytes* in,
+                                                            Bytes* out) {
   return Serve(c, in, out, "GetSourceSequence", Permission::kPredict,
                &HalfspaceService::DoGetSourceSequence);
 }
 
 HalfspaceService::Unary HalfspaceService::ExportModel(Context* c,
-                                                     const Bytes* in,
-                                                     Bytes* out) {
+                                                      const Bytes* in,
+                                                      Bytes* out) {
   return Serve(c, in, out, "ExportModel", Permission::kPredict,
                &HalfspaceService::DoExportModel);
 }
 
 HalfspaceService::Unary HalfspaceService::ImportModel(Context* c,
-                                                     const Bytes* in,
-                                                     Bytes* out) {
+                                                      const Bytes* in,
+                                                      Bytes* out) {
   return Serve(c, in, out, "ImportModel", Permission::kAdmin,
                &HalfspaceService::DoImportModel);
 }
 
-HalfspaceService::Unary HalfspaceService::GetStats(Context* c,
-                                                   const Bytes* in,
+HalfspaceService::Unary HalfspaceService::GetStats(Context* c, const Bytes* in,
                                                    Bytes* out) {
   return Serve(c, in, out, "GetStats", Permission::kPredict,
                &HalfspaceService::DoGetStats);
 }
 
 HalfspaceService::Unary HalfspaceService::RestoreModel(Context* c,
-                                                      const Bytes* in,
-                                                      Bytes* out) {
+                                                       const Bytes* in,
+                                                       Bytes* out) {
   return Serve(c, in, out, "RestoreModel", Permission::kAdmin,
                &HalfspaceService::DoRestoreModel);
 }
@@ -202,8 +198,7 @@ absl::Status HalfspaceService::DoCreateModel(
       {request.classes().begin(), request.classes().end()}, &call.lsn);
   if (!model.ok()) return model.status();
   spdlog::info("rid={} created model '{}' (dimension {})", call.request_id,
-               request.model(),
-               spec->dimension);
+               request.model(), spec->dimension);
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();
 }
@@ -211,7 +206,8 @@ absl::Status HalfspaceService::DoCreateModel(
 absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
                                           v1::GetModelResponse& response,
                                           Call&) {
-  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Get(request.model());
   if (model.ok()) {
     ToProto(**model, response.mutable_model());
     return absl::OkStatus();
@@ -250,11 +246,11 @@ absl::Status HalfspaceService::DoListModels(
   const int page_size =
       request.page_size() == 0 ? kDefaultPageSize : request.page_size();
   const std::vector<Listing> models = parts_.registry->ListAll();
-  auto next = std::upper_bound(
-      models.begin(), models.end(), after,
-      [](const std::string& name, const Listing& listing) {
-        return name < listing.name;
-      });
+  auto next =
+      std::upper_bound(models.begin(), models.end(), after,
+                       [](const std::string& name, const Listing& listing) {
+                         return name < listing.name;
+                       });
   size_t bytes = 0;
   for (; next != models.end() && response.models_size() < page_size; ++next) {
     if (!call.principal.Allows(Permission::kPredict, next->name)) continue;
@@ -286,7 +282,8 @@ absl::Status HalfspaceService::DoDeleteModel(
 }
 
 absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
-                                         v1::PredictResponse& response, Call& call) {
+                                         v1::PredictResponse& response,
+                                         Call& call) {
   absl::StatusOr<std::shared_ptr<Model>> model =
       parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
@@ -295,8 +292,8 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
         "PredictRequest has no instances; send at least one feature vector");
   }
   const int n = request.instances_size();
-  if (absl::Status s = CheckExamplesPerRequest(n, parts_.registry->budget().limits(),
-                                               "PredictRequest");
+  if (absl::Status s = CheckExamplesPerRequest(
+          n, parts_.registry->budget().limits(), "PredictRequest");
       !s.ok()) {
     return s;
   }
@@ -307,9 +304,8 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
   }
   std::vector<Prediction> predictions(instances.size());
   std::vector<std::string> class_names;
-  absl::Status status =
-      (*model)->Predict(instances, absl::MakeSpan(predictions), &class_names,
-                        call.stop);
+  absl::Status status = (*model)->Predict(
+      instances, absl::MakeSpan(predictions), &class_names, call.stop);
   if (!status.ok()) return status;
   for (const Prediction& p : predictions) {
     ToProto(p, class_names, response.add_predictions());
@@ -317,17 +313,18 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
   return absl::OkStatus();
 }
 
-absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request,
-                                            v1::GetWeightsResponse& response,
-                                            Call&) {
-  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
+absl::Status HalfspaceService::DoGetWeights(
+    const v1::GetWeightsRequest& request, v1::GetWeightsResponse& response,
+    Call&) {
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   const int64_t width = FeatureWidth((*model)->spec());
   const int64_t offset = request.offset();
   if (offset < 0 || offset >= width) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "offset is ", offset, "; it must be from 0 to ", width - 1,
-        " (0, or a response's next_offset)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("offset is ", offset, "; it must be from 0 to ", width - 1,
+                     " (0, or a response's next_offset)"));
   }
   if (request.page_size() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -341,15 +338,16 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
   for (const std::string& label : classes) fixed += label.size() + 32;
   const int64_t fit = (static_cast<int64_t>(parts_.max_message_bytes) - fixed) /
                       (rows * int64_t{sizeof(double)});
-  const int64_t wanted =
-      request.page_size() == 0 ? width - offset
-                               : std::min(request.page_size(), width - offset);
+  const int64_t wanted = request.page_size() == 0
+                             ? width - offset
+                             : std::min(request.page_size(), width - offset);
   if (request.page_size() == 0 && wanted > fit) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "model ", Quoted(request.model()), " has ", rows, " x ", width,
         " weights, over the ", parts_.max_message_bytes,
         "-byte message limit (--max_message_bytes); read them in pages "
-        "(GetWeightsRequest.page_size, e.g. ", std::max<int64_t>(fit, 1), ")"));
+        "(GetWeightsRequest.page_size, e.g. ",
+        std::max<int64_t>(fit, 1), ")"));
   }
   const int64_t count = std::max<int64_t>(1, std::min(wanted, fit));
   uint64_t version = 0;
@@ -358,21 +356,23 @@ absl::Status HalfspaceService::DoGetWeights(const v1::GetWeightsRequest& request
   response.set_next_offset(offset + count < width ? offset + count : 0);
   response.set_width(width);
   response.set_version(version);
-  if (response.ByteSizeLong() > parts_.max_message_bytes) {  // classes were added
+  if (response.ByteSizeLong() >
+      parts_.max_message_bytes) {  // classes were added
     return absl::AbortedError("the model grew while it was read; retry");
   }
   return absl::OkStatus();
 }
 
-absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request,
-                                            v1::SetWeightsResponse& response,
-                                            Call& call) {
+absl::Status HalfspaceService::DoSetWeights(
+    const v1::SetWeightsRequest& request, v1::SetWeightsResponse& response,
+    Call& call) {
   std::vector<double> w(request.weights().begin(), request.weights().end());
   absl::Status status =
       parts_.registry->SetWeights(request.model(), request.class_label(),
-                            std::move(w), request.bias(), &call.lsn);
+                                  std::move(w), request.bias(), &call.lsn);
   if (!status.ok()) return status;
-  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();
@@ -381,7 +381,8 @@ absl::Status HalfspaceService::DoSetWeights(const v1::SetWeightsRequest& request
 absl::Status HalfspaceService::DoGetSourceSequence(
     const v1::GetSourceSequenceRequest& request,
     v1::GetSourceSequenceResponse& response, Call&) {
-  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   if (request.source().empty()) {
     return absl::InvalidArgumentError("source is empty; name the source");
@@ -393,12 +394,13 @@ absl::Status HalfspaceService::DoGetSourceSequence(
 absl::Status HalfspaceService::DoExportModel(
     const v1::ExportModelRequest& request, v1::ExportModelResponse& response,
     Call&) {
-  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   if (request.offset() < 0 || request.page_size() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "offset is ", request.offset(), " and page_size ", request.page_size(),
-        "; neither may be negative"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("offset is ", request.offset(), " and page_size ",
+                     request.page_size(), "; neither may be negative"));
   }
   uint64_t version = 0;
   std::string file = EncodeSnapshot((*model)->Snapshot(&version));
@@ -418,8 +420,8 @@ absl::Status HalfspaceService::DoExportModel(
         "offset is ", offset, "; the file has ", size,
         " bytes (its version may have changed: start again from 0)"));
   }
-  const int64_t wanted = request.page_size() == 0 ? size - offset
-                                                  : request.page_size();
+  const int64_t wanted =
+      request.page_size() == 0 ? size - offset : request.page_size();
   const int64_t count = std::min({wanted, size - offset, fit});
   if (offset == 0 && count == size) {
     response.set_model_file(std::move(file));
@@ -438,9 +440,9 @@ absl::Status HalfspaceService::DoImportModel(
     Call& call) {
   absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(request.model_file());
   if (!snapshot.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model_file is not a model file this server reads: ",
-        snapshot.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model_file is not a model file this server reads: ",
+                     snapshot.status().message()));
   }
   snapshot->name = request.model();
   absl::StatusOr<std::shared_ptr<Model>> model =
@@ -454,14 +456,15 @@ absl::Status HalfspaceService::DoImportModel(
 absl::Status HalfspaceService::DoRestoreModel(
     const v1::RestoreModelRequest& request, v1::RestoreModelResponse& response,
     Call& call) {
-  if (absl::Status s = parts_.registry->RestorePrevious(request.model(), &call.lsn);
+  if (absl::Status s =
+          parts_.registry->RestorePrevious(request.model(), &call.lsn);
       !s.ok()) {
     return s;
   }
   spdlog::warn("rid={} model '{}' rolled back to its previous snapshot",
-               call.request_id,
-               request.model());
-  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(request.model());
+               call.request_id, request.model());
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();

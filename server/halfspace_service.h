@@ -13,8 +13,8 @@
 
 #include "core/model_registry.h"
 #include "core/storage/write_ahead_log.h"
-#include "server/service_parts.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
+#include "server/service_parts.h"
 
 namespace halfspace {
 
@@ -22,6 +22,7 @@ namespace halfspace {
 // raw_message.h): a request that does not decode is INVALID_ARGUMENT, where
 // gRPC's generated handlers would answer UNIMPLEMENTED (unary) or mistake it
 // for the end of a stream.
+// clang-format off
 using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateModel<
     v1::HalfspaceService::WithRawCallbackMethod_GetModel<
         v1::HalfspaceService::WithRawCallbackMethod_ListModels<
@@ -37,6 +38,7 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                                 v1::HalfspaceService::WithRawCallbackMethod_RestoreModel<
                                                     v1::HalfspaceService::WithRawCallbackMethod_GetStats<
                                                         v1::HalfspaceService::Service>>>>>>>>>>>>>>;
+// clang-format on
 
 class HalfspaceService final : public HalfspaceServiceBase {
  public:
@@ -71,14 +73,14 @@ class HalfspaceService final : public HalfspaceServiceBase {
   // What a handler knows of its call, and tells back.
   struct Call {
     std::string request_id;  // see logging.h
-    StopCheck stop;       // true once the caller stopped waiting
-    Principal principal;  // what the caller may do
-    uint64_t lsn = 0;     // the change the handler logged; 0 if none
+    StopCheck stop;          // true once the caller stopped waiting
+    Principal principal;     // what the caller may do
+    uint64_t lsn = 0;        // the change the handler logged; 0 if none
   };
 
   template <typename Request, typename Response>
-  using Handler = absl::Status (HalfspaceService::*)(const Request&,
-                                                     Response&, Call& call);
+  using Handler = absl::Status (HalfspaceService::*)(const Request&, Response&,
+                                                     Call& call);
 
   // Runs one admitted call: authenticates it, decodes the request, checks
   // the caller's `permission` on the model it names, runs `handler`,
@@ -109,15 +111,14 @@ class HalfspaceService final : public HalfspaceServiceBase {
                             v1::SetWeightsResponse& response, Call& call);
 
   absl::Status DoGetSourceSequence(const v1::GetSourceSequenceRequest& request,
-                                  v1::GetSourceSequenceResponse& response,
-                                  Call& call);
+                                   v1::GetSourceSequenceResponse& response,
+                                   Call& call);
   absl::Status DoExportModel(const v1::ExportModelRequest& request,
                              v1::ExportModelResponse& response, Call& call);
   absl::Status DoImportModel(const v1::ImportModelRequest& request,
                              v1::ImportModelResponse& response, Call& call);
   absl::Status DoRestoreModel(const v1::RestoreModelRequest& request,
-                              v1::RestoreModelResponse& response,
-                              Call& call);
+                              v1::RestoreModelResponse& response, Call& call);
   absl::Status DoGetStats(const v1::GetStatsRequest& request,
                           v1::GetStatsResponse& response, Call& call);
 

@@ -5,9 +5,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "spdlog/spdlog.h"
 
@@ -20,11 +20,21 @@ constexpr absl::string_view kRequestIdPrefix = "rid=";
 void AppendEscaped(absl::string_view text, spdlog::memory_buf_t& out) {
   for (const char c : text) {
     switch (c) {
-      case '"': out.append(absl::string_view("\\\"")); break;
-      case '\\': out.append(absl::string_view("\\\\")); break;
-      case '\n': out.append(absl::string_view("\\n")); break;
-      case '\r': out.append(absl::string_view("\\r")); break;
-      case '\t': out.append(absl::string_view("\\t")); break;
+      case '"':
+        out.append(absl::string_view("\\\""));
+        break;
+      case '\\':
+        out.append(absl::string_view("\\\\"));
+        break;
+      case '\n':
+        out.append(absl::string_view("\\n"));
+        break;
+      case '\r':
+        out.append(absl::string_view("\\r"));
+        break;
+      case '\t':
+        out.append(absl::string_view("\\t"));
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           const std::string escaped = absl::StrFormat("\\u%04x", c);
@@ -44,8 +54,9 @@ class JsonFormatter final : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg,
               spdlog::memory_buf_t& dest) override {
-    const std::string time = absl::FormatTime(
-        "%Y-%m-%dT%H:%M:%E6SZ", absl::FromChrono(msg.time), absl::UTCTimeZone());
+    const std::string time =
+        absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::FromChrono(msg.time),
+                         absl::UTCTimeZone());
     Append("{\"time\":\"", dest);
     Append(time, dest);
     Append("\",\"level\":\"", dest);

@@ -66,15 +66,13 @@ ABSL_FLAG(int64_t, max_total_model_bytes, int64_t{768} << 20,
 ABSL_FLAG(int64_t, max_models, 10000, "how many models the server holds");
 ABSL_FLAG(int64_t, max_classes, 4096,
           "classes of one multiclass model (at most 4096)");
-ABSL_FLAG(int64_t, max_named_features, 10000,
-          "named features in one example");
+ABSL_FLAG(int64_t, max_named_features, 10000, "named features in one example");
 ABSL_FLAG(int64_t, max_interaction_products, 100000,
           "products one example's interactions make (n features crossed "
           "with m make n*m; a group of n with itself n(n-1)/2)");
 ABSL_FLAG(int64_t, max_examples_per_request, 100000,
           "examples or instances in one Train, Evaluate or Predict request");
-ABSL_FLAG(int64_t, max_streams, 256,
-          "Train and Evaluate streams open at once");
+ABSL_FLAG(int64_t, max_streams, 256, "Train and Evaluate streams open at once");
 ABSL_FLAG(int64_t, max_streams_per_client, 64,
           "Train and Evaluate streams open at once from one client address");
 ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,
@@ -107,8 +105,8 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::string level = absl::GetFlag(FLAGS_log_level);
   if (spdlog::level::from_str(level) == spdlog::level::off && level != "off") {
-    spdlog::critical("--log_level={}: use trace, debug, info, warn, error or off",
-                     level);
+    spdlog::critical(
+        "--log_level={}: use trace, debug, info, warn, error or off", level);
     return kBadFlags;
   }
   spdlog::set_level(spdlog::level::from_str(level));
@@ -129,7 +127,8 @@ int main(int argc, char** argv) {
   absl::StatusOr<halfspace::Durability> durability =
       halfspace::ParseDurability(absl::GetFlag(FLAGS_durability));
   if (!durability.ok()) {
-    spdlog::critical("--durability: {}", std::string(durability.status().message()));
+    spdlog::critical("--durability: {}",
+                     std::string(durability.status().message()));
     return kBadFlags;
   }
   halfspace::ServerOptions options;

@@ -18,31 +18,30 @@ using prometheus::MetricType;
 
 // Call durations from 50 µs to 10 s; log syncs from 50 µs to 1 s.
 const prometheus::Histogram::BucketBoundaries kCallBuckets = {
-    5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
-    2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+    5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2,
+    5e-2, 0.1,  0.25,   0.5,  1,    2.5,    5,    10};
 const prometheus::Histogram::BucketBoundaries kSyncBuckets = {
-    5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1,
-    0.25, 0.5, 1};
+    5e-5, 1e-4,   2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3,
+    1e-2, 2.5e-2, 5e-2,   0.1,  0.25, 0.5,    1};
 
 const char* CodeName(grpc::StatusCode code) {
-  static const char* const kNames[] = {
-      "OK",
-      "CANCELLED",
-      "UNKNOWN",
-      "INVALID_ARGUMENT",
-      "DEADLINE_EXCEEDED",
-      "NOT_FOUND",
-      "ALREADY_EXISTS",
-      "PERMISSION_DENIED",
-      "RESOURCE_EXHAUSTED",
-      "FAILED_PRECONDITION",
-      "ABORTED",
-      "OUT_OF_RANGE",
-      "UNIMPLEMENTED",
-      "INTERNAL",
-      "UNAVAILABLE",
-      "DATA_LOSS",
-      "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   const int i = static_cast<int>(code);
   return i >= 0 && i < 17 ? kNames[i] : "UNKNOWN";
 }
@@ -85,37 +84,39 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
       : models_(models), gate_(gate) {}
 
   std::vector<MetricFamily> Collect() const override {
-    MetricFamily examples = Family("halfspace_model_examples_total",
-                                   "Examples a model learned from",
-                                   MetricType::Counter);
-    MetricFamily updates = Family("halfspace_model_updates_total",
-                                  "Examples that changed a model's weights",
-                                  MetricType::Counter);
+    MetricFamily examples =
+        Family("halfspace_model_examples_total",
+               "Examples a model learned from", MetricType::Counter);
+    MetricFamily updates =
+        Family("halfspace_model_updates_total",
+               "Examples that changed a model's weights", MetricType::Counter);
     MetricFamily mistakes = Family(
         "halfspace_model_mistakes_total",
         "Progressive mistakes: examples predicted wrong before the update",
         MetricType::Counter);
-    MetricFamily loss = Family(
-        "halfspace_model_loss_total",
-        "Sum of per-example losses, each before its update",
-        MetricType::Counter);
+    MetricFamily loss =
+        Family("halfspace_model_loss_total",
+               "Sum of per-example losses, each before its update",
+               MetricType::Counter);
     MetricFamily accuracy = Family(
         "halfspace_model_progressive_accuracy",
         "1 - mistakes / examples: accuracy of predicting before learning",
         MetricType::Gauge);
-    MetricFamily memory = Family(
-        "halfspace_model_memory_bytes",
-        "Memory a model holds (label model), or all models (no label)",
-        MetricType::Gauge);
+    MetricFamily memory =
+        Family("halfspace_model_memory_bytes",
+               "Memory a model holds (label model), or all models (no label)",
+               MetricType::Gauge);
     int64_t count = 0;
     for (const std::shared_ptr<Model>& model : models_->List()) {
       ++count;
       const ModelCounters c = model->counters();
-      const std::vector<ClientMetric::Label> labels = {{"model", model->name()}};
+      const std::vector<ClientMetric::Label> labels = {
+          {"model", model->name()}};
       const double n = static_cast<double>(c.examples_seen);
       examples.metric.push_back(Sample(MetricType::Counter, n, labels));
       updates.metric.push_back(Sample(MetricType::Counter, c.updates, labels));
-      mistakes.metric.push_back(Sample(MetricType::Counter, c.mistakes, labels));
+      mistakes.metric.push_back(
+          Sample(MetricType::Counter, c.mistakes, labels));
       loss.metric.push_back(Sample(MetricType::Counter, c.loss_sum, labels));
       accuracy.metric.push_back(Sample(
           MetricType::Gauge, n == 0 ? 0.0 : 1.0 - c.mistakes / n, labels));
@@ -124,15 +125,15 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
     }
     memory.metric.push_back(
         Sample(MetricType::Gauge, models_->budget().reserved()));
-    MetricFamily models = Family("halfspace_models", "Models served",
-                                 MetricType::Gauge);
+    MetricFamily models =
+        Family("halfspace_models", "Models served", MetricType::Gauge);
     models.metric.push_back(Sample(MetricType::Gauge, count));
-    MetricFamily streams = Family("halfspace_open_streams",
-                                  "Train and Evaluate streams open",
-                                  MetricType::Gauge);
+    MetricFamily streams =
+        Family("halfspace_open_streams", "Train and Evaluate streams open",
+               MetricType::Gauge);
     streams.metric.push_back(Sample(MetricType::Gauge, gate_->streams()));
-    return {examples, updates, mistakes, loss, accuracy, memory, models,
-            streams};
+    return {examples, updates, mistakes, loss,
+            accuracy, memory,  models,   streams};
   }
 
  private:
@@ -167,9 +168,9 @@ absl::Status Metrics::Serve(const std::string& address) {
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(address);
   } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot serve metrics on ", address, " (--metrics_listen): ",
-        e.what()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", address,
+                     " (--metrics_listen): ", e.what()));
   }
   exposer_->RegisterCollectable(registry_);
   exposer_->RegisterCollectable(collector_);
@@ -184,8 +185,9 @@ int Metrics::port() const {
 
 void Metrics::RecordCall(absl::string_view method, grpc::StatusCode code,
                          absl::Duration elapsed) {
-  calls_.Add({{"method", std::string(method)}, {"code", CodeName(code)}},
-             kCallBuckets)
+  calls_
+      .Add({{"method", std::string(method)}, {"code", CodeName(code)}},
+           kCallBuckets)
       .Observe(absl::ToDoubleSeconds(elapsed));
 }
 

@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <filesystem>
 #include <utility>
 
@@ -13,16 +13,16 @@
 #include "absl/strings/str_cat.h"
 #include "core/quoted.h"
 #include "core/storage/files.h"
-#include "server/train_batch.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "grpcpp/resource_quota.h"
-#include "grpcpp/security/tls_certificate_provider.h"
-#include "grpcpp/security/tls_credentials_options.h"
 #include "grpcpp/impl/server_builder_option.h"
 #include "grpcpp/impl/server_builder_plugin.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
 #include "grpcpp/server_builder.h"
+#include "server/train_batch.h"
 #include "spdlog/spdlog.h"
 
 namespace halfspace {
@@ -82,10 +82,9 @@ absl::Status ValidateTls(const TlsOptions& tls) {
         "first");
   }
   if (tls.reload_interval < absl::Seconds(1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls_reload_interval=",
-                     absl::FormatDuration(tls.reload_interval),
-                     ": must be at least 1s"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls_reload_interval=", absl::FormatDuration(tls.reload_interval),
+        ": must be at least 1s"));
   }
   for (const auto& [flag, path] :
        {std::pair<const char*, const std::string&>{"tls_cert", tls.cert_file},
@@ -105,7 +104,8 @@ std::string ListenAddress(const ServerOptions& options) {
 }
 
 absl::Status ValidateServerOptions(const ServerOptions& o) {
-  auto invalid = [](absl::string_view flag, auto value, absl::string_view rule) {
+  auto invalid = [](absl::string_view flag, auto value,
+                    absl::string_view rule) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", flag, "=", value, ": ", rule));
   };
@@ -134,7 +134,8 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
     return invalid("data_dir", "", "give a directory");
   }
   if (o.snapshot_interval < absl::ZeroDuration()) {
-    return invalid("snapshot_interval", absl::FormatDuration(o.snapshot_interval),
+    return invalid("snapshot_interval",
+                   absl::FormatDuration(o.snapshot_interval),
                    "must be 0 (off) or positive");
   }
   if (o.drain_timeout < absl::ZeroDuration()) {
@@ -207,9 +208,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   absl::StatusOr<std::unique_ptr<FileModelStore>> store =
       FileModelStore::Open(options.data_dir);
   if (!store.ok()) return store.status();
-  std::unique_ptr<Server> server(
-      new Server(options, *std::move(lock), *std::move(store),
-                 *std::move(auth)));
+  std::unique_ptr<Server> server(new Server(
+      options, *std::move(lock), *std::move(store), *std::move(auth)));
   // Listen first, NOT_SERVING, turning calls away while the models load:
   // a port in use fails at once, and probes see the server come up.
   if (absl::Status s = server->Listen(); !s.ok()) return s;
@@ -222,9 +222,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   server->parts_.log = server->log_.get();
   server->gate_.Open();
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
-  server->checkpoint_thread_ = std::thread([s = server.get()] {
-    s->CheckpointLoop();
-  });
+  server->checkpoint_thread_ =
+      std::thread([s = server.get()] { s->CheckpointLoop(); });
   spdlog::info("serving on port {}", server->port_);
   return server;
 }
@@ -269,9 +268,9 @@ absl::Status Server::Listen() {
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
   grpc_server_ = builder.BuildAndStart();
   if (grpc_server_ == nullptr || port_ == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", listen,
-        "; is the address valid and the port free?"));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", listen,
+                     "; is the address valid and the port free?"));
   }
   grpc::HealthCheckServiceInterface* health =
       grpc_server_->GetHealthCheckService();
@@ -284,25 +283,28 @@ absl::Status Server::Listen() {
 void Server::LogExposure(const std::string& listen) const {
   const bool tls = !options_.tls.cert_file.empty();
   const bool tokens = auth_->enabled();
-  spdlog::info("listening on {}: {}, {}{}", listen,
-               tls ? (options_.tls.client_ca_file.empty() ? "TLS"
-                                                          : "mutual TLS")
-                   : "no TLS",
-               tokens ? "bearer tokens" : "no tokens",
-               options_.reflection ? ", reflection on" : "");
+  spdlog::info(
+      "listening on {}: {}, {}{}", listen,
+      tls ? (options_.tls.client_ca_file.empty() ? "TLS" : "mutual TLS")
+          : "no TLS",
+      tokens ? "bearer tokens" : "no tokens",
+      options_.reflection ? ", reflection on" : "");
   if (IsLoopback(listen)) {
     if (!tls && !tokens) {
-      spdlog::info("without TLS or tokens the server takes calls from this "
-                   "machine only; give --listen=0.0.0.0:50051 to take them "
-                   "from anywhere");
+      spdlog::info(
+          "without TLS or tokens the server takes calls from this "
+          "machine only; give --listen=0.0.0.0:50051 to take them "
+          "from anywhere");
     }
   } else if (!tokens) {
-    spdlog::warn("anyone who can reach {} may read, train and delete every "
-                 "model: give --tokens_file (and --tls_cert, --tls_key)",
-                 listen);
+    spdlog::warn(
+        "anyone who can reach {} may read, train and delete every "
+        "model: give --tokens_file (and --tls_cert, --tls_key)",
+        listen);
   } else if (!tls) {
-    spdlog::warn("tokens cross the network in clear text: give --tls_cert "
-                 "and --tls_key");
+    spdlog::warn(
+        "tokens cross the network in clear text: give --tls_cert "
+        "and --tls_key");
   }
 }
 
@@ -332,9 +334,10 @@ absl::Status Server::Recover() {
   budget_->set_enforcing(true);
   if (!status.ok()) return status;
   recovered_ = true;
-  spdlog::info("models hold {} bytes of the {} all models may hold "
-               "(--max_total_model_bytes)",
-               budget_->reserved(), options_.limits.max_total_model_bytes);
+  spdlog::info(
+      "models hold {} bytes of the {} all models may hold "
+      "(--max_total_model_bytes)",
+      budget_->reserved(), options_.limits.max_total_model_bytes);
   return absl::OkStatus();
 }
 
@@ -345,7 +348,8 @@ absl::Status Server::RecoverModels() {
   uint64_t replayed = 0;
   if (options_.durability != Durability::kSnapshot) {
     WriteAheadLog::Options log_options;
-    log_options.dir = (std::filesystem::path(options_.data_dir) / "wal").string();
+    log_options.dir =
+        (std::filesystem::path(options_.data_dir) / "wal").string();
     log_options.sync = options_.durability == Durability::kSync;
     log_options.segment_bytes = options_.log_segment_bytes;
     log_options.on_sync = [this](absl::Duration elapsed) {

@@ -22,8 +22,7 @@ constexpr size_t kSummaryBytes = 256;
 
 }  // namespace
 
-absl::Status PrepareRequest(const Model& model,
-                            const v1::TrainRequest& request,
+absl::Status PrepareRequest(const Model& model, const v1::TrainRequest& request,
                             TrainScratch& scratch, const StopCheck& stop) {
   const int n = request.examples_size();
   if (static_cast<int>(scratch.prepared.size()) < n) {
@@ -68,13 +67,13 @@ size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
     const size_t room = std::min<int64_t>(added.size(), model.ClassRoom());
     std::partial_sort(added.begin(), added.begin() + room, added.end(),
                       std::greater<>());
-    for (size_t k = 0; k < room; ++k) class_bytes += added[k] + kClassScoreBytes;
+    for (size_t k = 0; k < room; ++k)
+      class_bytes += added[k] + kClassScoreBytes;
   }
-  const size_t valid = std::max(
-      kScalarResultBytes + (model.multiclass()
-                                ? longest_label + 8 + class_bytes
-                                : 0),
-      kLearnErrorBytes);
+  const size_t valid =
+      std::max(kScalarResultBytes +
+                   (model.multiclass() ? longest_label + 8 + class_bytes : 0),
+               kLearnErrorBytes);
   size_t bound = kSummaryBytes;
   v1::ExampleResult rejected;
   for (int i = 0; i < n; ++i) {

@@ -8,10 +8,9 @@
 #include "core/quoted.h"
 #include "core/storage/log_record.h"
 #include "server/convert.h"
-#include "server/logging.h"
-#include "server/peer.h"
 #include "server/raw_message.h"
 #include "server/status.h"
+#include "server/stream_call.h"
 #include "server/stream_model.h"
 #include "server/train_batch.h"
 #include "spdlog/spdlog.h"
@@ -25,17 +24,11 @@ class TrainReactor final
   TrainReactor(const ServiceParts& parts, grpc::CallbackServerContext* context)
       : parts_(parts),
         registry_(parts.registry),
-        request_id_(RequestId(*context)),
-        stop_(StopOf(context)),
-        admission_(parts.gate, ClientOf(*context)) {
-    absl::StatusOr<Principal> principal = PrincipalOf(*parts.auth, *context);
-    if (!admission_.admitted()) {
-      End(admission_.status());
-    } else if (!principal.ok()) {
-      End(principal.status());
-    } else {
-      principal_ = *std::move(principal);
+        call_("Train", parts, context) {
+    if (call_.status().ok()) {
       StartRead(&request_bytes_);
+    } else {
+      Finish(call_.End(call_.status()));
     }
   }
 
@@ -49,9 +42,8 @@ class TrainReactor final
     if (s.ok()) s = Learn(lsn);
     if (!s.ok()) {
       if (model_ != nullptr) {
-        spdlog::info("rid={} train stream on '{}' ended: {}", request_id_,
-                     model_->name(),
-                     s.ToString());
+        spdlog::info("rid={} train stream on '{}' ended: {}",
+                     call_.request_id(), model_->name(), s.ToString());
       }
       End(s);
       return;
@@ -77,15 +69,7 @@ class TrainReactor final
 
  private:
   // Finishes the stream with `status`, and counts it.
-  void End(const absl::Status& status) {
-    const absl::Duration elapsed = absl::Now() - start_;
-    parts_.metrics->RecordRefusal(status);
-    parts_.metrics->RecordCall("Train", ToGrpcStatus(status).error_code(),
-                               elapsed);
-    spdlog::debug("rid={} Train {} in {}", request_id_, status.ToString(),
-                  absl::FormatDuration(elapsed));
-    Finish(ToGrpcStatus(status));
-  }
+  void End(const absl::Status& status) { Finish(call_.End(status)); }
 
   // Binds the stream to its model and source on the first request, then
   // learns from the request's examples, fills response_ and sets `lsn` to
@@ -93,22 +77,23 @@ class TrainReactor final
   absl::Status Learn(uint64_t& lsn) {
     const bool first = model_ == nullptr;
     absl::Status bound =
-        BindStreamModel(*registry_, request_.model(), "TrainRequest", principal_,
-                        Permission::kTrain, model_);
+        BindStreamModel(*registry_, request_.model(), "TrainRequest",
+                        call_.principal(), Permission::kTrain, model_);
     if (!bound.ok()) return bound;
     if (first) {
-      spdlog::debug("rid={} train stream opened on '{}'", request_id_,
+      spdlog::debug("rid={} train stream opened on '{}'", call_.request_id(),
                     model_->name());
       source_ = request_.source();
     }
     if (absl::Status s = CheckSource(); !s.ok()) return s;
-    if (absl::Status s = CheckExamplesPerRequest(
-            request_.examples_size(), registry_->budget().limits(),
-            "TrainRequest");
+    if (absl::Status s = CheckExamplesPerRequest(request_.examples_size(),
+                                                 registry_->budget().limits(),
+                                                 "TrainRequest");
         !s.ok()) {
       return s;
     }
-    if (absl::Status s = PrepareRequest(*model_, request_, scratch_, stop_);
+    if (absl::Status s =
+            PrepareRequest(*model_, request_, scratch_, call_.stop());
         !s.ok()) {
       return s;
     }
@@ -121,8 +106,8 @@ class TrainReactor final
       record_ = TrainRecord(request_raw_, batch.source, batch.first_sequence);
       batch.log = {registry_->journal(), record_, 0};
       batch.record_refusals = [this](Batch& b) {
-        record_ = TrainRecord(request_raw_, b.source, b.first_sequence,
-                              b.refused);
+        record_ =
+            TrainRecord(request_raw_, b.source, b.first_sequence, b.refused);
         b.log.record = record_;
       };
     }
@@ -143,9 +128,10 @@ class TrainReactor final
   // INVALID_ARGUMENT unless the request's source and sequence are usable.
   absl::Status CheckSource() const {
     if (!request_.source().empty() && request_.source() != source_) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "this stream's source is ", Quoted(source_), "; a TrainRequest names ",
-          Quoted(request_.source()), ". Open one stream per source"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("this stream's source is ", Quoted(source_),
+                       "; a TrainRequest names ", Quoted(request_.source()),
+                       ". Open one stream per source"));
     }
     if (source_.empty()) {
       if (request_.sequence() != 0) {
@@ -156,9 +142,9 @@ class TrainReactor final
       return absl::OkStatus();
     }
     if (source_.size() > kMaxSourceBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "source is ", source_.size(), " bytes; the most is ",
-          kMaxSourceBytes));
+      return absl::InvalidArgumentError(
+          absl::StrCat("source is ", source_.size(), " bytes; the most is ",
+                       kMaxSourceBytes));
     }
     const uint64_t n = request_.examples_size();
     if (n > 0 && (request_.sequence() == 0 ||
@@ -175,11 +161,11 @@ class TrainReactor final
   absl::Status CheckResponseSize() const {
     const size_t bound = ResponseSizeBound(*model_, request_, scratch_);
     if (bound <= parts_.max_message_bytes) return absl::OkStatus();
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the response to this TrainRequest of ", request_.examples_size(),
-        " examples could take ", bound, " bytes, over the ",
-        parts_.max_message_bytes,
-        "-byte message limit; send fewer examples per request"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the response to this TrainRequest of ",
+                     request_.examples_size(), " examples could take ", bound,
+                     " bytes, over the ", parts_.max_message_bytes,
+                     "-byte message limit; send fewer examples per request"));
   }
 
   // Sums up the pass into response_ and starts the next one.
@@ -191,11 +177,7 @@ class TrainReactor final
 
   const ServiceParts parts_;
   ModelRegistry* const registry_;
-  const absl::Time start_ = absl::Now();
-  const std::string request_id_;
-  const StopCheck stop_;
-  const Admission admission_;
-  Principal principal_;
+  const StreamCall call_;
   std::shared_ptr<Model> model_;
   std::string source_;
   grpc::ByteBuffer request_bytes_;
@@ -213,9 +195,8 @@ class TrainReactor final
 
 }  // namespace
 
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
-StartTrainStream(const ServiceParts& parts,
-                 grpc::CallbackServerContext* context) {
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StartTrainStream(
+    const ServiceParts& parts, grpc::CallbackServerContext* context) {
   return new TrainReactor(parts, context);
 }
 

@@ -117,11 +117,11 @@ TEST(BoundedWorkTest, ModelsAndTheirMemoryAreCounted) {
 }
 
 TEST(BoundedWorkTest, ClassesStopAtTheModelsMemoryInBand) {
-  TestServer server([](ServerOptions& o) { o.limits.max_model_bytes = 1 << 20; });
+  TestServer server(
+      [](ServerOptions& o) { o.limits.max_model_bytes = 1 << 20; });
   Client client = server.NewClient();
   // 2^14 weights per class: ~128 KiB, so seven classes fit in 1 MiB.
-  v1::CreateModelRequest create =
-      HashedModel("m", "softmax_regression", 1, 14);
+  v1::CreateModelRequest create = HashedModel("m", "softmax_regression", 1, 14);
   ASSERT_TRUE(client.CreateModel(create).ok());
   std::vector<LabeledExample> examples;
   for (int k = 0; k < 4096; ++k) {
@@ -161,7 +161,8 @@ TEST(BoundedWorkTest, AnExampleOfTooManyInteractionProductsCostsNothing) {
   // Once 1.4 s of CPU: 1,000 named features crossed with themselves.
   LabeledExample e;
   e.label = 1;
-  for (int i = 0; i < 1000; ++i) e.named.push_back({"g", absl::StrCat("w", i), 1.0});
+  for (int i = 0; i < 1000; ++i)
+    e.named.push_back({"g", absl::StrCat("w", i), 1.0});
   const absl::Duration cpu = CpuTime();
   std::unique_ptr<TrainingStream> stream = client.Train("m");
   ASSERT_TRUE(stream->Send({e}).ok());
@@ -323,8 +324,9 @@ TEST(BoundedWorkTest, WeightsTooLargeForAMessageAreReadInPages) {
   absl::StatusOr<v1::GetWeightsResponse> copied = elsewhere.GetWeights("copy");
   absl::StatusOr<v1::GetWeightsResponse> now = client.GetWeights("m");
   ASSERT_TRUE(copied.ok() && now.ok());
-  EXPECT_EQ(std::vector<double>(copied->weights().begin(), copied->weights().end()),
-            std::vector<double>(now->weights().begin(), now->weights().end()));
+  EXPECT_EQ(
+      std::vector<double>(copied->weights().begin(), copied->weights().end()),
+      std::vector<double>(now->weights().begin(), now->weights().end()));
 
   request.set_offset(1 << 17);
   grpc::ClientContext bad_context;

@@ -78,9 +78,9 @@ TEST(ModelBytesTest, CountsWhatEveryAlgorithmKeeps) {
   }
   std::vector<ExampleOutcome> outcomes(examples.size());
   for (const ModelSpec& spec : specs) {
-    SCOPED_TRACE(absl::StrCat(
-        "algorithm ", static_cast<int>(AlgorithmOf(spec.algorithm)),
-        IsMulticlass(spec) ? " multiclass" : ""));
+    SCOPED_TRACE(absl::StrCat("algorithm ",
+                              static_cast<int>(AlgorithmOf(spec.algorithm)),
+                              IsMulticlass(spec) ? " multiclass" : ""));
     for (ExampleOutcome& o : outcomes) o = ExampleOutcome();
     const int64_t before = live_bytes.load();
     absl::StatusOr<std::unique_ptr<Model>> model = Model::Create("m", spec);
@@ -105,9 +105,9 @@ TEST(ModelLimitsTest, AModelTooLargeIsRefusedBeforeItTakesMemory) {
       Model::Create("huge", spec, {}, budget);
   EXPECT_TRUE(absl::IsResourceExhausted(model.status()));
   EXPECT_GT(ModelBytes(spec, 0), int64_t{768} << 20);  // w, u and w̄
-  EXPECT_THAT(model.status().message(),
-              HasSubstr(absl::StrCat("would take ", ModelBytes(spec, 0),
-                                     " bytes")));
+  EXPECT_THAT(
+      model.status().message(),
+      HasSubstr(absl::StrCat("would take ", ModelBytes(spec, 0), " bytes")));
   EXPECT_THAT(model.status().message(),
               HasSubstr("the limit is 1048576, set by --max_model_bytes"));
   EXPECT_EQ(budget->reserved(), 0);
@@ -119,11 +119,14 @@ TEST(ModelLimitsTest, ModelsShareTheServersMemoryAndGiveItBack) {
   Limits limits;
   limits.max_total_model_bytes = 2 * bytes + bytes / 2;
   auto budget = std::make_shared<ResourceBudget>(limits);
-  absl::StatusOr<std::unique_ptr<Model>> a = Model::Create("a", spec, {}, budget);
-  absl::StatusOr<std::unique_ptr<Model>> b = Model::Create("b", spec, {}, budget);
+  absl::StatusOr<std::unique_ptr<Model>> a =
+      Model::Create("a", spec, {}, budget);
+  absl::StatusOr<std::unique_ptr<Model>> b =
+      Model::Create("b", spec, {}, budget);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(budget->reserved(), 2 * bytes);
-  absl::StatusOr<std::unique_ptr<Model>> c = Model::Create("c", spec, {}, budget);
+  absl::StatusOr<std::unique_ptr<Model>> c =
+      Model::Create("c", spec, {}, budget);
   EXPECT_TRUE(absl::IsResourceExhausted(c.status()));
   EXPECT_THAT(c.status().message(), HasSubstr("--max_total_model_bytes"));
   a->reset();
@@ -134,8 +137,8 @@ TEST(ModelLimitsTest, ModelsShareTheServersMemoryAndGiveItBack) {
 
 TEST(ModelLimitsTest, AClassPastTheLimitIsRefusedInBandAndRecorded) {
   auto budget = Budget([](Limits& l) { l.max_classes = 2; });
-  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(
-      "m", Spec(MulticlassPerceptronParams{}, 1), {"a"}, budget);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Create("m", Spec(MulticlassPerceptronParams{}, 1), {"a"}, budget);
   ASSERT_TRUE(model.ok());
   const std::vector<double> x = {1};
   std::vector<Example> examples = {
@@ -183,8 +186,8 @@ TEST(ModelLimitsTest, ClassesStopAtTheModelsMemory) {
 TEST(ModelLimitsTest, RecoveryRefusesWhatWasRefusedAndNothingElse) {
   auto budget = Budget([](Limits& l) { l.max_classes = 1; });
   budget->set_enforcing(false);
-  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(
-      "m", Spec(MulticlassPerceptronParams{}, 1), {}, budget);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Create("m", Spec(MulticlassPerceptronParams{}, 1), {}, budget);
   ASSERT_TRUE(model.ok());
   const std::vector<double> x = {1};
   std::vector<Example> examples = {

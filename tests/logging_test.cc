@@ -57,7 +57,9 @@ std::string ReplyId(const TestServer& server, const std::string& sent) {
   (void)stub->GetModel(&context, request, &response);
   const auto& metadata = context.GetServerInitialMetadata();
   auto it = metadata.find("x-request-id");
-  return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
+  return it == metadata.end()
+             ? ""
+             : std::string(it->second.data(), it->second.size());
 }
 
 TEST(LoggingTest, EveryCallHasARequestIdAndReturnsIt) {

@@ -31,8 +31,8 @@ std::string HttpGet(int port, const std::string& path) {
     close(fd);
     return "";
   }
-  const std::string request = absl::StrCat(
-      "GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+  const std::string request =
+      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
   (void)!write(fd, request.data(), request.size());
   std::string response;
   char buffer[4096];
@@ -43,7 +43,8 @@ std::string HttpGet(int port, const std::string& path) {
   return body == std::string::npos ? "" : response.substr(body + 4);
 }
 
-v1::GetStatsResponse Stats(const TestServer& server, const std::string& token = "") {
+v1::GetStatsResponse Stats(const TestServer& server,
+                           const std::string& token = "") {
   std::unique_ptr<v1::HalfspaceService::Stub> stub = server.NewStub();
   grpc::ClientContext context;
   if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
@@ -83,12 +84,12 @@ TEST(MetricsTest, PrometheusAndGetStatsCountTheSameThings) {
   const std::string text = HttpGet(server.server().metrics_port(), "/metrics");
   EXPECT_THAT(text, HasSubstr("halfspace_model_examples_total{model=\"m\"} 3"));
   EXPECT_THAT(text, HasSubstr("halfspace_model_mistakes_total{model=\"m\"} 2"));
-  EXPECT_THAT(text, HasSubstr(
-      "halfspace_rpc_duration_seconds_count{code=\"NOT_FOUND\",method=\"GetModel\"} 1"));
-  EXPECT_THAT(text, HasSubstr(
-      "halfspace_rpc_duration_seconds_count{code=\"RESOURCE_EXHAUSTED\",method=\"Train\"} 1"));
-  EXPECT_THAT(text, HasSubstr(
-      "halfspace_limit_refusals_total{limit=\"max_examples_per_request\"} 1"));
+  EXPECT_THAT(text, HasSubstr("halfspace_rpc_duration_seconds_count{code=\"NOT_"
+                              "FOUND\",method=\"GetModel\"} 1"));
+  EXPECT_THAT(text, HasSubstr("halfspace_rpc_duration_seconds_count{code="
+                              "\"RESOURCE_EXHAUSTED\",method=\"Train\"} 1"));
+  EXPECT_THAT(text, HasSubstr("halfspace_limit_refusals_total{limit=\"max_"
+                              "examples_per_request\"} 1"));
   EXPECT_THAT(text, HasSubstr("halfspace_log_sync_seconds_count"));
   EXPECT_THAT(text, HasSubstr("halfspace_open_streams 0"));
   EXPECT_THAT(text, HasSubstr("halfspace_models 1"));
@@ -123,8 +124,11 @@ TEST(MetricsTest, InBandRefusalsAreCountedByLimit) {
   create.set_dimension(1);
   ASSERT_TRUE(client.CreateModel(create).ok());
   std::unique_ptr<TrainingStream> stream = client.Train("m");
-  ASSERT_TRUE(stream->Send({{{1}, 0, 1.0, "a"}, {{1}, 0, 1.0, "b"},
-                            {{1}, 0, 1.0, "c"}, {{1}, 0, 1.0, "d"}})
+  ASSERT_TRUE(stream
+                  ->Send({{{1}, 0, 1.0, "a"},
+                          {{1}, 0, 1.0, "b"},
+                          {{1}, 0, 1.0, "c"},
+                          {{1}, 0, 1.0, "d"}})
                   .ok());
   ASSERT_TRUE(stream->Receive().ok());
   const v1::GetStatsResponse stats = Stats(server);

@@ -62,9 +62,11 @@ class TokensTest : public ::testing::Test {
 };
 
 TEST_F(TokensTest, ACallWithoutAKnownTokenIsUnauthenticated) {
-  ASSERT_TRUE(admin_.CreateModel("spam-1", TextAlgorithm("perceptron"), 1).ok());
-  for (const std::string& token : {std::string(), std::string("not-a-token-at-all"),
-                                   std::string(kAdmin) + "x"}) {
+  ASSERT_TRUE(
+      admin_.CreateModel("spam-1", TextAlgorithm("perceptron"), 1).ok());
+  for (const std::string& token :
+       {std::string(), std::string("not-a-token-at-all"),
+        std::string(kAdmin) + "x"}) {
     absl::Status s = As(token).GetModel("spam-1").status();
     EXPECT_TRUE(absl::IsUnauthenticated(s)) << token << ": " << s;
     EXPECT_THAT(s.message(), HasSubstr("authorization: Bearer"));
@@ -76,7 +78,8 @@ TEST_F(TokensTest, ACallWithoutAKnownTokenIsUnauthenticated) {
 }
 
 TEST_F(TokensTest, EachTokenDoesWhatItsPermissionsAllowAndNoMore) {
-  ASSERT_TRUE(admin_.CreateModel("spam-1", TextAlgorithm("perceptron"), 1).ok());
+  ASSERT_TRUE(
+      admin_.CreateModel("spam-1", TextAlgorithm("perceptron"), 1).ok());
   ASSERT_TRUE(admin_.CreateModel("ham", TextAlgorithm("perceptron"), 1).ok());
   Client trainer = As(kTrainer);
   Client reader = As(kReader);
@@ -102,8 +105,8 @@ TEST_F(TokensTest, EachTokenDoesWhatItsPermissionsAllowAndNoMore) {
   EXPECT_TRUE(absl::IsPermissionDenied(reader.DeleteModel("ham")));
   EXPECT_TRUE(absl::IsPermissionDenied(
       reader.CreateModel("new", TextAlgorithm("perceptron"), 1).status()));
-  EXPECT_TRUE(absl::IsPermissionDenied(
-      reader.SetWeights("ham", {1}, 0).status()));
+  EXPECT_TRUE(
+      absl::IsPermissionDenied(reader.SetWeights("ham", {1}, 0).status()));
   stream = reader.Train("spam-1");
   (void)stream->Send({{{1}, 1}});
   EXPECT_TRUE(absl::IsPermissionDenied(stream->Finish()));
@@ -163,17 +166,20 @@ TEST_F(TokensTest, ReloadingTheFileChangesWhoMayCall) {
   // A file that does not parse leaves the tokens in force.
   WriteFile(tokens_, "short admin:*\n");
   absl::Status bad = server_.server().ReloadTokens();
-  EXPECT_THAT(bad.message(), HasSubstr("line 1: a token must have at least 16"));
+  EXPECT_THAT(bad.message(),
+              HasSubstr("line 1: a token must have at least 16"));
   EXPECT_TRUE(absl::IsNotFound(admin_.GetModel("spam-1").status()));
 }
 
 TEST(TokenPolicyTest, RefusesFilesItCannotEnforce) {
   const std::string token(16, 'x');
-  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [text, why] :
+       std::vector<std::pair<std::string, std::string>>{
            {token, "line 1: the token grants nothing"},
            {token + " root:*", "unknown permission 'root'"},
            {token + " admin:", "has no pattern"},
-           {"\n" + token + " admin:*\n" + token + " predict:*", "line 3: the token is listed twice"},
+           {"\n" + token + " admin:*\n" + token + " predict:*",
+            "line 3: the token is listed twice"},
        }) {
     absl::StatusOr<std::shared_ptr<const TokenPolicy>> policy =
         TokenPolicy::Parse(text);
@@ -200,25 +206,26 @@ TEST(ReflectionTest, CanBeTurnedOff) {
   EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNIMPLEMENTED);
 }
 
-// --- TLS ----------------------------------------------------------------------
+// --- TLS
+// ----------------------------------------------------------------------
 
 // A certificate authority and certificates it signs, made with openssl.
 class Certificates {
  public:
   explicit Certificates(const std::string& name) : name_(name) {
-    Run(absl::StrCat("openssl req -x509 -newkey ec -pkeyopt "
-                     "ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=",
-                     name, "-ca -keyout ", File("ca.key"), " -out ",
-                     File("ca.pem")));
+    Run(absl::StrCat(
+        "openssl req -x509 -newkey ec -pkeyopt "
+        "ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=",
+        name, "-ca -keyout ", File("ca.key"), " -out ", File("ca.pem")));
     WriteFile(File("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
   }
 
   // Makes `who`.pem and `who`.key, signed by the CA.
   void Issue(const std::string& who) {
-    Run(absl::StrCat("openssl req -newkey ec -pkeyopt "
-                     "ec_paramgen_curve:prime256v1 -nodes -subj /CN=", who,
-                     " -keyout ", File(who + ".key"), " -out ",
-                     File(who + ".csr")));
+    Run(absl::StrCat(
+        "openssl req -newkey ec -pkeyopt "
+        "ec_paramgen_curve:prime256v1 -nodes -subj /CN=",
+        who, " -keyout ", File(who + ".key"), " -out ", File(who + ".csr")));
     Run(absl::StrCat("openssl x509 -req -days 2 -in ", File(who + ".csr"),
                      " -CA ", File("ca.pem"), " -CAkey ", File("ca.key"),
                      " -CAcreateserial -extfile ", File("san.ext"), " -out ",
@@ -228,7 +235,9 @@ class Certificates {
   std::string File(const std::string& name) const {
     return dir_.File(name_ + "-" + name);
   }
-  std::string Text(const std::string& name) const { return ReadText(File(name)); }
+  std::string Text(const std::string& name) const {
+    return ReadText(File(name));
+  }
 
  private:
   static void Run(const std::string& command) {
@@ -248,9 +257,9 @@ Client TlsClient(const TestServer& server, const Certificates& ca,
     options.pem_cert_chain = ca.Text(who + ".pem");
     options.pem_private_key = ca.Text(who + ".key");
   }
-  return Client(grpc::CreateChannel(server.target(),
-                                    grpc::SslCredentials(options)),
-                absl::Seconds(5));
+  return Client(
+      grpc::CreateChannel(server.target(), grpc::SslCredentials(options)),
+      absl::Seconds(5));
 }
 
 TEST(TlsTest, ServesTlsAndMutualTlsAndReloadsItsCertificate) {
@@ -276,10 +285,11 @@ TEST(TlsTest, ServesTlsAndMutualTlsAndReloadsItsCertificate) {
   // No client certificate, one from a CA the server does not trust, or no
   // TLS at all: no call gets through.
   EXPECT_FALSE(TlsClient(server, first).GetModel("m").ok());
-  Client untrusted(grpc::CreateChannel(
-      server.target(), grpc::SslCredentials({first.Text("ca.pem"),
-                                             other.Text("client.key"),
-                                             other.Text("client.pem")})),
+  Client untrusted(
+      grpc::CreateChannel(
+          server.target(),
+          grpc::SslCredentials({first.Text("ca.pem"), other.Text("client.key"),
+                                other.Text("client.pem")})),
       absl::Seconds(5));
   EXPECT_FALSE(untrusted.GetModel("m").ok());
   EXPECT_FALSE(server.NewClient().GetModel("m").ok());  // plaintext
@@ -296,9 +306,9 @@ TEST(TlsTest, ServesTlsAndMutualTlsAndReloadsItsCertificate) {
   absl::Status seen = absl::UnknownError("not tried");
   for (int i = 0; i < 100 && !seen.ok(); ++i) {
     // A new channel each time: an old one keeps its connection.
-    Client client(grpc::CreateChannel(server.target(),
-                                      grpc::SslCredentials(options)),
-                  absl::Seconds(5));
+    Client client(
+        grpc::CreateChannel(server.target(), grpc::SslCredentials(options)),
+        absl::Seconds(5));
     seen = client.GetModel("m").status();
     if (!seen.ok()) absl::SleepFor(absl::Milliseconds(100));
   }
@@ -312,7 +322,9 @@ TEST(TlsTest, WithoutClientCaAnyClientWithTlsGetsIn) {
     o.tls.cert_file = ca.File("server.pem");
     o.tls.key_file = ca.File("server.key");
   });
-  EXPECT_TRUE(TlsClient(server, ca).CreateModel("m", TextAlgorithm("perceptron"), 1).ok());
+  EXPECT_TRUE(TlsClient(server, ca)
+                  .CreateModel("m", TextAlgorithm("perceptron"), 1)
+                  .ok());
   EXPECT_FALSE(server.NewClient().GetModel("m").ok());
 }
 
@@ -340,7 +352,8 @@ TEST(TlsTest, TheClientConnectsWithTlsAndAToken) {
   EXPECT_TRUE(absl::IsUnauthenticated(
       Client::Connect(server.target(), options)->GetModel("m").status()));
   options.tls_ca_file = dir.File("missing.pem");
-  EXPECT_TRUE(absl::IsNotFound(Client::Connect(server.target(), options).status()));
+  EXPECT_TRUE(
+      absl::IsNotFound(Client::Connect(server.target(), options).status()));
 }
 
 TEST(ServerOptionsTest, TlsAndTokenFlagsAreChecked) {

@@ -57,15 +57,33 @@ class Worker {
     while (absl::Now() < end) {
       ++operations;
       switch (Uniform(9)) {
-        case 0: Create(); break;
-        case 1: client_.DeleteModel(Churn()).IgnoreError(); break;
-        case 2: TrainKept(); break;
-        case 3: TrainChurn(); break;
-        case 4: Predict(); break;
-        case 5: client_.Evaluate(Kept(), Examples(10, false)).IgnoreError(); break;
-        case 6: client_.GetWeights(Uniform(2) ? Kept() : Churn()).IgnoreError(); break;
-        case 7: client_.ListModels().IgnoreError(); break;
-        default: Stats(); break;
+        case 0:
+          Create();
+          break;
+        case 1:
+          client_.DeleteModel(Churn()).IgnoreError();
+          break;
+        case 2:
+          TrainKept();
+          break;
+        case 3:
+          TrainChurn();
+          break;
+        case 4:
+          Predict();
+          break;
+        case 5:
+          client_.Evaluate(Kept(), Examples(10, false)).IgnoreError();
+          break;
+        case 6:
+          client_.GetWeights(Uniform(2) ? Kept() : Churn()).IgnoreError();
+          break;
+        case 7:
+          client_.ListModels().IgnoreError();
+          break;
+        default:
+          Stats();
+          break;
       }
     }
     return operations;
@@ -75,7 +93,9 @@ class Worker {
   const std::vector<uint64_t>& learned() const { return learned_; }
 
  private:
-  int Uniform(int n) { return std::uniform_int_distribution<int>(0, n - 1)(random_); }
+  int Uniform(int n) {
+    return std::uniform_int_distribution<int>(0, n - 1)(random_);
+  }
   std::string Kept() { return kKept[Uniform(2)]; }
   std::string Churn() { return absl::StrCat("churn-", Uniform(12)); }
 
@@ -83,7 +103,8 @@ class Worker {
     std::vector<LabeledExample> examples(n);
     std::normal_distribution<double> normal;
     for (LabeledExample& e : examples) {
-      for (int j = 0; j < kDimension; ++j) e.features.push_back(normal(random_));
+      for (int j = 0; j < kDimension; ++j)
+        e.features.push_back(normal(random_));
       e.label = e.features[0] + e.features[1] >= 0 ? 1 : -1;
       if (multiclass) e.class_label = absl::StrCat("c", Uniform(5));
       if (Uniform(20) == 0) e.features.pop_back();  // a bad example, in-band
@@ -166,14 +187,16 @@ TEST(StressTest, EverythingAtOnceThenTheInvariantsHold) {
     o.limits.max_models = 16;
     o.limits.max_total_model_bytes = int64_t{32} << 20;
     o.limits.max_model_bytes = int64_t{4} << 20;
-    o.limits.max_classes = 4;  // the fifth class is refused in-band
+    o.limits.max_classes = 4;    // the fifth class is refused in-band
     o.streams.max_streams = 12;  // more than the clients open: some refused
     o.streams.max_streams_per_client = 12;
     o.checkpoint_bytes = 1 << 20;  // checkpoints while it runs
   });
   Client admin = server.NewClient();
-  ASSERT_TRUE(admin.CreateModel(kKept[0], TextAlgorithm("averaged_perceptron"),
-                                kDimension).ok());
+  ASSERT_TRUE(admin
+                  .CreateModel(kKept[0], TextAlgorithm("averaged_perceptron"),
+                               kDimension)
+                  .ok());
   v1::CreateModelRequest multiclass;
   multiclass.set_model(kKept[1]);
   *multiclass.mutable_algorithm() = TextAlgorithm("softmax_regression");
@@ -215,9 +238,8 @@ TEST(StressTest, EverythingAtOnceThenTheInvariantsHold) {
   // The memory accounting matches the models there are.
   grpc::ClientContext context;
   v1::GetStatsResponse usage;
-  ASSERT_TRUE(server.NewStub()
-                  ->GetStats(&context, v1::GetStatsRequest(), &usage)
-                  .ok());
+  ASSERT_TRUE(
+      server.NewStub()->GetStats(&context, v1::GetStatsRequest(), &usage).ok());
   for (const v1::CallStats& c : usage.calls()) {
     std::printf("stress: %s %s %llu\n", c.method().c_str(), c.code().c_str(),
                 static_cast<unsigned long long>(c.count()));

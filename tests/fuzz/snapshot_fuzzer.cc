@@ -11,8 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace halfspace;
-  absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(
-      std::string(reinterpret_cast<const char*>(data), size));
+  absl::StatusOr<ModelSnapshot> snapshot =
+      DecodeSnapshot(std::string(reinterpret_cast<const char*>(data), size));
   if (!snapshot.ok()) return 0;
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::Restore(*std::move(snapshot), FuzzBudget());
