@@ -54,6 +54,15 @@ v1::CreateModelRequest HashedModel(const std::string& name,
   return create;
 }
 
+// A perceptron of 2^18 buckets whose group "g" is crossed with itself.
+v1::CreateModelRequest SelfCrossedModel(const std::string& name) {
+  v1::CreateModelRequest create = HashedModel(name, "perceptron", 1, 18);
+  v1::Interaction* self = create.add_interactions();
+  self->set_first_group("g");
+  self->set_second_group("g");
+  return create;
+}
+
 // An instance of n named features in group "g".
 v1::FeatureVector NamedFeatures(int n) {
   v1::FeatureVector features;
@@ -153,11 +162,7 @@ TEST(BoundedWorkTest, ClassesStopAtTheModelsMemoryInBand) {
 TEST(BoundedWorkTest, AnExampleOfTooManyInteractionProductsCostsNothing) {
   TestServer server;  // the default limits
   Client client = server.NewClient();
-  v1::CreateModelRequest create = HashedModel("m", "perceptron", 1, 18);
-  v1::Interaction* self = create.add_interactions();
-  self->set_first_group("g");
-  self->set_second_group("g");
-  ASSERT_TRUE(client.CreateModel(create).ok());
+  ASSERT_TRUE(client.CreateModel(SelfCrossedModel("m")).ok());
   // Once 1.4 s of CPU: 1,000 named features crossed with themselves.
   LabeledExample e;
   e.label = 1;
@@ -339,11 +344,7 @@ TEST(BoundedWorkTest, APredictionWhoseCallerGaveUpStopsBetweenInstances) {
     o.limits.max_interaction_products = int64_t{1} << 40;
   });
   Client client = server.NewClient();
-  v1::CreateModelRequest create = HashedModel("m", "perceptron", 1, 18);
-  v1::Interaction* self = create.add_interactions();
-  self->set_first_group("g");
-  self->set_second_group("g");
-  ASSERT_TRUE(client.CreateModel(create).ok());
+  ASSERT_TRUE(client.CreateModel(SelfCrossedModel("m")).ok());
   // 1000 features crossed with themselves: ~500k products an instance, some
   // 50 ms of work; 100 instances take seconds.
   v1::PredictRequest predict;
