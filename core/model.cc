@@ -235,8 +235,12 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
     Reject(absl::OkStatus(), outcomes[i]);
     outcomes[i].duplicate = true;
   }
+  // The examples in `refused` (ascending) were rejected by AdmitBatch.
+  size_t next = 0;
   for (size_t i = fresh; i < n; ++i) {
-    if (outcomes[i].error.ok()) LearnOne(examples[i], outcomes[i]);
+    while (next < refused.size() && refused[next] < i) ++next;
+    if (next < refused.size() && refused[next] == i) continue;
+    LearnOne(examples[i], outcomes[i]);
   }
   learner_->EndBatch();
   AppendClassNames(class_names);
@@ -251,10 +255,9 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
 int64_t Model::AdmitBatch(absl::Span<const PreparedExample> examples,
                           size_t fresh, absl::Span<ExampleOutcome> outcomes,
                           std::vector<uint32_t>& refused) {
-  for (size_t i = fresh; i < examples.size(); ++i) {
-    outcomes[i].error = absl::OkStatus();
-  }
   if (!budget_->enforcing()) {  // recovery: refuse what was refused
+    std::sort(refused.begin(), refused.end());
+    refused.erase(std::unique(refused.begin(), refused.end()), refused.end());
     for (const uint32_t i : refused) {
       if (i >= fresh && i < examples.size()) {
         Reject(absl::ResourceExhaustedError(
@@ -265,24 +268,30 @@ int64_t Model::AdmitBatch(absl::Span<const PreparedExample> examples,
     return 0;
   }
   refused.clear();
+  const bool adds_classes = multiclass();
   int64_t reserved = 0;
   int64_t classes = learner_->classes().size();
   absl::flat_hash_set<absl::string_view> admitted;
   for (size_t i = fresh; i < examples.size(); ++i) {
     const PreparedExample& e = examples[i];
     absl::Status s = e.error;
-    if (s.ok() && multiclass() && !learner_->HasClass(e.class_label) &&
-        !admitted.contains(e.class_label)) {
+    if (s.ok()) {
+      if (!adds_classes || learner_->HasClass(e.class_label) ||
+          admitted.contains(e.class_label)) {
+        continue;
+      }
       s = AdmitClass(e.class_label, classes + 1);
       if (s.ok()) {
         admitted.insert(e.class_label);
         reserved += ClassBytes(spec_);
         ++classes;
-      } else {
-        Reject(s, outcomes[i]);
+        continue;
       }
     }
-    if (absl::IsResourceExhausted(s)) refused.push_back(i);
+    if (absl::IsResourceExhausted(s)) {
+      Reject(std::move(s), outcomes[i]);
+      refused.push_back(i);
+    }
   }
   return reserved;
 }

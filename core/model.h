@@ -207,9 +207,10 @@ class Model {
   // more interaction products than the limits allow.
   absl::Status CheckFeatureLimits(const FeatureInput& input) const;
   // Decides which of the examples from `fresh` on a limit refuses (their
-  // index into `refused`, their error into their outcome) and reserves the
-  // memory of the new classes the others bring; returns the bytes
-  // reserved. REQUIRES: mu_ held exclusively.
+  // index into `refused`, ascending, their error into their outcome) and
+  // reserves the memory of the new classes the others bring; returns the
+  // bytes reserved. In recovery, rejects the examples `refused` lists.
+  // REQUIRES: mu_ held exclusively.
   int64_t AdmitBatch(absl::Span<const PreparedExample> examples, size_t fresh,
                      absl::Span<ExampleOutcome> outcomes,
                      std::vector<uint32_t>& refused);
