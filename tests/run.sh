@@ -48,7 +48,8 @@ fuzz() {
     mkdir -p "$work/$t"
     cp tests/fuzz/corpus/$t/* "$work/$t/" 2> /dev/null || true
     (cd "$work" && "$OLDPWD/build-fuzz/tests/fuzz/$t" "$t" \
-       -max_total_time="${FUZZ_SECONDS:-15}" -rss_limit_mb=2048 -timeout=10 \
+       -max_total_time="${FUZZ_SECONDS:-15}" -seed="${FUZZ_SEED:-1}" \
+       -rss_limit_mb=2048 -timeout=10 \
        -print_final_stats=1 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY" \
        | sed "s/^/$t: /") || true
     if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* \
