@@ -266,6 +266,10 @@ absl::StatusOr<v1::GetWeightsResponse> Client::GetWeights(
       kTries, " times; read it while it does not train"));
 }
 
+absl::StatusOr<v1::GetStatsResponse> Client::GetStats() {
+  return Call(&Stub::GetStats, v1::GetStatsRequest());
+}
+
 absl::StatusOr<v1::Model> Client::SetWeights(const std::string& name,
                                              const std::vector<double>& weights,
                                              double bias) {

@@ -156,6 +156,8 @@ class Client {
   // message limit needs; pages of one version only (ABORTED if the model
   // kept changing between pages).
   absl::StatusOr<v1::GetWeightsResponse> GetWeights(const std::string& name);
+  // What the server has done (the numbers of its metrics; see the README).
+  absl::StatusOr<v1::GetStatsResponse> GetStats();
   absl::StatusOr<v1::Model> SetWeights(const std::string& name,
                                        const std::vector<double>& weights,
                                        double bias);

@@ -133,6 +133,7 @@ TEST(MetricsTest, InBandRefusalsAreCountedByLimit) {
   ASSERT_TRUE(stream->Receive().ok());
   const v1::GetStatsResponse stats = Stats(server);
   ASSERT_EQ(stats.refusals_size(), 1);
+  EXPECT_EQ(client.GetStats()->refusals(0).count(), 2u);  // the client's call
   EXPECT_EQ(stats.refusals(0).limit(), "max_classes");
   EXPECT_EQ(stats.refusals(0).count(), 2u);
   EXPECT_EQ(stats.open_streams(), 1);
