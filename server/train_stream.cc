@@ -8,6 +8,7 @@
 #include "core/quoted.h"
 #include "core/storage/log_record.h"
 #include "server/convert.h"
+#include "server/pipelined_stream.h"
 #include "server/raw_message.h"
 #include "server/status.h"
 #include "server/stream_call.h"
@@ -18,58 +19,36 @@
 namespace halfspace {
 namespace {
 
-class TrainReactor final
-    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+class TrainReactor final : public PipelinedStream {
  public:
   TrainReactor(const ServiceParts& parts, grpc::CallbackServerContext* context)
-      : parts_(parts),
+      : PipelinedStream(parts.log),
+        parts_(parts),
         registry_(parts.registry),
         call_("Train", parts, context) {
-    if (call_.status().ok()) {
-      StartRead(&request_bytes_);
-    } else {
-      Finish(call_.End(call_.status()));
-    }
+    Start(call_.status());
   }
 
-  void OnReadDone(bool ok) override {
-    if (!ok) {  // the client half-closed, or the call was cancelled
-      End(absl::OkStatus());
-      return;
-    }
-    absl::Status s = DecodeMessage(request_bytes_, request_raw_, request_);
-    uint64_t lsn = 0;
+ private:
+  absl::Status Handle(grpc::ByteBuffer& request_bytes,
+                      grpc::ByteBuffer& response_bytes,
+                      uint64_t& lsn) override {
+    absl::Status s = DecodeMessage(request_bytes, request_raw_, request_);
     if (s.ok()) s = Learn(lsn);
     if (!s.ok()) {
       if (model_ != nullptr) {
         spdlog::info("rid={} train stream on '{}' ended: {}",
                      call_.request_id(), model_->name(), s.ToString());
       }
-      End(s);
-      return;
+      return s;
     }
-    EncodeMessage(response_, response_bytes_);
-    // Answer once the examples are durable (at once if nothing was logged).
-    if (lsn == 0 || parts_.log == nullptr) {
-      StartWrite(&response_bytes_);
-    } else {
-      parts_.log->WhenDurable(lsn, [this] { StartWrite(&response_bytes_); });
-    }
+    EncodeMessage(response_, response_bytes);
+    return absl::OkStatus();
   }
 
-  void OnWriteDone(bool ok) override {
-    if (!ok) {  // the client went away
-      End(absl::CancelledError("stream cancelled"));
-      return;
-    }
-    StartRead(&request_bytes_);
+  grpc::Status End(const absl::Status& status) override {
+    return call_.End(status);
   }
-
-  void OnDone() override { delete this; }
-
- private:
-  // Finishes the stream with `status`, and counts it.
-  void End(const absl::Status& status) { Finish(call_.End(status)); }
 
   // Binds the stream to its model and source on the first request, then
   // learns from the request's examples, fills response_ and sets `lsn` to
@@ -180,8 +159,6 @@ class TrainReactor final
   const StreamCall call_;
   std::shared_ptr<Model> model_;
   std::string source_;
-  grpc::ByteBuffer request_bytes_;
-  grpc::ByteBuffer response_bytes_;
   std::string request_raw_;  // the request as received
   std::string record_;       // its log record
   v1::TrainRequest request_;

@@ -14,20 +14,12 @@
 // a TrainRequest (see raw_message.h), or the model's deletion ends the stream
 // with INVALID_ARGUMENT or NOT_FOUND.
 //
-// Reactor rules obeyed here:
-// - At most one read and one write in flight, never both: read a request,
-//   learn from it, write the response, and only then read the next. So the
-//   request and response buffers are never touched by two operations at once
-//   and no reaction needs a lock.
-// - Reactions never block on I/O or on the client; the only wait is the
-//   model's own lock for the length of one batch. A response waiting for
-//   its examples to be durable is written from the log's sync thread.
-// - Finish is called exactly once: from the first read or write that fails
-//   (client half-close, cancellation) or on a protocol error. A cancelled
-//   stream's pending operation fails, which leads to that same Finish.
-// - OnDone leaves the CallGate and frees the reactor.
-// - Buffers are reused across requests, so after the first few messages a
-//   stream does not allocate per example.
+// The stream is pipelined (see pipelined_stream.h): it reads and learns the
+// next request while earlier responses wait for their examples to be
+// durable, so one stream's many small requests share a log sync. Learning
+// takes the model's lock for the length of one batch, and buffers are reused
+// across requests, so after the first few messages a stream does not
+// allocate per example.
 
 #ifndef HALFSPACE_SERVER_TRAIN_STREAM_H_
 #define HALFSPACE_SERVER_TRAIN_STREAM_H_

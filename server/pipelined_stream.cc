@@ -1,0 +1,125 @@
+#include "server/pipelined_stream.h"
+
+#include <utility>
+
+namespace halfspace {
+
+void PipelinedStream::Start(const absl::Status& status) {
+  if (status.ok()) {
+    Pump();
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    finished_ = true;
+  }
+  Finish(End(status));
+}
+
+void PipelinedStream::OnReadDone(bool ok) {
+  if (!ok) {  // the client half-closed, or the call was cancelled
+    {
+      std::lock_guard lock(mu_);
+      reading_ = false;
+      reads_over_ = true;
+    }
+    Pump();
+    return;
+  }
+  grpc::ByteBuffer response;
+  uint64_t lsn = 0;
+  const absl::Status handled = Handle(request_, response, lsn);
+  const bool waits = handled.ok() && lsn != 0 && log_ != nullptr;
+  uint64_t id = 0;
+  {
+    std::lock_guard lock(mu_);
+    reading_ = false;
+    if (!handled.ok()) {
+      reads_over_ = true;
+      end_ = handled;
+    } else {
+      id = front_id_ + pending_.size();
+      Pending& p = pending_.emplace_back();
+      p.bytes.Swap(&response);
+      p.size = p.bytes.Length();
+      p.durable = !waits;
+      pending_bytes_ += p.size;
+      if (waits) ++awaiting_durable_;
+    }
+  }
+  if (waits) {
+    log_->WhenDurable(lsn, [this, id] {
+      {
+        std::lock_guard lock(mu_);
+        --awaiting_durable_;
+        if (id >= front_id_ && id - front_id_ < pending_.size()) {
+          pending_[id - front_id_].durable = true;
+        }
+      }
+      Pump();
+    });
+  }
+  Pump();
+}
+
+void PipelinedStream::OnWriteDone(bool ok) {
+  {
+    std::lock_guard lock(mu_);
+    writing_ = false;
+    if (ok) {
+      pending_bytes_ -= pending_.front().size;
+      pending_.pop_front();
+      ++front_id_;
+    } else {  // the client went away: nobody waits for the rest
+      reads_over_ = true;
+      client_gone_ = true;
+      if (end_.ok()) end_ = absl::CancelledError("stream cancelled");
+      front_id_ += pending_.size();
+      pending_.clear();
+      pending_bytes_ = 0;
+    }
+  }
+  Pump();
+}
+
+void PipelinedStream::Pump() {
+  for (;;) {
+    enum class Next { kNothing, kRead, kWrite, kFinish } next = Next::kNothing;
+    const grpc::ByteBuffer* write = nullptr;
+    absl::Status end;
+    {
+      std::lock_guard lock(mu_);
+      if (finished_) return;
+      if (!writing_ && !pending_.empty() && pending_.front().durable) {
+        writing_ = true;
+        write = &pending_.front().bytes;  // deque: stays put on push_back
+        next = Next::kWrite;
+      } else if (!reading_ && !reads_over_ &&
+                 pending_.size() < kMaxPendingResponses &&
+                 (pending_.empty() || pending_bytes_ < kMaxPendingBytes)) {
+        reading_ = true;
+        next = Next::kRead;
+      } else if (reads_over_ && !reading_ && !writing_ &&
+                 awaiting_durable_ == 0 && pending_.empty()) {
+        finished_ = true;
+        end = end_;
+        next = Next::kFinish;
+      }
+    }
+    switch (next) {
+      case Next::kNothing:
+        return;
+      case Next::kRead:
+        StartRead(&request_);
+        break;
+      case Next::kWrite:
+        StartWrite(write);
+        break;
+      case Next::kFinish:
+        Finish(End(end));
+        return;
+    }
+  }
+}
+
+}  // namespace halfspace

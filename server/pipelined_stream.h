@@ -1,0 +1,101 @@
+// A bidirectional stream that answers every request with one response, in
+// order, and reads the next request while earlier responses wait: to be
+// written, or for their examples to be durable. So a client that keeps
+// sending is never held to one round trip (or one fdatasync) per message,
+// and the write-ahead log's group commit covers many messages of one stream.
+//
+// A subclass handles one request at a time (Handle runs for one read at a
+// time, never concurrently with itself) and may say its response waits for
+// a log record to be durable. A response is written only once it and every
+// response before it are durable, so the client sees them in request order,
+// each acknowledging what is durable.
+//
+// Bounded: at most kMaxPendingResponses responses, or kMaxPendingBytes of
+// them (but always one), wait at once; past that the stream stops reading,
+// and gRPC's flow control holds the client back.
+//
+// Ending: when Handle fails, or the client half-closes, nothing more is
+// read; the responses before are still written, then the stream finishes
+// with Handle's error (or OK). When a write fails (the client is gone) the
+// rest are dropped. Finish is called once, when no read, write or
+// durability callback is outstanding, so OnDone may free the stream.
+//
+// Threads: reactions run on gRPC's threads, durability callbacks on the
+// log's sync thread; the queue is guarded by a mutex, and no gRPC operation
+// is started while it is held.
+
+#ifndef HALFSPACE_SERVER_PIPELINED_STREAM_H_
+#define HALFSPACE_SERVER_PIPELINED_STREAM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+#include "absl/status/status.h"
+#include "core/storage/write_ahead_log.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/server_callback.h"
+#include "grpcpp/support/status.h"
+
+namespace halfspace {
+
+class PipelinedStream
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  static constexpr size_t kMaxPendingResponses = 1024;
+  static constexpr size_t kMaxPendingBytes = size_t{4} << 20;
+
+  void OnReadDone(bool ok) final;
+  void OnWriteDone(bool ok) final;
+  void OnDone() final { delete this; }
+
+ protected:
+  // `log` (may be null: every response is written at once) must outlive the
+  // stream.
+  explicit PipelinedStream(WriteAheadLog* log) : log_(log) {}
+  ~PipelinedStream() override = default;
+
+  // Starts reading when `status` is OK; else finishes with it at once.
+  // Called once, at the end of the subclass's constructor.
+  void Start(const absl::Status& status);
+
+  // Handles one request: fills `response` (empty on entry) and sets `lsn`
+  // to the log record its answer waits for (0: none). An error ends the
+  // stream after the responses before it.
+  virtual absl::Status Handle(grpc::ByteBuffer& request,
+                              grpc::ByteBuffer& response, uint64_t& lsn) = 0;
+
+  // Counts and logs the stream's end; returns the status to finish with.
+  virtual grpc::Status End(const absl::Status& status) = 0;
+
+ private:
+  struct Pending {
+    grpc::ByteBuffer bytes;
+    size_t size = 0;
+    bool durable = false;
+  };
+
+  // Starts what can start: the next write, the next read, or Finish.
+  void Pump();
+
+  WriteAheadLog* const log_;
+  grpc::ByteBuffer request_;  // touched only by the one read in flight
+
+  std::mutex mu_;
+  // Guarded by mu_:
+  std::deque<Pending> pending_;  // oldest first; the front may be writing
+  uint64_t front_id_ = 0;        // the id of pending_.front()
+  size_t pending_bytes_ = 0;
+  int awaiting_durable_ = 0;     // durability callbacks not yet run
+  bool reading_ = false;
+  bool writing_ = false;
+  bool reads_over_ = false;      // half-closed, failed or cancelled
+  bool client_gone_ = false;     // a write failed: drop what waits
+  bool finished_ = false;
+  absl::Status end_;             // what to finish with
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_SERVER_PIPELINED_STREAM_H_
