@@ -108,6 +108,49 @@ absl::Status TrainingStream::Finish() {
 
 void TrainingStream::Cancel() { context_.TryCancel(); }
 
+// --- PredictionStream --------------------------------------------------------
+
+absl::Status PredictionStream::Send(const v1::PredictStreamRequest& request) {
+  if (!stream_->Write(request)) {
+    return absl::AbortedError(
+        "the prediction stream is closed; Finish() returns the reason");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::PredictStreamResponse> PredictionStream::Receive() {
+  v1::PredictStreamResponse response;
+  if (!stream_->Read(&response)) {
+    return absl::OutOfRangeError(
+        "the prediction stream has ended; Finish() returns its status");
+  }
+  return response;
+}
+
+absl::StatusOr<std::vector<v1::Prediction>> PredictionStream::Predict(
+    const v1::PredictStreamRequest& request) {
+  if (absl::Status s = Send(request); !s.ok()) return s;
+  absl::StatusOr<v1::PredictStreamResponse> response = Receive();
+  if (!response.ok()) return response.status();
+  if (response->has_error()) {
+    return absl::Status(static_cast<absl::StatusCode>(response->error().code()),
+                        response->error().message());
+  }
+  return std::vector<v1::Prediction>(response->predictions().begin(),
+                                     response->predictions().end());
+}
+
+absl::Status PredictionStream::Finish() {
+  if (finished_) return status_;
+  finished_ = true;
+  stream_->WritesDone();
+  v1::PredictStreamResponse unread;
+  while (stream_->Read(&unread)) {
+  }
+  status_ = FromGrpcStatus(stream_->Finish());
+  return status_;
+}
+
 // --- Client -------------------------------------------------------------------
 
 Client::Client(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout)
@@ -306,6 +349,13 @@ absl::StatusOr<v1::EvaluateResponse> Client::Evaluate(
   grpc::Status status = writer->Finish();
   if (!status.ok()) return FromGrpcStatus(status);
   return response;
+}
+
+std::unique_ptr<PredictionStream> Client::PredictStream() {
+  std::unique_ptr<PredictionStream> stream(new PredictionStream());
+  Authorize(stream->context_);
+  stream->stream_ = stub_->PredictStream(&stream->context_);
+  return stream;
 }
 
 std::unique_ptr<TrainingStream> Client::Train(const std::string& model) {

@@ -95,6 +95,41 @@ class TrainingStream {
       stream_;
 };
 
+// One open PredictStream: predictions without a call's setup each time.
+// Predict is one round trip; Send and Receive keep several requests in
+// flight (one writer thread and one reader thread at most).
+class PredictionStream {
+ public:
+  PredictionStream(const PredictionStream&) = delete;
+  PredictionStream& operator=(const PredictionStream&) = delete;
+
+  // Predicts for `request`'s instances (its model may be empty: the one
+  // the previous request named); the error the server answered with, or
+  // OUT_OF_RANGE once the stream has ended (Finish tells why).
+  absl::StatusOr<std::vector<v1::Prediction>> Predict(
+      const v1::PredictStreamRequest& request);
+
+  // Sends one request; its response comes from Receive, in order.
+  absl::Status Send(const v1::PredictStreamRequest& request);
+  // The response to the oldest unanswered Send (an error in-band as
+  // PredictResponse.error); OUT_OF_RANGE once the stream has ended.
+  absl::StatusOr<v1::PredictStreamResponse> Receive();
+
+  // Half-closes, discards unread responses and returns the stream's status.
+  absl::Status Finish();
+
+ private:
+  friend class Client;
+  PredictionStream() = default;
+
+  bool finished_ = false;
+  absl::Status status_;  // the final status, once finished_
+  grpc::ClientContext context_;
+  std::unique_ptr<
+      grpc::ClientReaderWriter<v1::PredictStreamRequest, v1::PredictStreamResponse>>
+      stream_;
+};
+
 struct FitOptions {
   int max_passes = 100;  // stop after this many passes over the data
   int batch_size = 256;  // examples per request
@@ -151,6 +186,9 @@ class Client {
   // Any feature forms, as the proto has them.
   absl::StatusOr<std::vector<v1::Prediction>> Predict(
       const v1::PredictRequest& request);
+
+  // Opens a PredictStream (see PredictionStream).
+  std::unique_ptr<PredictionStream> PredictStream();
 
   // The whole weight vector (of every class), read in as many pages as the
   // message limit needs; pages of one version only (ABORTED if the model

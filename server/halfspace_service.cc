@@ -11,6 +11,8 @@
 #include "server/evaluate_stream.h"
 #include "server/logging.h"
 #include "server/peer.h"
+#include "server/predict.h"
+#include "server/predict_stream.h"
 #include "server/raw_message.h"
 #include "server/status.h"
 #include "server/train_stream.h"
@@ -133,6 +135,11 @@ HalfspaceService::Unary HalfspaceService::Predict(Context* c, const Bytes* in,
                                                   Bytes* out) {
   return Serve(c, in, out, "Predict", Permission::kPredict,
                &HalfspaceService::DoPredict);
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+HalfspaceService::PredictStream(Context* c) {
+  return StartPredictStream(parts_, c);
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* HalfspaceService::Evaluate(
@@ -284,33 +291,9 @@ absl::Status HalfspaceService::DoDeleteModel(
 absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
                                          v1::PredictResponse& response,
                                          Call& call) {
-  absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Get(request.model());
-  if (!model.ok()) return model.status();
-  if (request.instances_size() == 0) {
-    return absl::InvalidArgumentError(
-        "PredictRequest has no instances; send at least one feature vector");
-  }
-  const int n = request.instances_size();
-  if (absl::Status s = CheckExamplesPerRequest(
-          n, parts_.registry->budget().limits(), "PredictRequest");
-      !s.ok()) {
-    return s;
-  }
-  std::vector<FeatureInput> instances(n);
-  std::vector<std::vector<NamedFeature>> named(n);
-  for (int i = 0; i < n; ++i) {
-    instances[i] = FromProto(request.instances(i), named[i]);
-  }
-  std::vector<Prediction> predictions(instances.size());
-  std::vector<std::string> class_names;
-  absl::Status status = (*model)->Predict(
-      instances, absl::MakeSpan(predictions), &class_names, call.stop);
-  if (!status.ok()) return status;
-  for (const Prediction& p : predictions) {
-    ToProto(p, class_names, response.add_predictions());
-  }
-  return absl::OkStatus();
+  PredictScratch scratch;
+  return PredictInto(*parts_.registry, request.model(), request.instances(),
+                     scratch, call.stop, *response.mutable_predictions());
 }
 
 absl::Status HalfspaceService::DoGetWeights(

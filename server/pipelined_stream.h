@@ -87,13 +87,13 @@ class PipelinedStream
   std::deque<Pending> pending_;  // oldest first; the front may be writing
   uint64_t front_id_ = 0;        // the id of pending_.front()
   size_t pending_bytes_ = 0;
-  int awaiting_durable_ = 0;     // durability callbacks not yet run
+  int awaiting_durable_ = 0;  // durability callbacks not yet run
   bool reading_ = false;
   bool writing_ = false;
-  bool reads_over_ = false;      // half-closed, failed or cancelled
-  bool client_gone_ = false;     // a write failed: drop what waits
+  bool reads_over_ = false;   // half-closed, failed or cancelled
+  bool client_gone_ = false;  // a write failed: drop what waits
   bool finished_ = false;
-  absl::Status end_;             // what to finish with
+  absl::Status end_;  // what to finish with
 };
 
 }  // namespace halfspace

@@ -311,6 +311,24 @@ TEST_F(ApiTest, AnUndecodableTrainMessageEndsTheStreamWithInvalidArgument) {
   EXPECT_EQ(client_.GetModel("m")->stats().examples_seen(), 1u);
 }
 
+TEST_F(ApiTest, AnUndecodablePredictStreamMessageEndsTheStream) {
+  ASSERT_TRUE(client_.CreateModel("m", TextAlgorithm("perceptron"), 2).ok());
+  v1::PredictStreamRequest good;
+  good.set_model("m");
+  good.add_instances()->add_dense(1.0);
+  good.mutable_instances(0)->add_dense(2.0);
+  RawStream stream(server_, "/halfspace.v1.HalfspaceService/PredictStream",
+                   grpc::internal::RpcMethod::BIDI_STREAMING);
+  ASSERT_TRUE(stream.Write(good.SerializeAsString()));
+  ASSERT_TRUE(stream.Read());
+  stream.Write(kUndecodable);
+  stream.Write(good.SerializeAsString());
+  grpc::Status status = stream.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("could not be decoded as halfspace.v1.PredictStreamRequest"));
+}
+
 TEST_F(ApiTest, AnUndecodableEvaluateMessageEndsTheStreamWithInvalidArgument) {
   ASSERT_TRUE(client_.CreateModel("m", TextAlgorithm("perceptron"), 2).ok());
   v1::EvaluateRequest good;

@@ -75,6 +75,12 @@ TEST_F(TokensTest, ACallWithoutAKnownTokenIsUnauthenticated) {
   std::unique_ptr<TrainingStream> stream = As("").Train("spam-1");
   (void)stream->Send({{{1}, 1}});
   EXPECT_TRUE(absl::IsUnauthenticated(stream->Finish()));
+  std::unique_ptr<PredictionStream> predictions = As("").PredictStream();
+  v1::PredictStreamRequest request;
+  request.set_model("spam-1");
+  request.add_instances()->add_dense(1);
+  EXPECT_FALSE(predictions->Predict(request).ok());
+  EXPECT_TRUE(absl::IsUnauthenticated(predictions->Finish()));
 }
 
 TEST_F(TokensTest, EachTokenDoesWhatItsPermissionsAllowAndNoMore) {
@@ -97,6 +103,15 @@ TEST_F(TokensTest, EachTokenDoesWhatItsPermissionsAllowAndNoMore) {
   EXPECT_THAT(denied.message(),
               HasSubstr("this token has no train permission on model 'ham'"));
   EXPECT_TRUE(absl::IsPermissionDenied(trainer.Predict("ham", {{1}}).status()));
+  std::unique_ptr<PredictionStream> predictions = trainer.PredictStream();
+  v1::PredictStreamRequest request;
+  request.add_instances()->add_dense(1);
+  for (const char* model : {"spam-1", "ham", "spam-1"}) {
+    request.set_model(model);
+    absl::Status s = predictions->Predict(request).status();
+    EXPECT_EQ(absl::IsPermissionDenied(s), model == std::string("ham")) << s;
+  }
+  EXPECT_TRUE(predictions->Finish().ok());  // a denial is in-band
   EXPECT_TRUE(absl::IsPermissionDenied(trainer.DeleteModel("spam-1")));
 
   // The reader reads everything and changes nothing.

@@ -422,6 +422,75 @@ TEST_F(ServerTest, PredictValidatesItsInput) {
   EXPECT_FALSE((*p)[0].has_signed_distance());  // w = 0: no hyperplane
 }
 
+// A PredictStreamRequest of dense `xs` for `model` (may be empty).
+v1::PredictStreamRequest DenseRequest(
+    const std::string& model, const std::vector<std::vector<double>>& xs) {
+  v1::PredictStreamRequest request;
+  request.set_model(model);
+  for (const std::vector<double>& x : xs) {
+    request.add_instances()->mutable_dense()->Add(x.begin(), x.end());
+  }
+  return request;
+}
+
+TEST_F(ServerTest, PredictStreamAnswersAsPredictDoes) {
+  CreatePerceptron("a", 2);
+  CreatePerceptron("b", 2);
+  ASSERT_TRUE(client_.SetWeights("a", {3, 4}, -5).ok());
+  ASSERT_TRUE(client_.SetWeights("b", {-1, 0}, 0.5).ok());
+  std::unique_ptr<PredictionStream> stream = client_.PredictStream();
+  const std::vector<std::vector<double>> xs = {{3, 4}, {0, 0}, {-1, 2}};
+  for (const char* model : {"a", "b", "a"}) {
+    const absl::StatusOr<std::vector<v1::Prediction>> unary =
+        client_.Predict(model, xs);
+    ASSERT_TRUE(unary.ok());
+    // Named, then inherited from the request before.
+    for (const std::string& named : {std::string(model), std::string()}) {
+      absl::StatusOr<std::vector<v1::Prediction>> streamed =
+          stream->Predict(DenseRequest(named, xs));
+      ASSERT_TRUE(streamed.ok()) << streamed.status();
+      ASSERT_EQ(streamed->size(), xs.size());
+      for (size_t i = 0; i < xs.size(); ++i) {
+        EXPECT_EQ((*streamed)[i].SerializeAsString(),
+                  (*unary)[i].SerializeAsString());
+      }
+    }
+  }
+  EXPECT_EQ((*stream->Predict(DenseRequest("", {{3, 4}})))[0].score(), 20);
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(ServerTest, PredictStreamAnswersABadRequestInBandAndGoesOn) {
+  CreatePerceptron("m", 2);
+  std::unique_ptr<PredictionStream> stream = client_.PredictStream();
+  // Several in flight at once, answered in order.
+  const std::vector<v1::PredictStreamRequest> requests = {
+      DenseRequest("", {{1, 2}}),       // no model named yet
+      DenseRequest("nope", {{1, 2}}),   // unknown
+      DenseRequest("m", {{1, 2}, {1}}), // a bad instance
+      DenseRequest("m", {}),            // none
+      DenseRequest("", {{1, 2}}),       // good: "m"
+  };
+  for (const v1::PredictStreamRequest& r : requests) ASSERT_TRUE(stream->Send(r).ok());
+  std::vector<v1::PredictStreamResponse> responses;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    absl::StatusOr<v1::PredictStreamResponse> r = stream->Receive();
+    ASSERT_TRUE(r.ok()) << r.status();
+    responses.push_back(*r);
+  }
+  EXPECT_EQ(responses[0].error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(responses[0].error().message(), HasSubstr("must name the model"));
+  EXPECT_EQ(responses[1].error().code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(responses[2].error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(responses[2].error().message(), HasSubstr("instance 1"));
+  EXPECT_EQ(responses[3].error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(responses[i].predictions_size(), 0);
+  EXPECT_FALSE(responses[4].has_error());
+  ASSERT_EQ(responses[4].predictions_size(), 1);
+  EXPECT_EQ(responses[4].predictions(0).label(), 1);
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
 TEST_F(ServerTest, SetWeightsImportsAModelAndValidatesIt) {
   CreatePerceptron("m", 2);
   absl::StatusOr<v1::Model> model = client_.SetWeights("m", {3, 4}, -5);
