@@ -72,7 +72,8 @@ ABSL_FLAG(int64_t, max_interaction_products, 100000,
           "with m make n*m; a group of n with itself n(n-1)/2)");
 ABSL_FLAG(int64_t, max_examples_per_request, 100000,
           "examples or instances in one Train, Evaluate or Predict request");
-ABSL_FLAG(int64_t, max_streams, 256, "Train and Evaluate streams open at once");
+ABSL_FLAG(int64_t, max_streams, 256,
+          "Train, Evaluate and PredictStream streams open at once");
 ABSL_FLAG(int64_t, max_streams_per_client, 64,
           "Train and Evaluate streams open at once from one client address");
 ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,

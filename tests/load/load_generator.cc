@@ -1,0 +1,583 @@
+// halfspace_load: drives a halfspace server with synthetic data and prints
+// what each path does next to what gRPC itself does with no work at all.
+//
+//   build/tests/halfspace_load [--target=HOST:PORT] [--dimension=20]
+//       [--examples=200000] [--batch=1000] [--clients=8] [--calls=5000]
+//       [--durability=sync] [--rounds=3] [--json=FILE]
+//
+// Without --target it starts the server binary (next to this one's build)
+// as a child on a temporary data directory with --durability. The floors
+// come from a no-op gRPC service (noop.proto) that this binary runs as a
+// child process too, over the same loopback, with the same client code: a
+// unary call, a stream round trip, a pipelined stream, and concurrent
+// clients. Each round measures the floors and then every halfspace path;
+// each row reports the median over rounds, and its ratio to its floor is the
+// median of the ratios within each round, so the ratios hold on a shared,
+// noisy machine where the absolute numbers do not. Nothing is asserted:
+// this prints numbers.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "client/halfspace_client.h"
+#include "grpcpp/grpcpp.h"
+#include "halfspace/load/noop.grpc.pb.h"
+#include "server/pipelined_stream.h"
+#include "server/raw_message.h"
+#include "tests/temp_dir.h"
+
+ABSL_FLAG(std::string, target, "",
+          "a running server; empty: start the server binary as a child");
+ABSL_FLAG(std::string, durability, "sync",
+          "--durability of the server this starts");
+ABSL_FLAG(int, dimension, 20, "features per example");
+ABSL_FLAG(int, examples, 200000, "examples per training measurement");
+ABSL_FLAG(int, batch, 1000, "examples per message, batched training");
+ABSL_FLAG(int, clients, 8, "concurrent clients, for the concurrent rows");
+ABSL_FLAG(int, calls, 5000, "calls per latency measurement");
+ABSL_FLAG(int, rounds, 3, "rounds of every measurement; medians reported");
+ABSL_FLAG(std::string, json, "", "also write the results to this file");
+ABSL_FLAG(int, serve_noop, 0, "internal: serve the no-op service on this port");
+
+namespace halfspace {
+namespace {
+
+// --- The no-op service -------------------------------------------------------
+
+class NoopStream final : public PipelinedStream {
+ public:
+  NoopStream() : PipelinedStream(/*log=*/nullptr) { Start(absl::OkStatus()); }
+
+ private:
+  absl::Status Handle(grpc::ByteBuffer& request, grpc::ByteBuffer& response,
+                      uint64_t&) override {
+    if (absl::Status s = DecodeMessage(request, request_); !s.ok()) return s;
+    EncodeMessage(load::Vector(), response);
+    return absl::OkStatus();
+  }
+  grpc::Status End(const absl::Status&) override { return grpc::Status::OK; }
+
+  load::Vector request_;
+};
+
+class NoopService final
+    : public load::Noop::WithRawCallbackMethod_Bidi<
+          load::Noop::WithCallbackMethod_Unary<load::Noop::Service>> {
+ public:
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
+                                  const load::Vector*, load::Vector*) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Bidi(
+      grpc::CallbackServerContext*) override {
+    return new NoopStream();
+  }
+};
+
+int ServeNoop(int port) {
+  NoopService service;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::StrCat("127.0.0.1:", port),
+                           grpc::InsecureServerCredentials());
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) return 1;
+  server->Wait();
+  return 0;
+}
+
+// --- Child processes ---------------------------------------------------------
+
+// A loopback port that was free a moment ago.
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("cannot find a free port");
+    std::exit(1);
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class Child {
+ public:
+  Child(std::vector<std::string> argv, const std::string& log) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      if (freopen(log.c_str(), "a", stdout) == nullptr ||
+          freopen(log.c_str(), "a", stderr) == nullptr) {
+        _exit(126);
+      }
+      std::vector<char*> args;
+      for (std::string& arg : argv) args.push_back(arg.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+  }
+  ~Child() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+std::shared_ptr<grpc::Channel> Connect(const std::string& target, int index) {
+  grpc::ChannelArguments args;
+  args.SetInt("halfspace.load.channel", index);  // its own connection
+  auto channel = grpc::CreateCustomChannel(
+      target, grpc::InsecureChannelCredentials(), args);
+  if (!channel->WaitForConnected(
+          absl::ToChronoTime(absl::Now() + absl::Seconds(30)))) {
+    std::fprintf(stderr, "cannot reach %s\n", target.c_str());
+    std::exit(1);
+  }
+  return channel;
+}
+
+// --- Data and measurement ----------------------------------------------------
+
+struct Data {
+  int dimension;
+  std::vector<std::vector<double>> x;
+  std::vector<int> y;
+};
+
+// Gaussian features, labels from a fixed hyperplane with noise: a stream
+// that keeps the perceptron updating.
+Data MakeData(int n, int d) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> normal;
+  Data data{d, std::vector<std::vector<double>>(n, std::vector<double>(d)),
+            std::vector<int>(n)};
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    for (int j = 0; j < d; ++j) {
+      data.x[i][j] = normal(rng);
+      s += data.x[i][j] * (j % 3 - 1);
+    }
+    data.y[i] = s + 0.3 * normal(rng) >= 0 ? 1 : -1;
+  }
+  return data;
+}
+
+struct Latency {
+  double p50 = 0, p99 = 0;  // microseconds
+};
+
+// Times `calls` calls of `call` (after a warm-up).
+Latency TimeCalls(int calls, const std::function<void(int)>& call) {
+  for (int i = 0; i < std::min(calls / 10, 500); ++i) call(i);
+  std::vector<double> micros(calls);
+  for (int i = 0; i < calls; ++i) {
+    const absl::Time start = absl::Now();
+    call(i);
+    micros[i] = absl::ToDoubleMicroseconds(absl::Now() - start);
+  }
+  std::sort(micros.begin(), micros.end());
+  return {micros[calls / 2], micros[calls * 99 / 100]};
+}
+
+// Writes `requests` on `stream` from one thread while this one reads as
+// many responses; returns messages per second.
+template <typename Request, typename Response>
+double Pipelined(grpc::ClientReaderWriter<Request, Response>& stream,
+                 const std::vector<Request>& requests) {
+  const absl::Time start = absl::Now();
+  std::thread writer([&] {
+    for (const Request& r : requests) {
+      if (!stream.Write(r)) break;
+    }
+    stream.WritesDone();
+  });
+  Response response;
+  size_t read = 0;
+  while (stream.Read(&response)) ++read;
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  writer.join();
+  grpc::Status status = stream.Finish();
+  if (!status.ok() || read != requests.size()) {
+    std::fprintf(stderr, "stream ended after %zu of %zu: %s\n", read,
+                 requests.size(), status.error_message().c_str());
+  }
+  return requests.size() / seconds;
+}
+
+// Runs `clients` threads of `call` round trips each on its own connection
+// for `calls` calls each; returns calls per second over all.
+double Concurrent(int clients, int calls, const std::function<void(int)>& run) {
+  std::vector<std::thread> threads;
+  const absl::Time start = absl::Now();
+  for (int c = 0; c < clients; ++c) threads.emplace_back(run, c);
+  for (std::thread& t : threads) t.join();
+  return double(clients) * calls / absl::ToDoubleSeconds(absl::Now() - start);
+}
+
+// --- The report --------------------------------------------------------------
+
+struct Row {
+  std::string name;
+  std::string unit;  // "µs" (p50, p99) or "/s"
+  double value = 0;  // p50 for latencies
+  double p99 = 0;
+  double floor = 0;  // the same measure of the no-op service; 0: none
+};
+
+// Rows measured in several rounds, reported as the median of each: of the
+// value, of its floor, and of the ratio within each round.
+class Report {
+ public:
+  void Add(Row row) {
+    auto it = std::find_if(rows_.begin(), rows_.end(),
+                           [&](const Rows& r) { return r.name == row.name; });
+    if (it == rows_.end()) {
+      it = rows_.insert(rows_.end(), Rows{row.name, row.unit, {}});
+    }
+    it->samples.push_back(row);
+  }
+
+  void Print() const {
+    std::printf("| %-52s | %13s | %13s | %5s |\n|---|---:|---:|---:|\n", "path",
+                "result", "floor", "ratio");
+    for (const Rows& r : rows_) {
+      const Row m = Median(r);
+      const bool rate = r.unit == "/s";
+      std::string value = rate
+                              ? Rate(m.value)
+                              : absl::StrFormat("%.0f/%.0f µs", m.value, m.p99);
+      std::string floor = m.floor == 0 ? ""
+                          : rate       ? Rate(m.floor)
+                                       : absl::StrFormat("%.0f µs", m.floor);
+      std::string ratio = m.floor == 0 ? "" : absl::StrFormat("%.2f", Ratio(r));
+      std::printf("| %-52s | %13s | %13s | %5s |\n", r.name.c_str(),
+                  value.c_str(), floor.c_str(), ratio.c_str());
+    }
+  }
+
+  void WriteJson(const std::string& path, const std::string& setup) const {
+    std::ofstream out(path);
+    out << "{\"setup\": \"" << setup << "\", \"rows\": [\n";
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      const Row m = Median(rows_[i]);
+      out << absl::StrFormat(
+          "  {\"name\": \"%s\", \"unit\": \"%s\", \"value\": %.6g, "
+          "\"p99\": %.6g, \"floor\": %.6g, \"ratio\": %.6g}%s\n",
+          m.name, m.unit == "/s" ? "per_second" : "microseconds", m.value,
+          m.p99, m.floor, m.floor == 0 ? 0 : Ratio(rows_[i]),
+          i + 1 < rows_.size() ? "," : "");
+    }
+    out << "]}\n";
+  }
+
+ private:
+  struct Rows {
+    std::string name, unit;
+    std::vector<Row> samples;  // one per round
+  };
+
+  static double MedianOf(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2]
+                        : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  }
+  static Row Median(const Rows& r) {
+    std::vector<double> value, p99, floor;
+    for (const Row& s : r.samples) {
+      value.push_back(s.value);
+      p99.push_back(s.p99);
+      floor.push_back(s.floor);
+    }
+    return {r.name, r.unit, MedianOf(value), MedianOf(p99), MedianOf(floor)};
+  }
+  static double Ratio(const Rows& r) {
+    std::vector<double> ratios;
+    for (const Row& s : r.samples) ratios.push_back(s.value / s.floor);
+    return MedianOf(ratios);
+  }
+  static std::string Rate(double per_second) {
+    return per_second >= 1e6 ? absl::StrFormat("%.2fM/s", per_second / 1e6)
+                             : absl::StrFormat("%.1fk/s", per_second / 1e3);
+  }
+
+  std::vector<Rows> rows_;
+};
+
+// --- The measurements --------------------------------------------------------
+
+using Stub = v1::HalfspaceService::Stub;
+
+load::Vector NoopVector(int d) {
+  load::Vector v;
+  for (int j = 0; j < d; ++j) v.add_values(0.5 * j);
+  return v;
+}
+
+struct Floors {
+  Latency unary, round_trip;
+  double pipelined = 0, concurrent = 0;
+};
+
+Floors MeasureFloors(const std::string& target, int d, int calls, int messages,
+                     int clients) {
+  Floors f;
+  auto stub = load::Noop::NewStub(Connect(target, 0));
+  const load::Vector v = NoopVector(d);
+  f.unary = TimeCalls(calls, [&](int) {
+    grpc::ClientContext context;
+    load::Vector out;
+    stub->Unary(&context, v, &out);
+  });
+  {
+    grpc::ClientContext context;
+    auto stream = stub->Bidi(&context);
+    load::Vector out;
+    f.round_trip = TimeCalls(calls, [&](int) {
+      stream->Write(v);
+      stream->Read(&out);
+    });
+    stream->WritesDone();
+    stream->Finish();
+  }
+  {
+    grpc::ClientContext context;
+    auto stream = stub->Bidi(&context);
+    f.pipelined = Pipelined(*stream, std::vector<load::Vector>(messages, v));
+  }
+  f.concurrent = Concurrent(clients, calls, [&](int c) {
+    auto own = load::Noop::NewStub(Connect(target, c + 1));
+    grpc::ClientContext context;
+    auto stream = own->Bidi(&context);
+    load::Vector out;
+    for (int i = 0; i < calls; ++i) {
+      stream->Write(v);
+      stream->Read(&out);
+    }
+    stream->WritesDone();
+    stream->Finish();
+  });
+  return f;
+}
+
+void AddDense(const std::vector<double>& x, v1::FeatureVector* out) {
+  out->mutable_dense()->Add(x.begin(), x.end());
+}
+
+std::vector<v1::TrainRequest> TrainRequests(const Data& data, size_t n,
+                                            size_t batch,
+                                            const std::string& model) {
+  std::vector<v1::TrainRequest> requests;
+  for (size_t first = 0; first < n; first += batch) {
+    v1::TrainRequest& r = requests.emplace_back();
+    if (first == 0) r.set_model(model);
+    for (size_t i = first; i < std::min(first + batch, n); ++i) {
+      v1::Example* e = r.add_examples();
+      AddDense(data.x[i % data.x.size()], e->mutable_features());
+      e->set_label(data.y[i % data.y.size()]);
+    }
+  }
+  return requests;
+}
+
+// Examples per second into a new perceptron, `batch` per message.
+double Train(Stub& stub, Client& client, const Data& data, size_t n,
+             size_t batch, const std::string& model) {
+  (void)client.DeleteModel(model);
+  (void)client.CreateModel(model, *ParseAlgorithm("perceptron"),
+                           data.dimension);
+  const std::vector<v1::TrainRequest> requests =
+      TrainRequests(data, n, batch, model);
+  grpc::ClientContext context;
+  auto stream = stub.Train(&context);
+  const double messages = Pipelined(*stream, requests);
+  (void)client.DeleteModel(model);
+  return messages * static_cast<double>(n) / requests.size();
+}
+
+// One round of every measurement, floors first.
+void Round(const std::string& target, const std::string& noop_target,
+           const Data& data, Report& report) {
+  const int d = data.dimension;
+  const int n = absl::GetFlag(FLAGS_examples);
+  const int calls = absl::GetFlag(FLAGS_calls);
+  const int clients = absl::GetFlag(FLAGS_clients);
+  const size_t batch = absl::GetFlag(FLAGS_batch);
+  const Floors floors = MeasureFloors(noop_target, d, calls, n / 4, clients);
+  report.Add({"no-op gRPC: unary call (p50/p99)", "µs", floors.unary.p50,
+              floors.unary.p99});
+  report.Add({"no-op gRPC: stream round trip (p50/p99)", "µs",
+              floors.round_trip.p50, floors.round_trip.p99});
+  report.Add(
+      {"no-op gRPC: pipelined stream, messages", "/s", floors.pipelined});
+  report.Add({absl::StrCat("no-op gRPC: ", clients, " clients, round trips"),
+              "/s", floors.concurrent});
+
+  auto channel = Connect(target, 0);
+  auto stub = v1::HalfspaceService::NewStub(channel);
+  Client client(channel);
+
+  // Predictions from a trained model.
+  const std::string predict_model = "load-predict";
+  (void)client.DeleteModel(predict_model);
+  (void)client.CreateModel(predict_model, *ParseAlgorithm("perceptron"), d);
+  {
+    grpc::ClientContext context;
+    auto stream = stub->Train(&context);
+    Pipelined(*stream,
+              TrainRequests(data, std::min(n, 10000), 1000, predict_model));
+  }
+  v1::PredictRequest predict;
+  predict.set_model(predict_model);
+  AddDense(data.x[0], predict.add_instances());
+  const Latency unary = TimeCalls(calls, [&](int i) {
+    predict.mutable_instances(0)->mutable_dense()->Assign(
+        data.x[i % data.x.size()].begin(), data.x[i % data.x.size()].end());
+    grpc::ClientContext context;
+    v1::PredictResponse out;
+    stub->Predict(&context, predict, &out);
+  });
+  report.Add({"Predict, unary (p50/p99)", "µs", unary.p50, unary.p99,
+              floors.unary.p50});
+  v1::PredictStreamRequest streamed;
+  streamed.set_model(predict_model);
+  AddDense(data.x[0], streamed.add_instances());
+  {
+    grpc::ClientContext context;
+    auto stream = stub->PredictStream(&context);
+    v1::PredictStreamResponse out;
+    const Latency round_trip = TimeCalls(calls, [&](int i) {
+      streamed.mutable_instances(0)->mutable_dense()->Assign(
+          data.x[i % data.x.size()].begin(), data.x[i % data.x.size()].end());
+      stream->Write(streamed);
+      stream->Read(&out);
+    });
+    stream->WritesDone();
+    stream->Finish();
+    report.Add({"PredictStream round trip (p50/p99)", "µs", round_trip.p50,
+                round_trip.p99, floors.round_trip.p50});
+  }
+  const double concurrent = Concurrent(clients, calls, [&](int c) {
+    auto own = v1::HalfspaceService::NewStub(Connect(target, c + 1));
+    grpc::ClientContext context;
+    auto stream = own->PredictStream(&context);
+    v1::PredictStreamResponse out;
+    for (int i = 0; i < calls; ++i) {
+      stream->Write(streamed);
+      stream->Read(&out);
+    }
+    stream->WritesDone();
+    stream->Finish();
+  });
+  report.Add({absl::StrCat("PredictStream, ", clients, " clients, predictions"),
+              "/s", concurrent, 0, floors.concurrent});
+  (void)client.DeleteModel(predict_model);
+
+  // Training: the pipelined stream, one example per message and batched.
+  report.Add({"Train stream, 1 example per message", "/s",
+              Train(*stub, client, data, n / 4, 1, "load-single"), 0,
+              floors.pipelined});
+  report.Add(
+      {absl::StrCat("Train stream, ", batch, " examples per message, examples"),
+       "/s", Train(*stub, client, data, n * 5, batch, "load-batched")});
+  const double streams = Concurrent(clients, 1, [&](int c) {
+    auto own = v1::HalfspaceService::NewStub(Connect(target, c + 1));
+    Client own_client(Connect(target, c + 1));
+    Train(*own, own_client, data, n / 4 / clients, 1,
+          absl::StrCat("load-stream-", c));
+  });
+  report.Add({absl::StrCat(clients, " Train streams, 1 example per message"),
+              "/s", streams * (n / 4 / clients), 0, floors.pipelined});
+}
+
+int Run() {
+  const int d = absl::GetFlag(FLAGS_dimension);
+  const int n = absl::GetFlag(FLAGS_examples);
+  const int calls = absl::GetFlag(FLAGS_calls);
+  const int clients = absl::GetFlag(FLAGS_clients);
+  const size_t batch = absl::GetFlag(FLAGS_batch);
+  const int rounds = std::max(1, absl::GetFlag(FLAGS_rounds));
+  const std::string self = std::filesystem::canonical("/proc/self/exe");
+  TempDir dir;
+
+  const int noop_port = FreePort();
+  Child noop({self, absl::StrCat("--serve_noop=", noop_port)},
+             dir.File("noop.log"));
+  std::string target = absl::GetFlag(FLAGS_target);
+  std::unique_ptr<Child> server;
+  if (target.empty()) {
+    const int port = FreePort();
+    target = absl::StrCat("127.0.0.1:", port);
+    const std::string binary =
+        (std::filesystem::path(self).parent_path().parent_path() /
+         "halfspace-server")
+            .string();
+    server = std::make_unique<Child>(
+        std::vector<std::string>{
+            binary, absl::StrCat("--listen=", target),
+            absl::StrCat("--data_dir=", dir.File("data")),
+            absl::StrCat("--durability=", absl::GetFlag(FLAGS_durability)),
+            "--log_level=warn"},
+        dir.File("server.log"));
+  }
+  const std::string setup = absl::StrFormat(
+      "d = %d, %d examples per training row, %zu per batched message, "
+      "%d calls per latency row, %d concurrent clients, medians of %d "
+      "rounds, %s",
+      d, n, batch, calls, clients, rounds,
+      absl::GetFlag(FLAGS_target).empty()
+          ? absl::StrCat("server started here, --durability=",
+                         absl::GetFlag(FLAGS_durability))
+          : absl::StrCat("server at ", target));
+  std::printf("%s\n\n", setup.c_str());
+
+  const std::string noop_target = absl::StrCat("127.0.0.1:", noop_port);
+  const Data data = MakeData(std::max(n, 1), d);
+  Report report;
+  for (int round = 1; round <= rounds; ++round) {
+    std::fprintf(stderr, "round %d of %d\n", round, rounds);
+    Round(target, noop_target, data, report);
+  }
+  report.Print();
+  if (!absl::GetFlag(FLAGS_json).empty()) {
+    report.WriteJson(absl::GetFlag(FLAGS_json), setup);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace halfspace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_serve_noop) != 0) {
+    return halfspace::ServeNoop(absl::GetFlag(FLAGS_serve_noop));
+  }
+  return halfspace::Run();
+}
