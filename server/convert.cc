@@ -273,6 +273,14 @@ void AddClassScores(absl::Span<const double> scores,
 
 }  // namespace
 
+void ToProto(const PassCounters& counters, v1::TrainSummary* out) {
+  out->set_examples(counters.examples);
+  out->set_updates(counters.updates);
+  out->set_mistakes(counters.mistakes);
+  out->set_loss_sum(counters.loss_sum);
+  out->set_duplicates(counters.duplicates);
+}
+
 void ToProto(const ExampleOutcome& outcome,
              const std::vector<std::string>& class_names,
              v1::ExampleResult* out) {

@@ -32,15 +32,18 @@ void ToProto(const ExampleOutcome& outcome,
              const std::vector<std::string>& class_names,
              v1::ExampleResult* out);
 
-// What one pass over the data did, as a training stream counts it: the
-// examples it learned from (not those it rejected), and what they did.
+// What one pass over the data (or one request) did, as a training stream
+// counts it: the examples it learned from (not those it rejected, nor
+// duplicates), and what they did.
 struct PassCounters {
   uint64_t examples = 0;
   uint64_t updates = 0;
   uint64_t mistakes = 0;
   double loss_sum = 0.0;
+  uint64_t duplicates = 0;
 
   void Count(const ExampleOutcome& outcome) {
+    duplicates += outcome.duplicate ? 1 : 0;
     if (!outcome.error.ok() || outcome.duplicate) return;
     examples += 1;
     updates += outcome.update.updated ? 1 : 0;
@@ -48,6 +51,9 @@ struct PassCounters {
     loss_sum += outcome.update.loss;
   }
 };
+
+// One request's counters, as a summary (its errors are added apart).
+void ToProto(const PassCounters& counters, v1::TrainSummary* out);
 
 // Pass number `pass`: its counters, and the model's state at its end.
 void ToProto(uint64_t pass, const PassCounters& counters,

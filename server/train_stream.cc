@@ -65,6 +65,11 @@ class TrainReactor final : public PipelinedStream {
       source_ = request_.source();
     }
     if (absl::Status s = CheckSource(); !s.ok()) return s;
+    if (!v1::TrainResults_IsValid(request_.results())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "results is ", request_.results(),
+          "; use TRAIN_RESULTS_PER_EXAMPLE or TRAIN_RESULTS_SUMMARY"));
+    }
     if (absl::Status s = CheckExamplesPerRequest(request_.examples_size(),
                                                  registry_->budget().limits(),
                                                  "TrainRequest");
@@ -95,11 +100,22 @@ class TrainReactor final : public PipelinedStream {
     lsn = batch.log.lsn;
 
     response_.Clear();
-    for (const ExampleOutcome& outcome : scratch_.outcomes) {
-      ToProto(outcome, scratch_.class_names, response_.add_results());
+    const bool summarize = request_.results() == v1::TRAIN_RESULTS_SUMMARY;
+    PassCounters counts;
+    for (size_t i = 0; i < scratch_.outcomes.size(); ++i) {
+      const ExampleOutcome& outcome = scratch_.outcomes[i];
       pass_.Count(outcome);
+      if (summarize) counts.Count(outcome);
       if (!outcome.error.ok()) parts_.metrics->RecordRefusal(outcome.error);
+      if (!summarize) {
+        ToProto(outcome, scratch_.class_names, response_.add_results());
+      } else if (!outcome.error.ok()) {
+        v1::ExampleError* error = response_.mutable_summary()->add_errors();
+        error->set_index(i);
+        ToRpcStatus(outcome.error, error->mutable_error());
+      }
     }
+    if (summarize) ToProto(counts, response_.mutable_summary());
     if (request_.end_of_pass()) EndPass();
     return absl::OkStatus();
   }

@@ -3,7 +3,8 @@
 // Protocol: the first request names the model (and the source, for
 // exactly-once training); every request may carry examples; the server
 // answers each request with exactly one response that holds one result per
-// example, in order, once its examples are durable. A request is learned
+// example (or, if the request asks, a summary of them and its errors), in
+// order, once its examples are durable. A request is learned
 // whole or not at all: one whose response could exceed the message limit
 // is refused (RESOURCE_EXHAUSTED) before learning, as is one of more
 // examples than --max_examples_per_request allows; a request cancelled (or

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -534,6 +535,87 @@ TEST_F(ServerTest, PassSummariesCountOnlyValidExamples) {
   EXPECT_FALSE(response.pass_summary().converged());
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(ServerTest, ASummaryLearnsAlikeAndSumsTheResults) {
+  // Logistic regression: losses that are not round numbers.
+  for (const char* model : {"each", "summed"}) {
+    ASSERT_TRUE(client_
+                    .CreateModel(model, TextAlgorithm("logistic_regression"), 3)
+                    .ok());
+  }
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  std::vector<v1::TrainRequest> requests(20);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    for (int i = 0; i < 50; ++i) {
+      const std::vector<double> x = {normal(rng), normal(rng), normal(rng)};
+      AddExample(requests[r], x, x[0] - x[1] + 0.5 * normal(rng) > 0 ? 1 : -1);
+    }
+    AddExample(requests[r], {1, 2}, 1);  // wrong dimension: refused
+    requests[r].mutable_examples()->SwapElements(r % 50, 50);
+  }
+  std::vector<v1::TrainResponse> each, summed;
+  for (const char* model : {"each", "summed"}) {
+    grpc::ClientContext context;
+    std::unique_ptr<TrainStream> stream = stub_->Train(&context);
+    for (v1::TrainRequest request : requests) {
+      request.set_model(model);
+      if (model == std::string("summed")) {
+        request.set_results(v1::TRAIN_RESULTS_SUMMARY);
+      }
+      ASSERT_TRUE(stream->Write(request));
+      v1::TrainResponse response;
+      ASSERT_TRUE(stream->Read(&response));
+      (model == std::string("each") ? each : summed).push_back(response);
+    }
+    stream->WritesDone();
+    ASSERT_TRUE(stream->Finish().ok());
+  }
+  // The same learning: bit-identical weights.
+  EXPECT_EQ(client_.GetWeights("each")->SerializeAsString(),
+            client_.GetWeights("summed")->SerializeAsString());
+  for (size_t r = 0; r < requests.size(); ++r) {
+    EXPECT_EQ(summed[r].results_size(), 0);
+    EXPECT_FALSE(each[r].has_summary());
+    uint64_t examples = 0, updates = 0, mistakes = 0;
+    double loss_sum = 0;
+    for (int i = 0; i < each[r].results_size(); ++i) {
+      const v1::ExampleResult& result = each[r].results(i);
+      if (result.has_error()) continue;
+      ++examples;
+      updates += result.updated();
+      mistakes +=
+          result.predicted_label() != requests[r].examples(i).label();
+      loss_sum += result.loss();
+    }
+    const v1::TrainSummary& summary = summed[r].summary();
+    EXPECT_EQ(summary.examples(), examples);
+    EXPECT_EQ(summary.updates(), updates);
+    EXPECT_EQ(summary.mistakes(), mistakes);
+    EXPECT_EQ(summary.loss_sum(), loss_sum);  // summed in the same order
+    ASSERT_EQ(summary.errors_size(), 1);
+    EXPECT_EQ(summary.errors(0).index(), r % 50);
+    EXPECT_EQ(summary.errors(0).error().SerializeAsString(),
+              each[r].results(r % 50).error().SerializeAsString());
+  }
+}
+
+TEST_F(ServerTest, AnUnknownResultsModeEndsTheStream) {
+  CreatePerceptron("m", 2);
+  grpc::ClientContext context;
+  std::unique_ptr<TrainStream> stream = stub_->Train(&context);
+  v1::TrainRequest request;
+  request.set_model("m");
+  request.set_results(static_cast<v1::TrainResults>(7));
+  AddExample(request, {1, 2}, 1);
+  stream->Write(request);
+  stream->WritesDone();
+  v1::TrainResponse response;
+  EXPECT_FALSE(stream->Read(&response));
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("results is 7"));
 }
 
 TEST_F(ServerTest, ConcurrentStreamsOnOneModelApplyEveryExampleInOrder) {

@@ -390,13 +390,14 @@ void AddDense(const std::vector<double>& x, v1::FeatureVector* out) {
   out->mutable_dense()->Add(x.begin(), x.end());
 }
 
-std::vector<v1::TrainRequest> TrainRequests(const Data& data, size_t n,
-                                            size_t batch,
-                                            const std::string& model) {
+std::vector<v1::TrainRequest> TrainRequests(
+    const Data& data, size_t n, size_t batch, const std::string& model,
+    v1::TrainResults results = v1::TRAIN_RESULTS_PER_EXAMPLE) {
   std::vector<v1::TrainRequest> requests;
   for (size_t first = 0; first < n; first += batch) {
     v1::TrainRequest& r = requests.emplace_back();
     if (first == 0) r.set_model(model);
+    r.set_results(results);
     for (size_t i = first; i < std::min(first + batch, n); ++i) {
       v1::Example* e = r.add_examples();
       AddDense(data.x[i % data.x.size()], e->mutable_features());
@@ -408,12 +409,13 @@ std::vector<v1::TrainRequest> TrainRequests(const Data& data, size_t n,
 
 // Examples per second into a new perceptron, `batch` per message.
 double Train(Stub& stub, Client& client, const Data& data, size_t n,
-             size_t batch, const std::string& model) {
+             size_t batch, const std::string& model,
+             v1::TrainResults results = v1::TRAIN_RESULTS_PER_EXAMPLE) {
   (void)client.DeleteModel(model);
   (void)client.CreateModel(model, *ParseAlgorithm("perceptron"),
                            data.dimension);
   const std::vector<v1::TrainRequest> requests =
-      TrainRequests(data, n, batch, model);
+      TrainRequests(data, n, batch, model, results);
   grpc::ClientContext context;
   auto stream = stub.Train(&context);
   const double messages = Pipelined(*stream, requests);
@@ -506,6 +508,11 @@ void Round(const std::string& target, const std::string& noop_target,
   report.Add(
       {absl::StrCat("Train stream, ", batch, " examples per message, examples"),
        "/s", Train(*stub, client, data, n * 5, batch, "load-batched")});
+  report.Add({absl::StrCat("Train stream, ", batch,
+                           " examples per message, summaries, examples"),
+              "/s",
+              Train(*stub, client, data, n * 5, batch, "load-summary",
+                    v1::TRAIN_RESULTS_SUMMARY)});
   const double streams = Concurrent(clients, 1, [&](int c) {
     auto own = v1::HalfspaceService::NewStub(Connect(target, c + 1));
     Client own_client(Connect(target, c + 1));
