@@ -8,8 +8,10 @@
 //               [--hash_bits=B]
 //   get NAME | list | delete NAME | weights NAME
 //   predict NAME X1,X2,...  [more vectors]
-//   train NAME FILE         one pass over FILE (CSV: label,x1,...,xd; "-" is
-//                           stdin), printing one line per example
+//   train NAME FILE         one pass over FILE (CSV: label,x1,...,xd, or
+//                           LibSVM: label index:value ...; "-" is stdin),
+//                           streamed, printing one line per example (or, with
+//                           --summary, the totals)
 //   fit NAME FILE           passes over FILE until one makes no updates
 //                           (--max_passes)
 //   evaluate NAME FILE      scores FILE without learning
@@ -18,9 +20,12 @@
 //   restore NAME            rolls an unavailable model back to its previous
 //                           snapshot
 
-#include <cstdlib>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -37,7 +42,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "client/example_reader.h"
 #include "client/halfspace_client.h"
+#include "google/protobuf/arena.h"
 #include "google/protobuf/text_format.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "the server's host:port");
@@ -65,7 +72,14 @@ ABSL_FLAG(bool, standardize, false,
 ABSL_FLAG(uint32_t, hash_bits, 0,
           "create: 2^hash_bits buckets for named features (0 to 24)");
 ABSL_FLAG(int, max_passes, 100, "fit: the most passes over the data");
-ABSL_FLAG(int, batch_size, 256, "train, fit: examples per request");
+ABSL_FLAG(int, batch_size, 1000, "train, fit: examples per request");
+ABSL_FLAG(std::string, format, "auto",
+          "train, fit, evaluate: csv (label,x1,...,xd), libsvm "
+          "(label index:value ..., indices from 1), or auto: libsvm for "
+          ".svm, .libsvm and .svmlight files, else csv");
+ABSL_FLAG(bool, summary, false,
+          "train: print only errors and the totals (the server sends counts "
+          "per request instead of a result per example)");
 
 namespace halfspace {
 namespace {
@@ -83,60 +97,51 @@ absl::Status ParseVector(absl::string_view text, std::vector<double>& out) {
   return absl::OkStatus();
 }
 
-// Reads "label,x1,...,xd" lines; blank lines and lines starting with '#' are
-// skipped.
-// Reads "label,x1,...,xd" lines; blank lines and lines starting with '#' are
-// skipped. For a multiclass model the label is the class's name, else -1 or
-// +1.
-absl::StatusOr<std::vector<LabeledExample>> ReadExamples(
-    const std::string& path, bool multiclass) {
-  std::ifstream file;
-  if (path != "-") {
-    file.open(path);
-    if (!file) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  }
-  std::istream& in = path == "-" ? std::cin : file;
-  std::vector<LabeledExample> examples;
-  std::string line;
-  for (int line_number = 1; std::getline(in, line); ++line_number) {
-    absl::string_view text = absl::StripAsciiWhitespace(line);
-    if (text.empty() || text[0] == '#') continue;
-    const std::vector<absl::string_view> fields =
-        absl::StrSplit(text, absl::MaxSplits(',', 1));
-    auto error = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", line_number, ": ", what));
-    };
-    if (fields.size() < 2) return error("expected label,x1,...,xd");
-    LabeledExample example;
-    if (absl::Status s = ParseVector(fields[1], example.features); !s.ok()) {
-      return error(s.message());
-    }
-    const absl::string_view label = absl::StripAsciiWhitespace(fields[0]);
-    double value = 0;
-    if (multiclass) {
-      example.class_label = std::string(label);
-    } else if (!absl::SimpleAtod(label, &value) || value != std::trunc(value) ||
-               std::abs(value) > 1e9) {
-      return error(absl::StrCat("the label ", label,
-                                " is not an integer; labels are -1 and +1"));
-    } else {
-      example.label = static_cast<int>(value);
-    }
-    examples.push_back(std::move(example));
-  }
-  return examples;
-}
-
-// Reads examples for model `name`, in the form its kind takes.
-absl::StatusOr<std::vector<LabeledExample>> ReadExamplesFor(
-    Client& client, const std::string& name, const std::string& path) {
+// Whether model `name` is multiclass (its labels are class names).
+absl::StatusOr<bool> IsMulticlass(Client& client, const std::string& name) {
   absl::StatusOr<v1::Model> model = client.GetModel(name);
   if (!model.ok()) return model.status();
-  const bool multiclass = model->one_vs_rest() ||
-                          model->algorithm().has_multiclass_perceptron() ||
-                          model->algorithm().has_softmax_regression();
-  return ReadExamples(path, multiclass);
+  return model->one_vs_rest() ||
+         model->algorithm().has_multiclass_perceptron() ||
+         model->algorithm().has_softmax_regression();
+}
+
+// Opens `path` in --format for model `name`'s kind of labels.
+absl::StatusOr<std::unique_ptr<ExampleReader>> OpenExamples(
+    Client& client, const std::string& name, const std::string& path) {
+  absl::StatusOr<bool> multiclass = IsMulticlass(client, name);
+  if (!multiclass.ok()) return multiclass.status();
+  absl::StatusOr<ExampleFormat> format =
+      ParseExampleFormat(absl::GetFlag(FLAGS_format), path);
+  if (!format.ok()) return format.status();
+  return ExampleReader::Open(path, *format, *multiclass);
+}
+
+// Reads all of `path` for model `name` (fit and evaluate go over it whole).
+absl::StatusOr<std::vector<LabeledExample>> ReadExamplesFor(
+    Client& client, const std::string& name, const std::string& path) {
+  absl::StatusOr<std::unique_ptr<ExampleReader>> reader =
+      OpenExamples(client, name, path);
+  if (!reader.ok()) return reader.status();
+  std::vector<LabeledExample> examples;
+  google::protobuf::RepeatedPtrField<v1::Example> batch;
+  for (;;) {
+    batch.Clear();
+    absl::StatusOr<size_t> n = (*reader)->Read(4096, batch);
+    if (!n.ok()) return n.status();
+    if (*n == 0) return examples;
+    for (const v1::Example& e : batch) {
+      LabeledExample& x = examples.emplace_back();
+      x.features.assign(e.features().dense().begin(),
+                        e.features().dense().end());
+      x.label = e.label();
+      x.class_label = e.class_label();
+      x.sparse_indices.assign(e.features().sparse().indices().begin(),
+                              e.features().sparse().indices().end());
+      x.sparse_values.assign(e.features().sparse().values().begin(),
+                             e.features().sparse().values().end());
+    }
+  }
 }
 
 void PrintModel(const v1::Model& m) {
@@ -212,35 +217,137 @@ absl::Status Predict(Client& client, const std::string& name,
   return absl::OkStatus();
 }
 
+// Appends one example's result line ("3: score=…") to `out`.
+void AppendResult(uint64_t index, const v1::ExampleResult& r,
+                  std::string& out) {
+  if (r.has_error()) {
+    absl::StrAppend(&out, index, ": error: ", r.error().message(), "\n");
+    return;
+  }
+  if (r.duplicate()) {
+    absl::StrAppend(&out, index, ": duplicate\n");
+    return;
+  }
+  absl::StrAppend(&out, index, ": score=", r.score(), "  margin=", r.margin(),
+                  "  updated=", r.updated() ? "yes" : "no",
+                  "  loss=", r.loss());
+  if (r.has_probability()) {
+    absl::StrAppend(&out, "  probability=", r.probability());
+  }
+  if (!r.predicted_class().empty()) {
+    absl::StrAppend(&out, "  predicted=", r.predicted_class());
+  }
+  out += '\n';
+}
+
+// One pass over FILE, streamed: a thread reads and sends requests of
+// --batch_size examples, up to kInFlight of them unanswered, while this one
+// prints the responses as they come; memory stays constant however long the
+// input. With --summary, the server sends counts per request, and only
+// errors and the totals are printed.
 absl::Status Train(Client& client, const std::string& name,
                    const std::string& path) {
-  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamplesFor(client, name, path);
-  if (!examples.ok()) return examples.status();
-  std::unique_ptr<TrainingStream> stream = client.Train(name);
+  constexpr int kInFlight = 16;
+  absl::StatusOr<std::unique_ptr<ExampleReader>> reader =
+      OpenExamples(client, name, path);
+  if (!reader.ok()) return reader.status();
   const size_t batch = std::max(1, absl::GetFlag(FLAGS_batch_size));
-  absl::Span<const LabeledExample> all(*examples);
-  for (size_t first = 0; first < all.size(); first += batch) {
-    if (!stream->Send(all.subspan(first, batch)).ok()) break;
+  const bool summary = absl::GetFlag(FLAGS_summary);
+  std::unique_ptr<TrainingStream> stream = client.Train(name);
+
+  std::mutex mu;
+  std::condition_variable room;
+  int in_flight = 0;          // guarded by mu
+  bool answers_over = false;  // guarded by mu: the stream has ended
+  absl::Status read_status;   // written by the sender, read after join
+  std::thread sender([&] {
+    // Each request is built in an arena that is reset after it is sent: no
+    // allocation per example once the arena's blocks have grown.
+    google::protobuf::ArenaOptions options;
+    options.start_block_size = size_t{1} << 16;
+    options.max_block_size = size_t{1} << 22;
+    google::protobuf::Arena arena(options);
+    for (;; arena.Reset()) {
+      v1::TrainRequest& request =
+          *google::protobuf::Arena::CreateMessage<v1::TrainRequest>(&arena);
+      absl::StatusOr<size_t> n =
+          (*reader)->Read(batch, *request.mutable_examples());
+      if (!n.ok()) read_status = n.status();
+      if (request.examples_size() == 0) break;
+      {
+        std::unique_lock lock(mu);
+        room.wait(lock, [&] { return in_flight < kInFlight || answers_over; });
+        if (answers_over) break;
+        ++in_flight;
+      }
+      if (summary) request.set_results(v1::TRAIN_RESULTS_SUMMARY);
+      if (!stream->Send(request).ok() || !n.ok()) break;
+    }
+    stream->CloseSend();
+  });
+
+  uint64_t index = 0, learned = 0, updates = 0, mistakes = 0, rejected = 0;
+  double loss_sum = 0;
+  std::string out;
+  for (;;) {
     absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+    {
+      std::lock_guard lock(mu);
+      if (response.ok()) {
+        --in_flight;
+      } else {
+        answers_over = true;
+      }
+    }
+    room.notify_one();
     if (!response.ok()) break;
-    for (int j = 0; j < response->results_size(); ++j) {
-      const v1::ExampleResult& r = response->results(j);
-      std::cout << first + j << ": ";
-      if (r.has_error()) {
-        std::cout << "error: " << r.error().message() << "\n";
-        continue;
+    if (response->has_summary()) {
+      const v1::TrainSummary& s = response->summary();
+      for (const v1::ExampleError& e : s.errors()) {
+        absl::StrAppend(&out, index + e.index(),
+                        ": error: ", e.error().message(), "\n");
       }
-      std::cout << "score=" << r.score() << "  margin=" << r.margin()
-                << "  updated=" << (r.updated() ? "yes" : "no")
-                << "  loss=" << r.loss();
-      if (r.has_probability()) std::cout << "  probability=" << r.probability();
-      if (!r.predicted_class().empty()) {
-        std::cout << "  predicted=" << r.predicted_class();
+      index += s.examples() + s.duplicates() + s.errors_size();
+      learned += s.examples();
+      updates += s.updates();
+      mistakes += s.mistakes();
+      loss_sum += s.loss_sum();
+      rejected += s.errors_size();
+    } else {
+      for (const v1::ExampleResult& r : response->results()) {
+        if (!summary) AppendResult(index, r, out);
+        ++index;
+        if (r.has_error()) {
+          ++rejected;
+        } else if (!r.duplicate()) {
+          ++learned;
+          updates += r.updated();
+          loss_sum += r.loss();
+        }
       }
-      std::cout << "\n";
+    }
+    if (out.size() >= (size_t{1} << 16)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
     }
   }
-  return stream->Finish();
+  sender.join();
+  const absl::Status finished = stream->Finish();
+  absl::StrAppend(&out, "examples=", learned, "  updates=", updates);
+  if (summary) absl::StrAppend(&out, "  mistakes=", mistakes);
+  absl::StrAppend(&out, "  average_loss=",
+                  learned == 0 ? 0.0 : loss_sum / learned,
+                  "  rejected=", rejected, "\n");
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  if (!finished.ok()) return finished;
+  if (!read_status.ok()) return read_status;
+  if (rejected > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        rejected, " of ", index, " examples were rejected (see the lines "
+        "marked error); the others were learned"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Fit(Client& client, const std::string& name,
@@ -379,8 +486,9 @@ int main(int argc, char** argv) {
       "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hash_bits=B]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  predict NAME [--] X1,X2,... [X1,X2,... ...]   (-- before a negative X1)\n"
-      "  train NAME FILE   (CSV lines label,x1,...,xd; - for stdin; a multiclass\n"
-      "                    model's label is the class name)\n"
+      "  train NAME FILE   (CSV lines label,x1,...,xd or LibSVM lines\n"
+      "                    label index:value ...; - for stdin; a multiclass\n"
+      "                    model's label is the class name; --summary)\n"
       "  fit NAME FILE     (passes until no updates; --max_passes)\n"
       "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)\n"
       "  export NAME FILE  (the model's whole state, one file)\n"

@@ -68,16 +68,23 @@ void AddExamples(absl::Span<const LabeledExample> examples,
 absl::Status TrainingStream::Send(absl::Span<const LabeledExample> examples,
                                   bool end_of_pass) {
   v1::TrainRequest request;
+  request.set_end_of_pass(end_of_pass);
+  AddExamples(examples, request.mutable_examples());
+  return Send(request);
+}
+
+absl::Status TrainingStream::Send(v1::TrainRequest& request) {
   if (!named_) {
     request.set_model(model_);
     request.set_source(source_);
+  } else {
+    request.clear_model();
+    request.clear_source();
   }
   if (!source_.empty()) {
     request.set_sequence(next_sequence_);
-    next_sequence_ += examples.size();
+    next_sequence_ += request.examples_size();
   }
-  request.set_end_of_pass(end_of_pass);
-  AddExamples(examples, request.mutable_examples());
   if (!stream_->Write(request)) {
     return absl::AbortedError(
         "the training stream is closed; Finish() returns the reason");
@@ -95,10 +102,16 @@ absl::StatusOr<v1::TrainResponse> TrainingStream::Receive() {
   return response;
 }
 
+void TrainingStream::CloseSend() {
+  if (send_closed_) return;
+  send_closed_ = true;
+  stream_->WritesDone();
+}
+
 absl::Status TrainingStream::Finish() {
   if (finished_) return status_;
   finished_ = true;
-  stream_->WritesDone();
+  CloseSend();
   v1::TrainResponse unread;
   while (stream_->Read(&unread)) {
   }

@@ -66,9 +66,17 @@ class TrainingStream {
   absl::Status Send(absl::Span<const LabeledExample> examples,
                     bool end_of_pass = false);
 
+  // Sends `request` as built by the caller (any feature forms, a results
+  // mode), after filling in what the stream keeps: the model and source in
+  // the first request, and the sequence.
+  absl::Status Send(v1::TrainRequest& request);
+
   // The response to the oldest unanswered Send. Once the server has ended
   // the stream, returns OUT_OF_RANGE; Finish then tells why.
   absl::StatusOr<v1::TrainResponse> Receive();
+
+  // Tells the server nothing more will be sent; responses still come.
+  void CloseSend();
 
   // Half-closes, discards unread responses and returns the stream's status.
   absl::Status Finish();
@@ -88,6 +96,7 @@ class TrainingStream {
   const std::string source_;  // empty: untagged
   uint64_t next_sequence_;    // the next example's, with a source
   bool named_ = false;  // whether a request has named the model yet
+  bool send_closed_ = false;
   bool finished_ = false;
   absl::Status status_;  // the final status, once finished_
   grpc::ClientContext context_;

@@ -8,6 +8,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/match.h"
 #include "server/logging.h"
 #include "server/server.h"
@@ -95,6 +96,9 @@ int main(int argc, char** argv) {
       "--tls_key=key.pem --tokens_file=tokens\n"
       "  halfspace-server --flagfile=halfspace.flags   (one --flag=value a "
       "line)");
+  // Debian's Abseil checks every absl::Mutex acquisition (gRPC's included)
+  // for lock-order cycles, a debugging aid that costs on every call.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // --help lists this file's flags (by default, absl lists those of files
   // named after the binary).
   absl::FlagsUsageConfig usage;

@@ -33,7 +33,11 @@ class TrainReactor final : public PipelinedStream {
   absl::Status Handle(grpc::ByteBuffer& request_bytes,
                       grpc::ByteBuffer& response_bytes,
                       uint64_t& lsn) override {
-    absl::Status s = DecodeMessage(request_bytes, request_raw_, request_);
+    // Each request is decoded into the arena, emptied first: its examples
+    // cost no allocation of their own.
+    arena_.Reset();
+    request_ = google::protobuf::Arena::CreateMessage<v1::TrainRequest>(&arena_);
+    absl::Status s = DecodeMessage(request_bytes, request_raw_, *request_);
     if (s.ok()) s = Learn(lsn);
     if (!s.ok()) {
       if (model_ != nullptr) {
@@ -56,28 +60,28 @@ class TrainReactor final : public PipelinedStream {
   absl::Status Learn(uint64_t& lsn) {
     const bool first = model_ == nullptr;
     absl::Status bound =
-        BindStreamModel(*registry_, request_.model(), "TrainRequest",
+        BindStreamModel(*registry_, request_->model(), "TrainRequest",
                         call_.principal(), Permission::kTrain, model_);
     if (!bound.ok()) return bound;
     if (first) {
       spdlog::debug("rid={} train stream opened on '{}'", call_.request_id(),
                     model_->name());
-      source_ = request_.source();
+      source_ = request_->source();
     }
     if (absl::Status s = CheckSource(); !s.ok()) return s;
-    if (!v1::TrainResults_IsValid(request_.results())) {
+    if (!v1::TrainResults_IsValid(request_->results())) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "results is ", request_.results(),
+          "results is ", request_->results(),
           "; use TRAIN_RESULTS_PER_EXAMPLE or TRAIN_RESULTS_SUMMARY"));
     }
-    if (absl::Status s = CheckExamplesPerRequest(request_.examples_size(),
+    if (absl::Status s = CheckExamplesPerRequest(request_->examples_size(),
                                                  registry_->budget().limits(),
                                                  "TrainRequest");
         !s.ok()) {
       return s;
     }
     if (absl::Status s =
-            PrepareRequest(*model_, request_, scratch_, call_.stop());
+            PrepareRequest(*model_, *request_, scratch_, call_.stop());
         !s.ok()) {
       return s;
     }
@@ -85,7 +89,7 @@ class TrainReactor final : public PipelinedStream {
 
     Batch batch;
     batch.source = source_;
-    batch.first_sequence = source_.empty() ? 0 : request_.sequence();
+    batch.first_sequence = source_.empty() ? 0 : request_->sequence();
     if (registry_->journal() != nullptr) {
       record_ = TrainRecord(request_raw_, batch.source, batch.first_sequence);
       batch.log = {registry_->journal(), record_, 0};
@@ -95,12 +99,12 @@ class TrainReactor final : public PipelinedStream {
         b.log.record = record_;
       };
     }
-    absl::Status learned = LearnPrepared(*model_, request_, batch, scratch_);
+    absl::Status learned = LearnPrepared(*model_, *request_, batch, scratch_);
     if (!learned.ok()) return learned;
     lsn = batch.log.lsn;
 
     response_.Clear();
-    const bool summarize = request_.results() == v1::TRAIN_RESULTS_SUMMARY;
+    const bool summarize = request_->results() == v1::TRAIN_RESULTS_SUMMARY;
     PassCounters counts;
     for (size_t i = 0; i < scratch_.outcomes.size(); ++i) {
       const ExampleOutcome& outcome = scratch_.outcomes[i];
@@ -116,20 +120,20 @@ class TrainReactor final : public PipelinedStream {
       }
     }
     if (summarize) ToProto(counts, response_.mutable_summary());
-    if (request_.end_of_pass()) EndPass();
+    if (request_->end_of_pass()) EndPass();
     return absl::OkStatus();
   }
 
   // INVALID_ARGUMENT unless the request's source and sequence are usable.
   absl::Status CheckSource() const {
-    if (!request_.source().empty() && request_.source() != source_) {
+    if (!request_->source().empty() && request_->source() != source_) {
       return absl::InvalidArgumentError(
           absl::StrCat("this stream's source is ", Quoted(source_),
-                       "; a TrainRequest names ", Quoted(request_.source()),
+                       "; a TrainRequest names ", Quoted(request_->source()),
                        ". Open one stream per source"));
     }
     if (source_.empty()) {
-      if (request_.sequence() != 0) {
+      if (request_->sequence() != 0) {
         return absl::InvalidArgumentError(
             "sequence is set but source is not; name the source in the "
             "stream's first request");
@@ -141,11 +145,11 @@ class TrainReactor final : public PipelinedStream {
           absl::StrCat("source is ", source_.size(), " bytes; the most is ",
                        kMaxSourceBytes));
     }
-    const uint64_t n = request_.examples_size();
-    if (n > 0 && (request_.sequence() == 0 ||
-                  request_.sequence() > UINT64_MAX - (n - 1))) {
+    const uint64_t n = request_->examples_size();
+    if (n > 0 && (request_->sequence() == 0 ||
+                  request_->sequence() > UINT64_MAX - (n - 1))) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "sequence is ", request_.sequence(),
+          "sequence is ", request_->sequence(),
           "; with a source, examples are numbered from 1 (and below 2^64)"));
     }
     return absl::OkStatus();
@@ -154,11 +158,11 @@ class TrainReactor final : public PipelinedStream {
   // RESOURCE_EXHAUSTED, before anything is learned, when the response could
   // exceed the message limit.
   absl::Status CheckResponseSize() const {
-    const size_t bound = ResponseSizeBound(*model_, request_, scratch_);
+    const size_t bound = ResponseSizeBound(*model_, *request_, scratch_);
     if (bound <= parts_.max_message_bytes) return absl::OkStatus();
     return absl::ResourceExhaustedError(
         absl::StrCat("the response to this TrainRequest of ",
-                     request_.examples_size(), " examples could take ", bound,
+                     request_->examples_size(), " examples could take ", bound,
                      " bytes, over the ", parts_.max_message_bytes,
                      "-byte message limit; send fewer examples per request"));
   }
@@ -177,7 +181,8 @@ class TrainReactor final : public PipelinedStream {
   std::string source_;
   std::string request_raw_;  // the request as received
   std::string record_;       // its log record
-  v1::TrainRequest request_;
+  google::protobuf::Arena arena_{RequestArenaOptions()};
+  v1::TrainRequest* request_ = nullptr;  // the request being handled, in arena_
   v1::TrainResponse response_;
   TrainScratch scratch_;
 

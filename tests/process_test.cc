@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -28,6 +29,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -245,6 +247,8 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
   const std::string train = RunCommand(cli + "train notes " + dir.File("notes.csv"));
   EXPECT_THAT(train, HasSubstr("0: score=0  margin=0  updated=yes"));
   EXPECT_THAT(train, HasSubstr("4: error: label is 0"));
+  EXPECT_THAT(train, HasSubstr("examples=4  updates=3  average_loss="));
+  EXPECT_THAT(train, HasSubstr("1 of 5 examples were rejected"));
   std::ofstream(dir.File("clean.csv")) << "1,2,3\n1,3,1\n-1,0,1\n-1,1,-1\n";
   EXPECT_THAT(RunCommand(cli + "fit notes " + dir.File("clean.csv")),
               HasSubstr("converged=yes"));
@@ -281,6 +285,24 @@ TEST(ProcessTest, CommandLineToolCreatesTrainsFitsAndPredicts) {
   std::ofstream(dir.File("fractional.csv")) << "0.5,1,1\n";
   EXPECT_THAT(RunCommand(cli + "train notes " + dir.File("fractional.csv")),
               HasSubstr("fractional.csv:1: the label 0.5 is not an integer"));
+  // Training exits non-zero when an example was rejected, so that a shell
+  // can tell.
+  ASSERT_THAT(RunCommand(cli + "create piped --dimension=2"),
+              HasSubstr("piped"));
+  EXPECT_NE(std::system((cli + "train piped " + dir.File("notes.csv") +
+                         " > /dev/null 2>&1").c_str()),
+            0);
+  // From a pipe, in LibSVM, totals only.
+  const std::string piped = RunCommand(
+      "printf '1 1:2 2:3\\n-1 2:1\\n' | " + cli +
+      "train piped - --format=libsvm --summary");
+  EXPECT_THAT(piped, HasSubstr("examples=2  updates="));
+  EXPECT_THAT(piped, HasSubstr("rejected=0"));
+  EXPECT_THAT(piped, Not(HasSubstr("0: score")));
+  EXPECT_EQ(std::system(("printf '1 1:2 2:3\\n' | " + cli +
+                         "train piped - --format=libsvm > /dev/null")
+                            .c_str()),
+            0);
   EXPECT_EQ(server.Stop(SIGTERM), 0);
 }
 

@@ -1,0 +1,82 @@
+// Labeled examples read from a file or standard input a buffer at a time,
+// in constant memory, straight into TrainRequest messages.
+//
+// Formats, one example per line; blank lines and lines starting with '#'
+// are skipped:
+//   csv     label,x1,x2,...,xd                 dense features
+//   libsvm  label index:value index:value ...  sparse (LibSVM/SVMlight);
+//                                              indices from 1, increasing;
+//                                              a trailing "# comment" is
+//                                              ignored
+// A binary model's label is -1 or +1 (an integer); a multiclass model's is
+// the class's name.
+
+#ifndef HALFSPACE_CLIENT_EXAMPLE_READER_H_
+#define HALFSPACE_CLIENT_EXAMPLE_READER_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/repeated_ptr_field.h"
+#include "halfspace/v1/halfspace.pb.h"
+
+namespace halfspace {
+
+enum class ExampleFormat { kCsv, kLibsvm };
+
+// The format `name` names ("csv", "libsvm" or "svmlight"), or, for "auto",
+// the one `path`'s extension suggests (.svm, .libsvm, .svmlight: libsvm;
+// else csv).
+absl::StatusOr<ExampleFormat> ParseExampleFormat(absl::string_view name,
+                                                 absl::string_view path);
+
+class ExampleReader {
+ public:
+  // Reads `path` ("-": standard input). NOT_FOUND if it cannot be opened.
+  static absl::StatusOr<std::unique_ptr<ExampleReader>> Open(
+      const std::string& path, ExampleFormat format, bool multiclass);
+
+  ExampleReader(const ExampleReader&) = delete;
+  ExampleReader& operator=(const ExampleReader&) = delete;
+  ~ExampleReader();
+
+  // Appends up to `max` examples to `out` (whose cleared elements are
+  // reused) and returns how many: 0 at the end of the input.
+  // INVALID_ARGUMENT naming the file and line of a line that does not
+  // parse; the examples before it were appended.
+  absl::StatusOr<size_t> Read(
+      size_t max, google::protobuf::RepeatedPtrField<v1::Example>& out);
+
+  // Lines read so far.
+  int64_t line_number() const { return line_number_; }
+
+ private:
+  ExampleReader(std::string path, std::FILE* file, ExampleFormat format,
+                bool multiclass);
+
+  // The next line without its end, or false at the end of the input. The
+  // view is valid until the next call.
+  bool NextLine(absl::string_view& line);
+  absl::Status ParseCsv(absl::string_view line, v1::Example& out) const;
+  absl::Status ParseLibsvm(absl::string_view line, v1::Example& out) const;
+  absl::Status ParseLabel(absl::string_view label, v1::Example& out) const;
+
+  const std::string path_;
+  std::FILE* const file_;
+  const ExampleFormat format_;
+  const bool multiclass_;
+  std::vector<char> buffer_;
+  size_t begin_ = 0, end_ = 0;  // the unread bytes of buffer_
+  bool eof_ = false;
+  int64_t line_number_ = 0;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CLIENT_EXAMPLE_READER_H_
