@@ -167,7 +167,7 @@ absl::Status Model::PrepareFeatures(const FeatureInput& input,
   // ‖x‖² is finite exactly when every value is (barring overflow of huge
   // values, which ValidateFinite then accepts), so one pass serves both R
   // and the check; the full check runs only when something is off.
-  prepared.squared_norm = SquaredNorm(prepared.x);
+  prepared.squared_norm = FastSquaredNorm(prepared.x);
   if (!std::isfinite(prepared.squared_norm)) return ValidateFinite(input);
   return absl::OkStatus();
 }
@@ -338,7 +338,7 @@ void Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome) {
   if (standardizer_ != nullptr) {
     if (example.weight > 0.0) standardizer_->Observe(x);
     x = Standardized(x, scratch_);
-    squared_norm = SquaredNorm(x);
+    squared_norm = FastSquaredNorm(x);
   }
   learner_->Learn(x, *target, example.weight, outcome);
   ModelCounters& c = counters_;

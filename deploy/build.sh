@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ make cmake pkg-config libgrpc++-dev protobuf-compiler-grpc
           libprotobuf-dev protobuf-compiler libabsl-dev libspdlog-dev
-          libgtest-dev libgmock-dev grpc-proto prometheus-cpp-dev
+          libgtest-dev libgmock-dev libbenchmark-dev grpc-proto
+          prometheus-cpp-dev
           ${EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do

@@ -25,21 +25,23 @@ Update AveragedPerceptron::Learn(Features x, int y, double s) {
   return u;
 }
 
-void AveragedPerceptron::EndBatch() {
-  if (examples_ == 0.0) {
-    average_ = w_;
-    return;
-  }
-  for (size_t j = 0; j < w_.w.size(); ++j) {
-    average_.w[j] = w_.w[j] - u_.w[j] / examples_;
-  }
-  average_.b = w_.b - u_.b / examples_;
+const LinearWeights& AveragedPerceptron::weights() const {
+  return average_.Get([this](LinearWeights& average) {
+    if (examples_ == 0.0) {
+      average = w_;
+      return;
+    }
+    for (size_t j = 0; j < w_.w.size(); ++j) {
+      average.w[j] = w_.w[j] - u_.w[j] / examples_;
+    }
+    average.b = w_.b - u_.b / examples_;
+  });
 }
 
 void AveragedPerceptron::set_weights(LinearWeights weights) {
   std::fill(u_.w.begin(), u_.w.end(), 0.0);
   u_.b = 0.0;
-  average_ = weights;
+  average_.Set(weights);
   w_ = std::move(weights);
 }
 

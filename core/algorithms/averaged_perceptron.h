@@ -10,7 +10,7 @@
 //
 // Cost: O(nonzeros of x) per update, by the accumulator trick (Daumé, 2006):
 // an update δ at example k adds δ to w and (k - 1)·δ to u, so that after n
-// examples w̄_n = w - u/n. EndBatch forms w̄ once per batch, in O(d).
+// examples w̄_n = w - u/n, formed in O(d) only when read after learning.
 //
 // Not thread-safe; see OnlineClassifier.
 
@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/algorithms/lazy_weights.h"
 #include "core/algorithms/online_classifier.h"
 
 namespace halfspace {
@@ -30,11 +31,11 @@ class AveragedPerceptron final : public OnlineClassifier {
   AveragedPerceptron(int64_t dimension, double learning_rate);
 
   Update Learn(Features x, int y, double s) override;
-  void EndBatch() override;
+  void EndBatch() override { average_.MarkStale(); }
   std::optional<double> Probability(double) const override {
     return std::nullopt;
   }
-  const LinearWeights& weights() const override { return average_; }
+  const LinearWeights& weights() const override;
   void set_weights(LinearWeights weights) override;
   std::vector<double> ExportState() const override;
   absl::Status ImportState(absl::Span<const double> state) override;
@@ -43,7 +44,7 @@ class AveragedPerceptron final : public OnlineClassifier {
   double learning_rate_;
   LinearWeights w_;        // the weights that learn
   LinearWeights u_;        // Σ (k - 1)·δ_k over updates
-  LinearWeights average_;  // w̄ as of the last EndBatch
+  LazyWeights average_;    // w̄, computed when read
   double examples_ = 0.0;  // n
 };
 

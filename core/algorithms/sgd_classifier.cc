@@ -122,19 +122,21 @@ void SgdClassifier::ApplyL1(const Features& x, double eta) {
   });
 }
 
-void SgdClassifier::EndBatch() {
-  // Once averaging has begun, predictions use the average.
-  const bool averaged = Averaging() && t_ - 1.0 >= options_.average_from;
-  std::vector<double>& w = prediction_.w;
-  if (averaged) {
-    for (size_t j = 0; j < w.size(); ++j) {
-      w[j] = (aw_[j] + average_a_ * v_.w[j]) / average_b_;
+const LinearWeights& SgdClassifier::weights() const {
+  return prediction_.Get([this](LinearWeights& prediction) {
+    // Once averaging has begun, predictions use the average.
+    const bool averaged = Averaging() && t_ - 1.0 >= options_.average_from;
+    std::vector<double>& w = prediction.w;
+    if (averaged) {
+      for (size_t j = 0; j < w.size(); ++j) {
+        w[j] = (aw_[j] + average_a_ * v_.w[j]) / average_b_;
+      }
+      prediction.b = average_bias_;
+    } else {
+      for (size_t j = 0; j < w.size(); ++j) w[j] = wscale_ * v_.w[j];
+      prediction.b = v_.b;
     }
-    prediction_.b = average_bias_;
-  } else {
-    for (size_t j = 0; j < w.size(); ++j) w[j] = wscale_ * v_.w[j];
-    prediction_.b = v_.b;
-  }
+  });
 }
 
 void SgdClassifier::set_weights(LinearWeights weights) {
@@ -145,7 +147,7 @@ void SgdClassifier::set_weights(LinearWeights weights) {
     average_b_ = 1.0;
     average_bias_ = weights.b;
   }
-  prediction_ = weights;
+  prediction_.Set(weights);
   v_ = std::move(weights);
 }
 

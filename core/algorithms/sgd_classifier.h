@@ -38,6 +38,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/algorithms/lazy_weights.h"
 #include "core/algorithms/margin_loss.h"
 #include "core/algorithms/online_classifier.h"
 
@@ -73,8 +74,8 @@ class SgdClassifier final : public OnlineClassifier {
   std::optional<double> Probability(double score) const override {
     return loss_->Probability(score);
   }
-  void EndBatch() override;
-  const LinearWeights& weights() const override { return prediction_; }
+  void EndBatch() override { prediction_.MarkStale(); }
+  const LinearWeights& weights() const override;
   void set_weights(LinearWeights weights) override;
   std::vector<double> ExportState() const override;
   absl::Status ImportState(absl::Span<const double> state) override;
@@ -105,7 +106,7 @@ class SgdClassifier final : public OnlineClassifier {
   double average_a_ = 0.0;
   double average_b_ = 1.0;
   double average_bias_ = 0.0;
-  LinearWeights prediction_;  // w or w̄, as of the last EndBatch
+  LazyWeights prediction_;    // w or w̄, computed when read
   double t_ = 1.0;            // the index of the next example
   double u_ = 0.0;         // L1: the total penalty per weight so far
   std::vector<double> q_;  // L1: the penalty each weight has been charged

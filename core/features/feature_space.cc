@@ -65,6 +65,7 @@ absl::Status FeatureSpace::Prepare(const FeatureInput& input,
   }
   std::vector<std::pair<uint32_t, double>>& entries = scratch.entries;
   entries.clear();
+  bool ascending = true;
   for (size_t k = 0; k < input.sparse_indices.size(); ++k) {
     const uint32_t index = input.sparse_indices[k];
     if (index >= width_ || (has_dense && index < dimension_)) {
@@ -73,7 +74,16 @@ absl::Status FeatureSpace::Prepare(const FeatureInput& input,
           has_dense ? dimension_ : 0, " (past the dense features) to ",
           width_ - 1));
     }
-    entries.emplace_back(index, input.sparse_values[k]);
+    ascending = ascending && (k == 0 || input.sparse_indices[k - 1] < index);
+  }
+  if (ascending && input.named.empty()) {
+    // Already as sorting would leave them: use them where they are.
+    x.indices = input.sparse_indices;
+    x.values = input.sparse_values;
+    return absl::OkStatus();
+  }
+  for (size_t k = 0; k < input.sparse_indices.size(); ++k) {
+    entries.emplace_back(input.sparse_indices[k], input.sparse_values[k]);
   }
   std::vector<uint32_t>& hashes = scratch.hashes;
   hashes.clear();

@@ -14,6 +14,27 @@ double SquaredNorm(const Features& x) {
   return sum;
 }
 
+namespace {
+
+double FastSquaredNorm(absl::Span<const double> v) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  size_t j = 0;
+  for (; j + 4 <= v.size(); j += 4) {
+    s0 += v[j] * v[j];
+    s1 += v[j + 1] * v[j + 1];
+    s2 += v[j + 2] * v[j + 2];
+    s3 += v[j + 3] * v[j + 3];
+  }
+  for (; j < v.size(); ++j) s0 += v[j] * v[j];
+  return (s0 + s1) + (s2 + s3);
+}
+
+}  // namespace
+
+double FastSquaredNorm(const Features& x) {
+  return FastSquaredNorm(x.dense) + FastSquaredNorm(x.values);
+}
+
 double Dot(absl::Span<const double> w, const Features& x) {
   double dot = 0.0;
   for (size_t j = 0; j < x.dense.size(); ++j) dot += w[j] * x.dense[j];

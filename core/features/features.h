@@ -53,8 +53,14 @@ struct Features {
   absl::Span<const double> values;
 };
 
-// ‖x‖².
+// ‖x‖², summed in order (as scikit-learn's passive-aggressive does).
 double SquaredNorm(const Features& x);
+
+// ‖x‖² summed in four interleaved parts, about four times as fast on long
+// vectors; it may differ from SquaredNorm in the last bits. For the
+// statistics (R) and the finiteness check, where no algorithm's arithmetic
+// depends on the order.
+double FastSquaredNorm(const Features& x);
 
 // w·x.  REQUIRES: every index of x is below w.size().
 double Dot(absl::Span<const double> w, const Features& x);

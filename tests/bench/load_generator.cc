@@ -40,7 +40,7 @@
 #include "absl/time/clock.h"
 #include "client/halfspace_client.h"
 #include "grpcpp/grpcpp.h"
-#include "halfspace/load/noop.grpc.pb.h"
+#include "halfspace/bench/noop.grpc.pb.h"
 #include "server/pipelined_stream.h"
 #include "server/raw_message.h"
 #include "tests/temp_dir.h"
@@ -71,20 +71,20 @@ class NoopStream final : public PipelinedStream {
   absl::Status Handle(grpc::ByteBuffer& request, grpc::ByteBuffer& response,
                       uint64_t&) override {
     if (absl::Status s = DecodeMessage(request, request_); !s.ok()) return s;
-    EncodeMessage(load::Vector(), response);
+    EncodeMessage(bench::Vector(), response);
     return absl::OkStatus();
   }
   grpc::Status End(const absl::Status&) override { return grpc::Status::OK; }
 
-  load::Vector request_;
+  bench::Vector request_;
 };
 
 class NoopService final
-    : public load::Noop::WithRawCallbackMethod_Bidi<
-          load::Noop::WithCallbackMethod_Unary<load::Noop::Service>> {
+    : public bench::Noop::WithRawCallbackMethod_Bidi<
+          bench::Noop::WithCallbackMethod_Unary<bench::Noop::Service>> {
  public:
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
-                                  const load::Vector*, load::Vector*) override {
+                                  const bench::Vector*, bench::Vector*) override {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;
@@ -152,7 +152,7 @@ class Child {
 
 std::shared_ptr<grpc::Channel> Connect(const std::string& target, int index) {
   grpc::ChannelArguments args;
-  args.SetInt("halfspace.load.channel", index);  // its own connection
+  args.SetInt("halfspace.bench.channel", index);  // its own connection
   auto channel = grpc::CreateCustomChannel(
       target, grpc::InsecureChannelCredentials(), args);
   if (!channel->WaitForConnected(
@@ -334,8 +334,8 @@ class Report {
 
 using Stub = v1::HalfspaceService::Stub;
 
-load::Vector NoopVector(int d) {
-  load::Vector v;
+bench::Vector NoopVector(int d) {
+  bench::Vector v;
   for (int j = 0; j < d; ++j) v.add_values(0.5 * j);
   return v;
 }
@@ -348,17 +348,17 @@ struct Floors {
 Floors MeasureFloors(const std::string& target, int d, int calls, int messages,
                      int clients) {
   Floors f;
-  auto stub = load::Noop::NewStub(Connect(target, 0));
-  const load::Vector v = NoopVector(d);
+  auto stub = bench::Noop::NewStub(Connect(target, 0));
+  const bench::Vector v = NoopVector(d);
   f.unary = TimeCalls(calls, [&](int) {
     grpc::ClientContext context;
-    load::Vector out;
+    bench::Vector out;
     stub->Unary(&context, v, &out);
   });
   {
     grpc::ClientContext context;
     auto stream = stub->Bidi(&context);
-    load::Vector out;
+    bench::Vector out;
     f.round_trip = TimeCalls(calls, [&](int) {
       stream->Write(v);
       stream->Read(&out);
@@ -369,13 +369,13 @@ Floors MeasureFloors(const std::string& target, int d, int calls, int messages,
   {
     grpc::ClientContext context;
     auto stream = stub->Bidi(&context);
-    f.pipelined = Pipelined(*stream, std::vector<load::Vector>(messages, v));
+    f.pipelined = Pipelined(*stream, std::vector<bench::Vector>(messages, v));
   }
   f.concurrent = Concurrent(clients, calls, [&](int c) {
-    auto own = load::Noop::NewStub(Connect(target, c + 1));
+    auto own = bench::Noop::NewStub(Connect(target, c + 1));
     grpc::ClientContext context;
     auto stream = own->Bidi(&context);
-    load::Vector out;
+    bench::Vector out;
     for (int i = 0; i < calls; ++i) {
       stream->Write(v);
       stream->Read(&out);
