@@ -14,7 +14,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/arena.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -57,15 +56,6 @@ inline absl::Status DecodeMessage(grpc::ByteBuffer& bytes, std::string& raw,
   message.Clear();
   return message.ParseFromString(raw) ? absl::OkStatus()
                                      : UndecodableError(message);
-}
-
-// For an arena that holds one request at a time: blocks that grow to 4 MiB,
-// so that a large request takes a few allocations, not one per field.
-inline google::protobuf::ArenaOptions RequestArenaOptions() {
-  google::protobuf::ArenaOptions options;
-  options.start_block_size = size_t{1} << 16;
-  options.max_block_size = size_t{1} << 22;
-  return options;
 }
 
 // Encodes `message` into `bytes`, replacing what they held.

@@ -10,6 +10,7 @@
 #include "server/convert.h"
 #include "server/pipelined_stream.h"
 #include "server/raw_message.h"
+#include "server/request_arena.h"
 #include "server/status.h"
 #include "server/stream_call.h"
 #include "server/stream_model.h"
@@ -35,8 +36,8 @@ class TrainReactor final : public PipelinedStream {
                       uint64_t& lsn) override {
     // Each request is decoded into the arena, emptied first: its examples
     // cost no allocation of their own.
-    arena_.Reset();
-    request_ = google::protobuf::Arena::CreateMessage<v1::TrainRequest>(&arena_);
+    request_ = google::protobuf::Arena::CreateMessage<v1::TrainRequest>(
+        &arena_.Next());
     absl::Status s = DecodeMessage(request_bytes, request_raw_, *request_);
     if (s.ok()) s = Learn(lsn);
     if (!s.ok()) {
@@ -181,7 +182,7 @@ class TrainReactor final : public PipelinedStream {
   std::string source_;
   std::string request_raw_;  // the request as received
   std::string record_;       // its log record
-  google::protobuf::Arena arena_{RequestArenaOptions()};
+  RequestArena arena_;
   v1::TrainRequest* request_ = nullptr;  // the request being handled, in arena_
   v1::TrainResponse response_;
   TrainScratch scratch_;
