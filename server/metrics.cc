@@ -185,10 +185,19 @@ int Metrics::port() const {
 
 void Metrics::RecordCall(absl::string_view method, grpc::StatusCode code,
                          absl::Duration elapsed) {
-  calls_
-      .Add({{"method", std::string(method)}, {"code", CodeName(code)}},
-           kCallBuckets)
-      .Observe(absl::ToDoubleSeconds(elapsed));
+  prometheus::Histogram* histogram = nullptr;
+  {
+    absl::MutexLock lock(&call_histograms_mu_);
+    auto [it, added] = call_histograms_.try_emplace(
+        std::make_pair(std::string(method), static_cast<int>(code)), nullptr);
+    if (added) {
+      it->second = &calls_.Add(
+          {{"method", std::string(method)}, {"code", CodeName(code)}},
+          kCallBuckets);
+    }
+    histogram = it->second;
+  }
+  histogram->Observe(absl::ToDoubleSeconds(elapsed));
 }
 
 void Metrics::RecordRefusal(const absl::Status& status) {

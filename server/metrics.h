@@ -26,10 +26,13 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/model_registry.h"
 #include "grpcpp/support/status.h"
@@ -83,6 +86,11 @@ class Metrics {
   CallGate* const gate_;
   const std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Histogram>& calls_;
+  // calls_'s histogram of each method and code, found once: looking one up
+  // builds its labels and bucket bounds, costly on every call.
+  mutable absl::Mutex call_histograms_mu_;
+  absl::flat_hash_map<std::pair<std::string, int>, prometheus::Histogram*>
+      call_histograms_ ABSL_GUARDED_BY(call_histograms_mu_);
   prometheus::Family<prometheus::Counter>& refusals_;
   prometheus::Histogram& syncs_;
   const std::shared_ptr<ModelCollector> collector_;
