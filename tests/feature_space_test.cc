@@ -1,10 +1,16 @@
 #include "core/features/feature_space.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
-#include "core/model.h"
+#include "absl/base/casts.h"
+#include "absl/strings/str_cat.h"
 #include "core/features/murmur_hash.h"
+#include "core/model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -116,6 +122,84 @@ TEST(FeatureSpaceTest, NamedFeaturesHashIntoBucketsAndInteract) {
   FeatureSpace no_buckets(1, 0, {});
   EXPECT_THAT(PrepareOr(no_buckets, input, scratch).status().message(),
               HasSubstr("named features need hash buckets"));
+}
+
+// What Prepare must give for `entries` (index, value): sorted by index,
+// then value, each index's values summed in that order.
+std::pair<std::vector<uint32_t>, std::vector<double>> SortedAndSummed(
+    std::vector<std::pair<uint32_t, double>> entries) {
+  std::sort(entries.begin(), entries.end());
+  std::vector<uint32_t> indices;
+  std::vector<double> values;
+  for (const auto& [index, value] : entries) {
+    if (!indices.empty() && indices.back() == index) {
+      values.back() += value;
+    } else {
+      indices.push_back(index);
+      values.push_back(value);
+    }
+  }
+  return {indices, values};
+}
+
+TEST(FeatureSpaceTest, ManyEntriesAreSortedAndSummedAsOneSortWould) {
+  // Hundreds of entries take the radix sort; few buckets make collisions,
+  // and values with many bits make the order of each sum matter.
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  FeatureSpace space(0, 6, {{"a", "b"}});
+  std::vector<std::string> names;
+  for (int k = 0; k < 60; ++k) names.push_back(absl::StrCat("n", k));
+  std::vector<NamedFeature> named;
+  for (int k = 0; k < 30; ++k) named.push_back({"a", names[k], uniform(rng)});
+  for (int k = 30; k < 60; ++k) named.push_back({"b", names[k], uniform(rng)});
+  std::vector<std::pair<uint32_t, double>> entries;
+  std::vector<uint32_t> hashes;
+  for (const NamedFeature& f : named) {
+    hashes.push_back(MurmurHash3(f.name, MurmurHash3(f.group, 0)));
+    entries.emplace_back(hashes.back() & 63, f.value);
+  }
+  for (int i = 0; i < 30; ++i) {
+    for (int j = 30; j < 60; ++j) {
+      entries.emplace_back(((hashes[i] * 16777619u) ^ hashes[j]) & 63,
+                           named[i].value * named[j].value);
+    }
+  }
+  const auto [indices, values] = SortedAndSummed(entries);
+  for (int round = 0; round < 10; ++round) {  // whatever the input's order
+    FeatureSpace::Scratch scratch;
+    FeatureInput input;
+    input.named = named;
+    absl::StatusOr<Features> f = PrepareOr(space, input, scratch);
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_THAT(f->indices, ::testing::ElementsAreArray(indices));
+    ASSERT_EQ(f->values.size(), values.size());
+    for (size_t k = 0; k < values.size(); ++k) {
+      EXPECT_EQ(absl::bit_cast<uint64_t>(f->values[k]),
+                absl::bit_cast<uint64_t>(values[k]));
+    }
+    std::shuffle(named.begin(), named.end(), rng);
+  }
+
+  // Sparse input out of order, with repeats, wide indices.
+  FeatureSpace wide(0, 24, {});
+  std::vector<uint32_t> sparse_indices;
+  std::vector<double> sparse_values;
+  entries.clear();
+  for (int k = 0; k < 500; ++k) {
+    sparse_indices.push_back(rng() % 300 * 50000 + (k % 7 == 0 ? 1 : 0));
+    sparse_values.push_back(uniform(rng));
+    entries.emplace_back(sparse_indices.back(), sparse_values.back());
+  }
+  const auto [wide_indices, wide_values] = SortedAndSummed(entries);
+  FeatureSpace::Scratch scratch;
+  FeatureInput input;
+  input.sparse_indices = sparse_indices;
+  input.sparse_values = sparse_values;
+  absl::StatusOr<Features> f = PrepareOr(wide, input, scratch);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_THAT(f->indices, ::testing::ElementsAreArray(wide_indices));
+  EXPECT_THAT(f->values, ::testing::ElementsAreArray(wide_values));
 }
 
 TEST(FeaturesTest, ForEachCoordinateVisitsZerosInOrder) {

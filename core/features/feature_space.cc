@@ -11,11 +11,43 @@ namespace {
 constexpr uint32_t kInteractionPrime = 16777619u;
 
 // The positions of the features of `group` in `named`, into `members`.
-void GroupMembers(absl::Span<const NamedFeature> named,
-                  absl::string_view group, std::vector<uint32_t>& members) {
+void GroupMembers(absl::Span<const NamedFeature> named, absl::string_view group,
+                  std::vector<uint32_t>& members) {
   members.clear();
   for (size_t i = 0; i < named.size(); ++i) {
     if (named[i].group == group) members.push_back(static_cast<uint32_t>(i));
+  }
+}
+
+using Entry = std::pair<uint32_t, double>;
+
+// Sorts `entries` by index, then value: as std::sort would leave them, in
+// O(n) for the hundreds of entries that crossed groups make. Least
+// significant byte first, stable, skipping bytes all indices share; then
+// each run of one index (a hash collision) is sorted by value.
+void SortEntries(std::vector<Entry>& entries, std::vector<Entry>& buffer) {
+  constexpr size_t kRadixFrom = 128;  // below it, std::sort is as fast
+  if (entries.size() < kRadixFrom) {
+    std::sort(entries.begin(), entries.end());
+    return;
+  }
+  buffer.resize(entries.size());
+  for (int shift = 0; shift < 32; shift += 8) {
+    size_t count[257] = {};
+    for (const Entry& e : entries) ++count[((e.first >> shift) & 0xFF) + 1];
+    if (std::find(count + 1, count + 257, entries.size()) != count + 257) {
+      continue;  // one byte value for all: nothing to reorder
+    }
+    for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
+    for (const Entry& e : entries)
+      buffer[count[(e.first >> shift) & 0xFF]++] = e;
+    entries.swap(buffer);
+  }
+  for (size_t i = 0; i < entries.size();) {
+    size_t j = i + 1;
+    while (j < entries.size() && entries[j].first == entries[i].first) ++j;
+    if (j - i > 1) std::sort(entries.begin() + i, entries.begin() + j);
+    i = j;
   }
 }
 
@@ -30,8 +62,8 @@ int64_t FeatureSpace::InteractionProducts(
       first += f.group == pair.first ? 1 : 0;
       second += f.group == pair.second ? 1 : 0;
     }
-    products += pair.first == pair.second ? first * (first - 1) / 2
-                                          : first * second;
+    products +=
+        pair.first == pair.second ? first * (first - 1) / 2 : first * second;
   }
   return products;
 }
@@ -43,8 +75,8 @@ FeatureSpace::FeatureSpace(int64_t dimension, int hash_bits,
       width_(dimension + (hash_bits > 0 ? int64_t{1} << hash_bits : 0)),
       interactions_(std::move(interactions)) {}
 
-absl::Status FeatureSpace::Prepare(const FeatureInput& input,
-                                   Scratch& scratch, Features& x) const {
+absl::Status FeatureSpace::Prepare(const FeatureInput& input, Scratch& scratch,
+                                   Features& x) const {
   const bool has_dense = !input.dense.empty();
   if ((has_dense || input.only_dense()) &&
       static_cast<int64_t>(input.dense.size()) != dimension_) {
@@ -55,9 +87,9 @@ absl::Status FeatureSpace::Prepare(const FeatureInput& input,
   x = Features(input.dense);
   if (input.only_dense()) return absl::OkStatus();
   if (input.sparse_indices.size() != input.sparse_values.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sparse features have ", input.sparse_indices.size(), " indices but ",
-        input.sparse_values.size(), " values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sparse features have ", input.sparse_indices.size(),
+                     " indices but ", input.sparse_values.size(), " values"));
   }
   if (!input.named.empty() && bucket_mask_ == 0) {
     return absl::InvalidArgumentError(
@@ -104,7 +136,7 @@ absl::Status FeatureSpace::Prepare(const FeatureInput& input,
       }
     }
   }
-  std::sort(entries.begin(), entries.end());  // by index, then value
+  SortEntries(entries, scratch.sorted);  // by index, then value
   scratch.indices.clear();
   scratch.values.clear();
   for (const auto& [index, value] : entries) {

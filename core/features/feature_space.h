@@ -42,6 +42,7 @@ class FeatureSpace {
   // Buffers one Prepare call fills; reused, they spare allocations.
   struct Scratch {
     std::vector<std::pair<uint32_t, double>> entries;
+    std::vector<std::pair<uint32_t, double>> sorted;  // the radix sort's
     std::vector<uint32_t> hashes;
     std::vector<uint32_t> indices;
     std::vector<double> values;
