@@ -47,19 +47,45 @@ void PipelinedStream::OnReadDone(bool ok) {
       if (waits) ++awaiting_durable_;
     }
   }
-  if (waits) {
-    log_->WhenDurable(lsn, [this, id] {
-      {
-        std::lock_guard lock(mu_);
-        --awaiting_durable_;
-        if (id >= front_id_ && id - front_id_ < pending_.size()) {
-          pending_[id - front_id_].durable = true;
-        }
-      }
-      Pump();
-    });
-  }
+  if (waits) log_->WhenDurable(lsn, [this, id] { OnDurable(id); });
   Pump();
+}
+
+void PipelinedStream::OnDurable(uint64_t id) {
+  // No reaction of gRPC's protects this thread: the stream may be freed as
+  // soon as the write or Finish decided here has started, so this decides
+  // on one of them, starts it, and touches nothing after. (It never needs
+  // to start a read: reads wait for room, which only a finished write
+  // makes, and OnWriteDone pumps on.)
+  const grpc::ByteBuffer* write = nullptr;
+  bool finish = false;
+  absl::Status end;
+  {
+    std::lock_guard lock(mu_);
+    --awaiting_durable_;
+    if (id >= front_id_ && id - front_id_ < pending_.size()) {
+      pending_[id - front_id_].durable = true;
+    }
+    if (finished_) return;
+    if (!writing_ && !pending_.empty() && pending_.front().durable) {
+      writing_ = true;
+      write = &pending_.front().bytes;
+    } else if (CanFinish()) {
+      finished_ = true;
+      finish = true;
+      end = end_;
+    }
+  }
+  if (write != nullptr) {
+    StartWrite(write);
+  } else if (finish) {
+    Finish(End(end));
+  }
+}
+
+bool PipelinedStream::CanFinish() const {
+  return reads_over_ && !reading_ && !writing_ && awaiting_durable_ == 0 &&
+         pending_.empty();
 }
 
 void PipelinedStream::OnWriteDone(bool ok) {
@@ -99,8 +125,7 @@ void PipelinedStream::Pump() {
                  (pending_.empty() || pending_bytes_ < kMaxPendingBytes)) {
         reading_ = true;
         next = Next::kRead;
-      } else if (reads_over_ && !reading_ && !writing_ &&
-                 awaiting_durable_ == 0 && pending_.empty()) {
+      } else if (CanFinish()) {
         finished_ = true;
         end = end_;
         next = Next::kFinish;

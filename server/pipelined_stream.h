@@ -22,7 +22,9 @@
 //
 // Threads: reactions run on gRPC's threads, durability callbacks on the
 // log's sync thread; the queue is guarded by a mutex, and no gRPC operation
-// is started while it is held.
+// is started while it is held. gRPC frees the stream (OnDone) only after
+// Finish and once its reactions have returned; a durability callback has no
+// such guard, so it starts at most one operation and then lets go.
 
 #ifndef HALFSPACE_SERVER_PIPELINED_STREAM_H_
 #define HALFSPACE_SERVER_PIPELINED_STREAM_H_
@@ -76,8 +78,14 @@ class PipelinedStream
     bool durable = false;
   };
 
-  // Starts what can start: the next write, the next read, or Finish.
+  // Starts what can start: the next write, the next read, or Finish. Only
+  // from gRPC's reactions (and Start), which keep the stream alive until
+  // they return.
   void Pump();
+  // Response `id`'s examples are durable: on the log's sync thread.
+  void OnDurable(uint64_t id);
+  // Whether nothing is left to read, write or wait for. REQUIRES: mu_.
+  bool CanFinish() const;
 
   WriteAheadLog* const log_;
   grpc::ByteBuffer request_;  // touched only by the one read in flight

@@ -4,6 +4,7 @@
 //   build/tests/halfspace_load [--target=HOST:PORT] [--dimension=20]
 //       [--examples=200000] [--batch=1000] [--clients=8] [--calls=5000]
 //       [--durability=sync] [--rounds=3] [--json=FILE]
+//       [--sweep=batch|dimension|streams|models]
 //
 // Without --target it starts the server binary (next to this one's build)
 // as a child on a temporary data directory with --durability. The floors
@@ -15,6 +16,11 @@
 // median of the ratios within each round, so the ratios hold on a shared,
 // noisy machine where the absolute numbers do not. Nothing is asserted:
 // this prints numbers.
+//
+// --sweep measures training throughput against one parameter instead (batch
+// size, dimension dense and sparse, concurrent streams), or predictions and
+// the server's memory against the number of models; tests/bench/plot.py
+// draws the JSON of the batch and dimension sweeps.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,6 +31,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -55,6 +62,10 @@ ABSL_FLAG(int, batch, 1000, "examples per message, batched training");
 ABSL_FLAG(int, clients, 8, "concurrent clients, for the concurrent rows");
 ABSL_FLAG(int, calls, 5000, "calls per latency measurement");
 ABSL_FLAG(int, rounds, 3, "rounds of every measurement; medians reported");
+ABSL_FLAG(std::string, sweep, "",
+          "instead of the paths: throughput against batch, dimension, "
+          "streams or models (models also reports the server's memory; it "
+          "runs one round)");
 ABSL_FLAG(std::string, json, "", "also write the results to this file");
 ABSL_FLAG(int, serve_noop, 0, "internal: serve the no-op service on this port");
 
@@ -145,10 +156,23 @@ class Child {
     kill(pid_, SIGTERM);
     waitpid(pid_, nullptr, 0);
   }
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
 };
+
+// The resident memory of process `pid`, in bytes (0 if unknown).
+double ResidentBytes(pid_t pid) {
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return 1024.0 * std::strtod(line.c_str() + 6, nullptr);
+    }
+  }
+  return 0;
+}
 
 std::shared_ptr<grpc::Channel> Connect(const std::string& target, int index) {
   grpc::ChannelArguments args;
@@ -270,9 +294,10 @@ class Report {
     for (const Rows& r : rows_) {
       const Row m = Median(r);
       const bool rate = r.unit == "/s";
-      std::string value = rate
-                              ? Rate(m.value)
-                              : absl::StrFormat("%.0f/%.0f µs", m.value, m.p99);
+      std::string value =
+          rate              ? Rate(m.value)
+          : r.unit == "µs" ? absl::StrFormat("%.0f/%.0f µs", m.value, m.p99)
+                            : absl::StrFormat("%.3g %s", m.value, r.unit);
       std::string floor = m.floor == 0 ? ""
                           : rate       ? Rate(m.floor)
                                        : absl::StrFormat("%.0f µs", m.floor);
@@ -523,6 +548,157 @@ void Round(const std::string& target, const std::string& noop_target,
               "/s", streams * (n / 4 / clients), 0, floors.pipelined});
 }
 
+// --- Sweeps: throughput against one parameter --------------------------------
+
+// `n` examples of `nonzeros` features each, dense (of d = nonzeros) or
+// sparse (ascending indices spread over d), in requests of `batch`.
+std::vector<v1::TrainRequest> ShapedRequests(int64_t d, int nonzeros,
+                                             bool sparse, size_t n,
+                                             size_t batch,
+                                             const std::string& model) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  std::vector<v1::TrainRequest> requests;
+  for (size_t first = 0; first < n; first += batch) {
+    v1::TrainRequest& r = requests.emplace_back();
+    if (first == 0) r.set_model(model);
+    for (size_t i = first; i < std::min(first + batch, n); ++i) {
+      v1::Example* e = r.add_examples();
+      double s = 0;
+      for (int k = 0; k < nonzeros; ++k) {
+        const double v = normal(rng);
+        const int64_t j =
+            sparse ? (d / nonzeros) * k + int64_t(rng() % (d / nonzeros)) : k;
+        if (sparse) {
+          e->mutable_features()->mutable_sparse()->add_indices(j);
+          e->mutable_features()->mutable_sparse()->add_values(v);
+        } else {
+          e->mutable_features()->add_dense(v);
+        }
+        s += v * (j % 3 - 1);
+      }
+      e->set_label(s + 0.3 * normal(rng) >= 0 ? 1 : -1);
+    }
+  }
+  return requests;
+}
+
+// Examples per second of `requests` (n examples) into a new perceptron of
+// dimension d.
+double TrainShaped(const std::string& target, int64_t d,
+                   std::vector<v1::TrainRequest> requests, size_t n,
+                   const std::string& model, int connection = 0) {
+  auto channel = Connect(target, connection);
+  Client client(channel);
+  (void)client.DeleteModel(model);
+  (void)client.CreateModel(model, *ParseAlgorithm("perceptron"), d);
+  auto stub = v1::HalfspaceService::NewStub(channel);
+  grpc::ClientContext context;
+  auto stream = stub->Train(&context);
+  const double messages = Pipelined(*stream, requests);
+  (void)client.DeleteModel(model);
+  return messages * static_cast<double>(n) / requests.size();
+}
+
+void SweepBatch(const std::string& target, Report& report) {
+  for (size_t batch : {1, 4, 16, 64, 256, 1024, 4096}) {
+    const size_t n = std::clamp<size_t>(batch * 2000, 20000, 400000);
+    for (const auto results :
+         {v1::TRAIN_RESULTS_PER_EXAMPLE, v1::TRAIN_RESULTS_SUMMARY}) {
+      std::vector<v1::TrainRequest> requests =
+          ShapedRequests(20, 20, false, n, batch, "sweep");
+      for (v1::TrainRequest& r : requests) r.set_results(results);
+      report.Add({absl::StrCat(results == v1::TRAIN_RESULTS_SUMMARY
+                                   ? "summaries"
+                                   : "per-example results",
+                               ", batch=", batch),
+                  "/s", TrainShaped(target, 20, std::move(requests), n,
+                                    "sweep")});
+    }
+  }
+}
+
+void SweepDimension(const std::string& target, Report& report) {
+  for (int64_t d : {10, 100, 1000, 10000, 100000}) {
+    // Messages of about 4 MB at most, and about 0.4 GB of features.
+    const size_t batch = std::clamp<int64_t>((4 << 20) / (9 * d), 1, 1000);
+    const size_t n = std::clamp<int64_t>(50000000 / d, 400, 200000);
+    report.Add({absl::StrCat("dense, d=", d), "/s",
+                TrainShaped(target, d,
+                            ShapedRequests(d, d, false, n, batch, "sweep"), n,
+                            "sweep")});
+    if (d >= 100) {
+      report.Add({absl::StrCat("sparse (20 nonzeros), d=", d), "/s",
+                  TrainShaped(target, d,
+                              ShapedRequests(d, 20, true, 200000, 1000,
+                                             "sweep"),
+                              200000, "sweep")});
+    }
+  }
+}
+
+void SweepStreams(const std::string& target, Report& report) {
+  constexpr size_t kTotal = 400000, kBatch = 100;
+  for (int streams : {1, 2, 4, 8, 16, 32, 64}) {
+    const size_t each = kTotal / streams;
+    std::vector<std::vector<v1::TrainRequest>> requests;
+    for (int k = 0; k < streams; ++k) {
+      requests.push_back(ShapedRequests(20, 20, false, each, kBatch,
+                                        absl::StrCat("stream-", k)));
+    }
+    const double rate = Concurrent(streams, 1, [&](int k) {
+      TrainShaped(target, 20, std::move(requests[k]), each,
+                  absl::StrCat("stream-", k), k + 1);
+    });
+    report.Add({absl::StrCat("batches of 100, streams=", streams), "/s",
+                rate * each});
+  }
+}
+
+// Predictions spread over `models` models of d = 100 (PredictStream, one
+// vector per request, each to a random model), and the server's resident
+// memory with them, per model and against their raw weight bytes.
+void SweepModels(const std::string& target, pid_t server, Report& report) {
+  auto channel = Connect(target, 0);
+  Client client(channel);
+  auto stub = v1::HalfspaceService::NewStub(channel);
+  constexpr int kDimension = 100;
+  const double before = ResidentBytes(server);
+  int created = 0;
+  for (int models : {1, 10, 100, 1000, 10000}) {
+    for (; created < models; ++created) {
+      (void)client.CreateModel(absl::StrCat("m", created),
+                               *ParseAlgorithm("perceptron"), kDimension);
+    }
+    const double resident = ResidentBytes(server) - before;
+    std::mt19937 rng(1);
+    v1::PredictStreamRequest request;
+    for (int j = 0; j < kDimension; ++j) request.add_instances();
+    request.mutable_instances()->Clear();
+    v1::FeatureVector* x = request.add_instances();
+    for (int j = 0; j < kDimension; ++j) x->add_dense(0.01 * j);
+    grpc::ClientContext context;
+    auto stream = stub->PredictStream(&context);
+    v1::PredictStreamResponse out;
+    constexpr int kCalls = 5000;
+    const absl::Time start = absl::Now();
+    for (int i = 0; i < kCalls; ++i) {
+      request.set_model(absl::StrCat("m", rng() % models));
+      stream->Write(request);
+      stream->Read(&out);
+    }
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    stream->WritesDone();
+    stream->Finish();
+    report.Add({absl::StrCat("PredictStream round trips, models=", models),
+                "/s", kCalls / seconds});
+    report.Add({absl::StrCat("resident bytes per model, models=", models),
+                "B", resident / models});
+    report.Add({absl::StrCat("resident / raw weight bytes, models=", models),
+                "x", resident / (models * (kDimension + 1) * 8.0)});
+  }
+}
+
 int Run() {
   const int d = absl::GetFlag(FLAGS_dimension);
   const int n = absl::GetFlag(FLAGS_examples);
@@ -550,7 +726,7 @@ int Run() {
             binary, absl::StrCat("--listen=", target),
             absl::StrCat("--data_dir=", dir.File("data")),
             absl::StrCat("--durability=", absl::GetFlag(FLAGS_durability)),
-            "--log_level=warn"},
+            "--log_level=warn", "--max_models=100000"},
         dir.File("server.log"));
   }
   const std::string setup = absl::StrFormat(
@@ -565,11 +741,27 @@ int Run() {
   std::printf("%s\n\n", setup.c_str());
 
   const std::string noop_target = absl::StrCat("127.0.0.1:", noop_port);
-  const Data data = MakeData(std::max(n, 1), d);
+  // The paths' data (none for a sweep, which makes its own).
+  const Data data =
+      MakeData(absl::GetFlag(FLAGS_sweep).empty() ? std::max(n, 1) : 1, d);
   Report report;
-  for (int round = 1; round <= rounds; ++round) {
+  const std::string sweep = absl::GetFlag(FLAGS_sweep);
+  for (int round = 1; round <= (sweep == "models" ? 1 : rounds); ++round) {
     std::fprintf(stderr, "round %d of %d\n", round, rounds);
-    Round(target, noop_target, data, report);
+    if (sweep.empty()) {
+      Round(target, noop_target, data, report);
+    } else if (sweep == "batch") {
+      SweepBatch(target, report);
+    } else if (sweep == "dimension") {
+      SweepDimension(target, report);
+    } else if (sweep == "streams") {
+      SweepStreams(target, report);
+    } else if (sweep == "models") {
+      SweepModels(target, server != nullptr ? server->pid() : 0, report);
+    } else {
+      std::fprintf(stderr, "--sweep is batch, dimension, streams or models\n");
+      return 2;
+    }
   }
   report.Print();
   if (!absl::GetFlag(FLAGS_json).empty()) {
