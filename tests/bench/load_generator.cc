@@ -95,7 +95,8 @@ class NoopService final
           bench::Noop::WithCallbackMethod_Unary<bench::Noop::Service>> {
  public:
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
-                                  const bench::Vector*, bench::Vector*) override {
+                                  const bench::Vector*,
+                                  bench::Vector*) override {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;
@@ -294,10 +295,10 @@ class Report {
     for (const Rows& r : rows_) {
       const Row m = Median(r);
       const bool rate = r.unit == "/s";
-      std::string value =
-          rate              ? Rate(m.value)
-          : r.unit == "µs" ? absl::StrFormat("%.0f/%.0f µs", m.value, m.p99)
-                            : absl::StrFormat("%.3g %s", m.value, r.unit);
+      std::string value = rate ? Rate(m.value)
+                          : r.unit == "µs"
+                              ? absl::StrFormat("%.0f/%.0f µs", m.value, m.p99)
+                              : absl::StrFormat("%.3g %s", m.value, r.unit);
       std::string floor = m.floor == 0 ? ""
                           : rate       ? Rate(m.floor)
                                        : absl::StrFormat("%.0f µs", m.floor);
@@ -612,8 +613,8 @@ void SweepBatch(const std::string& target, Report& report) {
                                    ? "summaries"
                                    : "per-example results",
                                ", batch=", batch),
-                  "/s", TrainShaped(target, 20, std::move(requests), n,
-                                    "sweep")});
+                  "/s",
+                  TrainShaped(target, 20, std::move(requests), n, "sweep")});
     }
   }
 }
@@ -623,16 +624,16 @@ void SweepDimension(const std::string& target, Report& report) {
     // Messages of about 4 MB at most, and about 0.4 GB of features.
     const size_t batch = std::clamp<int64_t>((4 << 20) / (9 * d), 1, 1000);
     const size_t n = std::clamp<int64_t>(50000000 / d, 400, 200000);
-    report.Add({absl::StrCat("dense, d=", d), "/s",
-                TrainShaped(target, d,
-                            ShapedRequests(d, d, false, n, batch, "sweep"), n,
-                            "sweep")});
+    report.Add(
+        {absl::StrCat("dense, d=", d), "/s",
+         TrainShaped(target, d, ShapedRequests(d, d, false, n, batch, "sweep"),
+                     n, "sweep")});
     if (d >= 100) {
-      report.Add({absl::StrCat("sparse (20 nonzeros), d=", d), "/s",
-                  TrainShaped(target, d,
-                              ShapedRequests(d, 20, true, 200000, 1000,
-                                             "sweep"),
-                              200000, "sweep")});
+      report.Add(
+          {absl::StrCat("sparse (20 nonzeros), d=", d), "/s",
+           TrainShaped(target, d,
+                       ShapedRequests(d, 20, true, 200000, 1000, "sweep"),
+                       200000, "sweep")});
     }
   }
 }
@@ -650,8 +651,8 @@ void SweepStreams(const std::string& target, Report& report) {
       TrainShaped(target, 20, std::move(requests[k]), each,
                   absl::StrCat("stream-", k), k + 1);
     });
-    report.Add({absl::StrCat("batches of 100, streams=", streams), "/s",
-                rate * each});
+    report.Add(
+        {absl::StrCat("batches of 100, streams=", streams), "/s", rate * each});
   }
 }
 
@@ -692,8 +693,8 @@ void SweepModels(const std::string& target, pid_t server, Report& report) {
     stream->Finish();
     report.Add({absl::StrCat("PredictStream round trips, models=", models),
                 "/s", kCalls / seconds});
-    report.Add({absl::StrCat("resident bytes per model, models=", models),
-                "B", resident / models});
+    report.Add({absl::StrCat("resident bytes per model, models=", models), "B",
+                resident / models});
     report.Add({absl::StrCat("resident / raw weight bytes, models=", models),
                 "x", resident / (models * (kDimension + 1) * 8.0)});
   }
@@ -729,15 +730,22 @@ int Run() {
             "--log_level=warn", "--max_models=100000"},
         dir.File("server.log"));
   }
-  const std::string setup = absl::StrFormat(
-      "d = %d, %d examples per training row, %zu per batched message, "
-      "%d calls per latency row, %d concurrent clients, medians of %d "
-      "rounds, %s",
-      d, n, batch, calls, clients, rounds,
+  const std::string server_setup =
       absl::GetFlag(FLAGS_target).empty()
           ? absl::StrCat("server started here, --durability=",
                          absl::GetFlag(FLAGS_durability))
-          : absl::StrCat("server at ", target));
+          : absl::StrCat("server at ", target);
+  const std::string setup =
+      !absl::GetFlag(FLAGS_sweep).empty()
+          ? absl::StrFormat("sweep of %s, medians of %d rounds, %s",
+                            absl::GetFlag(FLAGS_sweep), rounds, server_setup)
+          : absl::StrFormat(
+                "d = %d, %d examples per training row, %zu per batched "
+                "message, "
+                "%d calls per latency row, %d concurrent clients, medians of "
+                "%d "
+                "rounds, %s",
+                d, n, batch, calls, clients, rounds, server_setup);
   std::printf("%s\n\n", setup.c_str());
 
   const std::string noop_target = absl::StrCat("127.0.0.1:", noop_port);
