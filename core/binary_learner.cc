@@ -4,6 +4,7 @@ namespace halfspace {
 
 void BinaryLearner::Learn(Features x, int y, double s,
                           ExampleOutcome& outcome) {
+  norm_.MarkStale();
   outcome.update = classifier_->Learn(x, y, s);
   outcome.mistake = outcome.update.predicted_label != y;
   outcome.predicted_class = -1;
@@ -14,7 +15,7 @@ void BinaryLearner::Learn(Features x, int y, double s,
 absl::Status BinaryLearner::Predict(absl::Span<const Features> xs,
                                     absl::Span<Prediction> out) const {
   const LinearWeights& weights = classifier_->weights();
-  const double norm = weights.Norm();
+  const double norm = WeightNorm();
   for (size_t i = 0; i < xs.size(); ++i) {
     Prediction& p = out[i];
     p.score = weights.Score(xs[i]);
@@ -61,7 +62,13 @@ absl::Status BinaryLearner::SetWeights(absl::string_view label,
                                        LinearWeights weights) {
   if (absl::Status s = CheckSetWeights(label); !s.ok()) return s;
   classifier_->set_weights(std::move(weights));
+  norm_.MarkStale();
   return absl::OkStatus();
+}
+
+double BinaryLearner::WeightNorm() const {
+  return norm_.Get(
+      [this](double& norm) { norm = classifier_->weights().Norm(); });
 }
 
 }  // namespace halfspace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/algorithms/online_classifier.h"
+#include "core/lazy.h"
 #include "core/learner.h"
 
 namespace halfspace {
@@ -23,7 +24,10 @@ class BinaryLearner final : public Learner {
     return example.label;  // checked by Model::Prepare
   }
   void Learn(Features x, int y, double s, ExampleOutcome& outcome) override;
-  void EndBatch() override { classifier_->EndBatch(); }
+  void EndBatch() override {
+    classifier_->EndBatch();
+    norm_.MarkStale();
+  }
   absl::Status Predict(absl::Span<const Features> xs,
                        absl::Span<Prediction> out) const override;
   void StartEvaluation(Evaluation& evaluation) const override;
@@ -36,7 +40,7 @@ class BinaryLearner final : public Learner {
   absl::Status CheckSetWeights(absl::string_view label) const override;
   absl::Status SetWeights(absl::string_view label,
                           LinearWeights weights) override;
-  double WeightNorm() const override { return classifier_->weights().Norm(); }
+  double WeightNorm() const override;
   double Bias() const override { return classifier_->weights().b; }
   void CopyWeights(ModelSnapshot& out, int64_t offset,
                    int64_t count) const override {
@@ -46,12 +50,16 @@ class BinaryLearner final : public Learner {
     return classifier_->ExportState();
   }
   absl::Status ImportState(absl::Span<const double> state) override {
+    norm_.MarkStale();
     return classifier_->ImportState(state);
   }
 
  private:
   const std::unique_ptr<OnlineClassifier> classifier_;
   const std::vector<std::string> none_;
+  // ‖w‖ of the weights predicted with, for signed distances: O(d), so
+  // computed once per change, not per prediction.
+  Lazy<double> norm_{0.0, /*stale=*/true};
 };
 
 }  // namespace halfspace

@@ -152,6 +152,38 @@ TEST(ModelTest, ZeroScorePredictsPositiveAndZeroWeightsHaveNoDistance) {
   EXPECT_EQ(*out[0].probability, 0.5);
 }
 
+TEST(ModelTest, TheDistanceFollowsEveryChangeOfTheWeights) {
+  // ‖w‖ is kept between changes: each change must renew it.
+  for (const Algorithm algorithm :
+       {Algorithm::kPerceptron, Algorithm::kAveragedPerceptron,
+        Algorithm::kSgd}) {
+    ModelSpec spec = PerceptronSpec(2);
+    spec.algorithm = DefaultParams(algorithm);
+    std::unique_ptr<Model> model = MakeModel(spec);
+    const std::vector<double> x = {3, 4};
+    const std::vector<FeatureInput> xs = {x};
+    std::vector<Prediction> out(1);
+    auto expect_distance = [&](const std::string& after) {
+      ASSERT_TRUE(model->Predict(xs, absl::MakeSpan(out)).ok());
+      const ModelSnapshot w = model->Snapshot();
+      const double norm = std::hypot(w.weights.w[0], w.weights.w[1]);
+      ASSERT_GT(norm, 0) << after;
+      EXPECT_DOUBLE_EQ(*out[0].signed_distance, out[0].score / norm) << after;
+    };
+    ASSERT_TRUE(model->SetWeights({1, 1}, -3).ok());
+    expect_distance("SetWeights");
+    for (int label : {-1, 1, -1}) {
+      std::vector<ExampleOutcome> outcomes(1);
+      const std::vector<double> e = {1, 2.5};
+      const std::vector<Example> batch = {{e, label}};
+      ASSERT_TRUE(model->Learn(batch, absl::MakeSpan(outcomes)).ok());
+      expect_distance("Learn");
+    }
+    ASSERT_TRUE(model->SetWeights({-2, 0.5}, 1).ok());
+    expect_distance("SetWeights again");
+  }
+}
+
 TEST(ModelTest, PredictNamesTheFirstBadInstance) {
   std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
   const std::vector<double> good = {1, 2}, bad = {1, 2, 3};

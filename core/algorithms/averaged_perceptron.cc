@@ -10,7 +10,7 @@ AveragedPerceptron::AveragedPerceptron(int64_t dimension, double learning_rate)
     : learning_rate_(learning_rate),
       w_(dimension),
       u_(dimension),
-      average_(dimension) {}
+      average_(LinearWeights(dimension)) {}
 
 Update AveragedPerceptron::Learn(Features x, int y, double s) {
   Update u = ScoreUpdate(w_, x, y);

@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/algorithms/lazy_weights.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/lazy.h"
 
 namespace halfspace {
 
@@ -44,7 +44,7 @@ class AveragedPerceptron final : public OnlineClassifier {
   double learning_rate_;
   LinearWeights w_;        // the weights that learn
   LinearWeights u_;        // Σ (k - 1)·δ_k over updates
-  LazyWeights average_;    // w̄, computed when read
+  Lazy<LinearWeights> average_;    // w̄, computed when read
   double examples_ = 0.0;  // n
 };
 

@@ -19,7 +19,7 @@ SgdClassifier::SgdClassifier(int64_t dimension, double learning_rate,
       options_(options),
       loss_(MakeMarginLoss(options.loss)),
       v_(dimension),
-      prediction_(dimension) {
+      prediction_(LinearWeights(dimension)) {
   if (options_.schedule == Schedule::kOptimal) {
     // scikit-learn's heuristic, kept as written there (including the sign of
     // the derivative, which makes the max() pick 1).

@@ -38,9 +38,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/algorithms/lazy_weights.h"
 #include "core/algorithms/margin_loss.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/lazy.h"
 
 namespace halfspace {
 
@@ -106,7 +106,7 @@ class SgdClassifier final : public OnlineClassifier {
   double average_a_ = 0.0;
   double average_b_ = 1.0;
   double average_bias_ = 0.0;
-  LazyWeights prediction_;    // w or w̄, computed when read
+  Lazy<LinearWeights> prediction_;    // w or w̄, computed when read
   double t_ = 1.0;            // the index of the next example
   double u_ = 0.0;         // L1: the total penalty per weight so far
   std::vector<double> q_;  // L1: the penalty each weight has been charged
