@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "client/halfspace_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -81,7 +82,15 @@ TEST(MetricsTest, PrometheusAndGetStatsCountTheSameThings) {
   EXPECT_TRUE(absl::IsNotFound(client.GetModel("nope").status()));
   EXPECT_TRUE(client.Predict("m", {{1}, {2}}).ok());
 
-  const std::string text = HttpGet(server.server().metrics_port(), "/metrics");
+  // A stream leaves the gauge when the server frees it, which may come a
+  // moment after the client has its status.
+  std::string text = HttpGet(server.server().metrics_port(), "/metrics");
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(10);
+       text.find("halfspace_open_streams 0") == std::string::npos &&
+       absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(10));
+    text = HttpGet(server.server().metrics_port(), "/metrics");
+  }
   EXPECT_THAT(text, HasSubstr("halfspace_model_examples_total{model=\"m\"} 3"));
   EXPECT_THAT(text, HasSubstr("halfspace_model_mistakes_total{model=\"m\"} 2"));
   EXPECT_THAT(text, HasSubstr("halfspace_rpc_duration_seconds_count{code=\"NOT_"
