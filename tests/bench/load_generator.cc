@@ -256,6 +256,19 @@ double Pipelined(grpc::ClientReaderWriter<Request, Response>& stream,
   return requests.size() / seconds;
 }
 
+// Sends `request` and reads its answer `calls` times, one in flight, then
+// closes the stream.
+template <typename Response, typename Stream, typename Request>
+void RoundTrips(Stream& stream, const Request& request, int calls) {
+  Response response;
+  for (int i = 0; i < calls; ++i) {
+    stream.Write(request);
+    stream.Read(&response);
+  }
+  stream.WritesDone();
+  stream.Finish();
+}
+
 // Runs `clients` threads of `call` round trips each on its own connection
 // for `calls` calls each; returns calls per second over all.
 double Concurrent(int clients, int calls, const std::function<void(int)>& run) {
@@ -400,14 +413,7 @@ Floors MeasureFloors(const std::string& target, int d, int calls, int messages,
   f.concurrent = Concurrent(clients, calls, [&](int c) {
     auto own = bench::Noop::NewStub(Connect(target, c + 1));
     grpc::ClientContext context;
-    auto stream = own->Bidi(&context);
-    bench::Vector out;
-    for (int i = 0; i < calls; ++i) {
-      stream->Write(v);
-      stream->Read(&out);
-    }
-    stream->WritesDone();
-    stream->Finish();
+    RoundTrips<bench::Vector>(*own->Bidi(&context), v, calls);
   });
   return f;
 }
@@ -514,14 +520,8 @@ void Round(const std::string& target, const std::string& noop_target,
   const double concurrent = Concurrent(clients, calls, [&](int c) {
     auto own = v1::HalfspaceService::NewStub(Connect(target, c + 1));
     grpc::ClientContext context;
-    auto stream = own->PredictStream(&context);
-    v1::PredictStreamResponse out;
-    for (int i = 0; i < calls; ++i) {
-      stream->Write(streamed);
-      stream->Read(&out);
-    }
-    stream->WritesDone();
-    stream->Finish();
+    RoundTrips<v1::PredictStreamResponse>(*own->PredictStream(&context),
+                                          streamed, calls);
   });
   report.Add({absl::StrCat("PredictStream, ", clients, " clients, predictions"),
               "/s", concurrent, 0, floors.concurrent});
