@@ -4,7 +4,8 @@ namespace halfspace {
 
 void BinaryLearner::Learn(Features x, int y, double s,
                           ExampleOutcome& outcome) {
-  norm_.MarkStale();
+  // ‖w‖ is marked stale by EndBatch, which ends every batch of Learn calls
+  // before anything reads it.
   outcome.update = classifier_->Learn(x, y, s);
   outcome.mistake = outcome.update.predicted_label != y;
   outcome.predicted_class = -1;

@@ -161,7 +161,9 @@ absl::Status Model::CheckFeatureLimits(const FeatureInput& input) const {
 
 absl::Status Model::PrepareFeatures(const FeatureInput& input,
                                     PreparedExample& prepared) const {
-  if (absl::Status s = CheckFeatureLimits(input); !s.ok()) return s;
+  if (!input.named.empty()) {
+    if (absl::Status s = CheckFeatureLimits(input); !s.ok()) return s;
+  }
   absl::Status s = space_.Prepare(input, prepared.scratch, prepared.x);
   if (!s.ok()) return s;
   // ‖x‖² is finite exactly when every value is (barring overflow of huge
@@ -173,17 +175,23 @@ absl::Status Model::PrepareFeatures(const FeatureInput& input,
 }
 
 void Model::Prepare(const Example& example, PreparedExample& prepared) const {
-  prepared.error = PrepareFeatures(example.features, prepared);
-  if (prepared.error.ok()) {
-    prepared.error = ValidateImportanceWeight(example.weight);
-  }
-  if (prepared.error.ok()) {
-    prepared.error = multiclass() ? ValidateClassLabel(example.class_label)
-                                  : ValidateLabel(example.label);
-  }
   prepared.label = example.label;
   prepared.class_label = example.class_label;
   prepared.weight = example.weight;
+  absl::Status s = PrepareFeatures(example.features, prepared);
+  // The checks that pass are done inline; the Validate functions only
+  // write the message of those that fail.
+  const bool weight_ok = std::isfinite(example.weight) && example.weight >= 0.0;
+  const bool label_ok =
+      multiclass() ? !example.class_label.empty() &&
+                         example.class_label.size() <= kMaxClassLabelBytes
+                   : example.label == 1 || example.label == -1;
+  if (s.ok() && !weight_ok) s = ValidateImportanceWeight(example.weight);
+  if (s.ok() && !label_ok) {
+    s = multiclass() ? ValidateClassLabel(example.class_label)
+                     : ValidateLabel(example.label);
+  }
+  prepared.error = std::move(s);
 }
 
 absl::Status Model::Learn(absl::Span<const Example> examples,

@@ -264,9 +264,10 @@ absl::Status ValidateClassLabel(absl::string_view label) {
     return absl::InvalidArgumentError(
         "class_label is empty; a multiclass model needs each example's class");
   }
-  if (label.size() > 128) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "class_label has ", label.size(), " bytes; the limit is 128"));
+  if (label.size() > kMaxClassLabelBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("class_label has ", label.size(), " bytes; the limit is ",
+                     kMaxClassLabelBytes));
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 #ifndef HALFSPACE_CORE_MODEL_SPEC_H_
 #define HALFSPACE_CORE_MODEL_SPEC_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <variant>
@@ -156,7 +157,10 @@ absl::Status ValidateModelSpec(const ModelSpec& spec);
 // regression, and SGD on the log or modified Huber loss (also one-vs-rest).
 bool IsProbabilistic(const ModelSpec& spec);
 
-// OK when `label` can name a class: 1 to 128 bytes.
+// The longest class label, in bytes.
+inline constexpr size_t kMaxClassLabelBytes = 128;
+
+// OK when `label` can name a class: 1 to kMaxClassLabelBytes bytes.
 absl::Status ValidateClassLabel(absl::string_view label);
 
 // A fresh binary classifier for `spec.algorithm` (also one-vs-rest's per

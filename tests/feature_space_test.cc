@@ -45,8 +45,9 @@ TEST(FeatureSpaceTest, DenseInputPassesThroughWithAnExactDimensionCheck) {
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->dense.data(), x.data());  // no copy
   EXPECT_TRUE(f->indices.empty());
-  EXPECT_THAT(PrepareOr(space, short_x, scratch).status().message(),
-              HasSubstr("features has 2 values but the model's dimension is 3"));
+  EXPECT_THAT(
+      PrepareOr(space, short_x, scratch).status().message(),
+      HasSubstr("features has 2 values but the model's dimension is 3"));
   EXPECT_FALSE(PrepareOr(space, FeatureInput(), scratch).ok());
 }
 
@@ -105,9 +106,8 @@ TEST(FeatureSpaceTest, NamedFeaturesHashIntoBucketsAndInteract) {
   };
   // 3 features, a×b gives x·z and y·z, a×a gives x·y once: 6 entries.
   std::vector<std::pair<uint32_t, double>> expected = {
-      {bucket("a", "x"), 2.0}, {bucket("a", "y"), 3.0},
-      {bucket("b", "z"), 5.0}, {cross(hx, hz), 10.0},
-      {cross(hy, hz), 15.0},   {cross(hx, hy), 6.0}};
+      {bucket("a", "x"), 2.0}, {bucket("a", "y"), 3.0}, {bucket("b", "z"), 5.0},
+      {cross(hx, hz), 10.0},   {cross(hy, hz), 15.0},   {cross(hx, hy), 6.0}};
   double total = 0;
   for (const auto& [index, value] : expected) total += value;
   double got = 0;
@@ -142,6 +142,23 @@ std::pair<std::vector<uint32_t>, std::vector<double>> SortedAndSummed(
   return {indices, values};
 }
 
+// Expects `space` to prepare `input` as SortedAndSummed(entries), bit for
+// bit.
+void ExpectPreparedAs(const FeatureSpace& space, const FeatureInput& input,
+                      const std::vector<std::pair<uint32_t, double>>& entries) {
+  const auto [indices, values] = SortedAndSummed(entries);
+  FeatureSpace::Scratch scratch;
+  absl::StatusOr<Features> f = PrepareOr(space, input, scratch);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_THAT(f->indices, ::testing::ElementsAreArray(indices));
+  ASSERT_EQ(f->values.size(), values.size());
+  for (size_t k = 0; k < values.size(); ++k) {
+    EXPECT_EQ(absl::bit_cast<uint64_t>(f->values[k]),
+              absl::bit_cast<uint64_t>(values[k]))
+        << "index " << f->indices[k];
+  }
+}
+
 TEST(FeatureSpaceTest, ManyEntriesAreSortedAndSummedAsOneSortWould) {
   // Hundreds of entries take the radix sort; few buckets make collisions,
   // and values with many bits make the order of each sum matter.
@@ -165,41 +182,34 @@ TEST(FeatureSpaceTest, ManyEntriesAreSortedAndSummedAsOneSortWould) {
                            named[i].value * named[j].value);
     }
   }
-  const auto [indices, values] = SortedAndSummed(entries);
   for (int round = 0; round < 10; ++round) {  // whatever the input's order
-    FeatureSpace::Scratch scratch;
     FeatureInput input;
     input.named = named;
-    absl::StatusOr<Features> f = PrepareOr(space, input, scratch);
-    ASSERT_TRUE(f.ok()) << f.status();
-    EXPECT_THAT(f->indices, ::testing::ElementsAreArray(indices));
-    ASSERT_EQ(f->values.size(), values.size());
-    for (size_t k = 0; k < values.size(); ++k) {
-      EXPECT_EQ(absl::bit_cast<uint64_t>(f->values[k]),
-                absl::bit_cast<uint64_t>(values[k]));
-    }
+    ExpectPreparedAs(space, input, entries);
     std::shuffle(named.begin(), named.end(), rng);
   }
 
-  // Sparse input out of order, with repeats, wide indices.
-  FeatureSpace wide(0, 24, {});
-  std::vector<uint32_t> sparse_indices;
-  std::vector<double> sparse_values;
-  entries.clear();
-  for (int k = 0; k < 500; ++k) {
-    sparse_indices.push_back(rng() % 300 * 50000 + (k % 7 == 0 ? 1 : 0));
-    sparse_values.push_back(uniform(rng));
-    entries.emplace_back(sparse_indices.back(), sparse_values.back());
+  // Sparse input out of order: every size of sort (insertion for a few,
+  // std::sort, radix for hundreds) into 4 indices, so that most collide;
+  // then wide indices.
+  for (const int n : {2, 17, 48, 49, 127, 128, 300, 500}) {
+    const bool wide = n == 500;
+    const FeatureSpace sparse_space(0, wide ? 24 : 2, {});
+    std::vector<uint32_t> sparse_indices;
+    std::vector<double> sparse_values;
+    entries.clear();
+    for (int k = 0; k < n; ++k) {
+      sparse_indices.push_back(wide ? rng() % 300 * 50000 + (k % 7 == 0)
+                                    : rng() % 4);
+      sparse_values.push_back(uniform(rng));
+      entries.emplace_back(sparse_indices.back(), sparse_values.back());
+    }
+    FeatureInput input;
+    input.sparse_indices = sparse_indices;
+    input.sparse_values = sparse_values;
+    SCOPED_TRACE(absl::StrCat(n, " entries"));
+    ExpectPreparedAs(sparse_space, input, entries);
   }
-  const auto [wide_indices, wide_values] = SortedAndSummed(entries);
-  FeatureSpace::Scratch scratch;
-  FeatureInput input;
-  input.sparse_indices = sparse_indices;
-  input.sparse_values = sparse_values;
-  absl::StatusOr<Features> f = PrepareOr(wide, input, scratch);
-  ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_THAT(f->indices, ::testing::ElementsAreArray(wide_indices));
-  EXPECT_THAT(f->values, ::testing::ElementsAreArray(wide_values));
 }
 
 TEST(FeaturesTest, ForEachCoordinateVisitsZerosInOrder) {

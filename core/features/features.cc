@@ -35,22 +35,6 @@ double FastSquaredNorm(const Features& x) {
   return FastSquaredNorm(x.dense) + FastSquaredNorm(x.values);
 }
 
-double Dot(absl::Span<const double> w, const Features& x) {
-  double dot = 0.0;
-  for (size_t j = 0; j < x.dense.size(); ++j) dot += w[j] * x.dense[j];
-  for (size_t k = 0; k < x.indices.size(); ++k) {
-    dot += w[x.indices[k]] * x.values[k];
-  }
-  return dot;
-}
-
-void AddScaled(double c, const Features& x, absl::Span<double> w) {
-  for (size_t j = 0; j < x.dense.size(); ++j) w[j] += c * x.dense[j];
-  for (size_t k = 0; k < x.indices.size(); ++k) {
-    w[x.indices[k]] += c * x.values[k];
-  }
-}
-
 absl::Status ValidateFeatures(absl::Span<const double> x, int64_t dimension,
                               const char* what) {
   if (static_cast<int64_t>(x.size()) != dimension) {

@@ -62,11 +62,24 @@ double SquaredNorm(const Features& x);
 // depends on the order.
 double FastSquaredNorm(const Features& x);
 
-// w·x.  REQUIRES: every index of x is below w.size().
-double Dot(absl::Span<const double> w, const Features& x);
+// w·x, summed in order.  REQUIRES: every index of x is below w.size().
+// Inline, as are AddScaled's loops: they are every algorithm's inner loop.
+inline double Dot(absl::Span<const double> w, const Features& x) {
+  double dot = 0.0;
+  for (size_t j = 0; j < x.dense.size(); ++j) dot += w[j] * x.dense[j];
+  for (size_t k = 0; k < x.indices.size(); ++k) {
+    dot += w[x.indices[k]] * x.values[k];
+  }
+  return dot;
+}
 
 // w ← w + c·x.  REQUIRES: as Dot.
-void AddScaled(double c, const Features& x, absl::Span<double> w);
+inline void AddScaled(double c, const Features& x, absl::Span<double> w) {
+  for (size_t j = 0; j < x.dense.size(); ++j) w[j] += c * x.dense[j];
+  for (size_t k = 0; k < x.indices.size(); ++k) {
+    w[x.indices[k]] += c * x.values[k];
+  }
+}
 
 // A feature named by a group (a namespace, for interactions) and a name,
 // hashed into one of the model's buckets.
@@ -82,8 +95,7 @@ struct NamedFeature {
 struct FeatureInput {
   FeatureInput() = default;
   FeatureInput(absl::Span<const double> dense_values) : dense(dense_values) {}
-  FeatureInput(const std::vector<double>& dense_values)
-      : dense(dense_values) {}
+  FeatureInput(const std::vector<double>& dense_values) : dense(dense_values) {}
 
   bool only_dense() const {
     return !has_sparse && sparse_indices.empty() && named.empty();
