@@ -1,10 +1,14 @@
 #include "server/server.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <filesystem>
 #include <utility>
 
@@ -96,6 +100,20 @@ absl::Status ValidateTls(const TlsOptions& tls) {
   return absl::OkStatus();
 }
 
+// Whether something accepts connections on the Unix socket at `path`.
+bool Answers(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(address.sun_path)) return false;
+  path.copy(address.sun_path, path.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const bool answers = connect(fd, reinterpret_cast<const sockaddr*>(&address),
+                               sizeof(address)) == 0;
+  close(fd);
+  return answers;
+}
+
 }  // namespace
 
 std::string ListenAddress(const ServerOptions& options) {
@@ -112,12 +130,20 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
   const std::string listen = ListenAddress(o);
   const size_t colon = listen.rfind(':');
   int port = -1;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
+  if (absl::StartsWith(listen, "unix:")) {
+    if (listen.size() == 5 ||
+        listen.size() - 5 >= sizeof(sockaddr_un{}.sun_path)) {
+      return invalid("listen", listen,
+                     absl::StrCat("give unix:PATH with a path of 1 to ",
+                                  sizeof(sockaddr_un{}.sun_path) - 1,
+                                  " bytes, e.g. unix:/run/halfspace.sock"));
+    }
+  } else if (colon == std::string::npos || colon == 0 ||
+             !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
+             port > 65535) {
     return invalid("listen", listen,
                    "give host:port with a port from 0 to 65535, e.g. "
-                   "0.0.0.0:50051");
+                   "0.0.0.0:50051, or unix:PATH for a Unix-domain socket");
   }
   if (absl::Status s = ValidateTls(o.tls); !s.ok()) return s;
   if (o.max_connection_age < absl::ZeroDuration()) {
@@ -202,6 +228,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   if (!auth.ok()) return auth.status();
   // Lock the directory before touching anything in it.
   if (absl::Status s = CreateDirectory(options.data_dir); !s.ok()) return s;
+  if (access(options.data_dir.c_str(), W_OK | X_OK) != 0) {
+    // Typically a volume mounted from the host, owned by another user.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "data directory ", options.data_dir, " is not writable by this "
+        "process (uid ", getuid(), "): ", std::strerror(errno),
+        "; make that user its owner (a container's volume: chown it to the "
+        "image's user), or give another --data_dir"));
+  }
   absl::StatusOr<std::unique_ptr<DirectoryLock>> lock =
       DirectoryLock::Acquire(options.data_dir);
   if (!lock.ok()) return lock.status();
@@ -224,7 +258,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
   server->checkpoint_thread_ =
       std::thread([s = server.get()] { s->CheckpointLoop(); });
-  spdlog::info("serving on port {}", server->port_);
+  const std::string listen = ListenAddress(options);
+  if (absl::StartsWith(listen, "unix:")) {
+    spdlog::info("serving on {}", listen);
+  } else {
+    spdlog::info("serving on port {}", server->port_);
+  }
   return server;
 }
 
@@ -245,6 +284,12 @@ absl::Status Server::Listen() {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   const std::string listen = ListenAddress(options_);
+  // gRPC replaces a socket file left at the path; refuse one in use (as
+  // for a TCP port, below), leaving stale ones to be replaced.
+  if (absl::StartsWith(listen, "unix:") && Answers(listen.substr(5))) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", listen, ": a server is answering there"));
+  }
   builder.AddListeningPort(listen, Credentials(), &port_);
   if (!options_.reflection) {
     builder.SetOption(std::make_unique<WithoutReflection>());
@@ -290,7 +335,11 @@ void Server::LogExposure(const std::string& listen) const {
       tokens ? "bearer tokens" : "no tokens",
       options_.reflection ? ", reflection on" : "");
   if (IsLoopback(listen)) {
-    if (!tls && !tokens) {
+    if (!tls && !tokens && absl::StartsWith(listen, "unix:")) {
+      spdlog::info(
+          "the server takes calls from this machine only, from whoever the "
+          "socket file's permissions let connect");
+    } else if (!tls && !tokens) {
       spdlog::info(
           "without TLS or tokens the server takes calls from this "
           "machine only; give --listen=0.0.0.0:50051 to take them "

@@ -36,25 +36,20 @@ inline int FreePort() {
 // The server binary running as a child, its output going to `log`.
 class ServerProcess {
  public:
-  // Starts the server on `data_dir` and a free port (or `port`), with
-  // --snapshot_interval=0 and `flags`; its output is appended to `log`.
+  // Starts the server on `data_dir` and a free loopback port (or `port`),
+  // with --snapshot_interval=0 and `flags`; its output is appended to
+  // `log`.
   ServerProcess(const std::string& data_dir, const std::string& log,
                 std::vector<std::string> flags = {}, int port = 0)
-      : port_(port != 0 ? port : FreePort()) {
-    flags.insert(flags.begin(),
-                 {absl::StrCat("--listen=127.0.0.1:", port_),
-                  absl::StrCat("--data_dir=", data_dir),
-                  "--snapshot_interval=0"});
-    pid_ = fork();
-    if (pid_ == 0) {
-      freopen(log.c_str(), "a", stdout);
-      freopen(log.c_str(), "a", stderr);
-      std::vector<char*> argv = {const_cast<char*>(HALFSPACE_SERVER_BINARY)};
-      for (std::string& flag : flags) argv.push_back(flag.data());
-      argv.push_back(nullptr);
-      execv(HALFSPACE_SERVER_BINARY, argv.data());
-      _exit(127);
-    }
+      : port_(port != 0 ? port : FreePort()),
+        target_(absl::StrCat("127.0.0.1:", port_)) {
+    Start(data_dir, log, std::move(flags));
+  }
+  // The same on `address` (for a Unix socket, "unix:PATH").
+  ServerProcess(const std::string& data_dir, const std::string& log,
+                std::vector<std::string> flags, std::string address)
+      : port_(0), target_(std::move(address)) {
+    Start(data_dir, log, std::move(flags));
   }
   ~ServerProcess() {
     if (pid_ > 0) {
@@ -63,7 +58,7 @@ class ServerProcess {
     }
   }
 
-  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+  const std::string& target() const { return target_; }
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
 
@@ -98,7 +93,25 @@ class ServerProcess {
   }
 
  private:
-  int port_;
+  void Start(const std::string& data_dir, const std::string& log,
+             std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {absl::StrCat("--listen=", target_),
+                                 absl::StrCat("--data_dir=", data_dir),
+                                 "--snapshot_interval=0"});
+    pid_ = fork();
+    if (pid_ == 0) {
+      freopen(log.c_str(), "a", stdout);
+      freopen(log.c_str(), "a", stderr);
+      std::vector<char*> argv = {const_cast<char*>(HALFSPACE_SERVER_BINARY)};
+      for (std::string& flag : flags) argv.push_back(flag.data());
+      argv.push_back(nullptr);
+      execv(HALFSPACE_SERVER_BINARY, argv.data());
+      _exit(127);
+    }
+  }
+
+  int port_;  // 0 on a Unix socket
+  std::string target_;
   pid_t pid_ = -1;
 };
 

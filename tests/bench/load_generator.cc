@@ -3,19 +3,22 @@
 //
 //   build/tests/halfspace_load [--target=HOST:PORT] [--dimension=20]
 //       [--examples=200000] [--batch=1000] [--clients=8] [--calls=5000]
-//       [--durability=sync] [--rounds=3] [--json=FILE]
-//       [--sweep=batch|dimension|streams|models]
+//       [--durability=sync] [--transport=tcp|unix] [--rounds=3]
+//       [--json=FILE] [--sweep=batch|dimension|streams|models]
 //
 // Without --target it starts the server binary (next to this one's build)
-// as a child on a temporary data directory with --durability. The floors
-// come from a no-op gRPC service (noop.proto) that this binary runs as a
-// child process too, over the same loopback, with the same client code: a
-// unary call, a stream round trip, a pipelined stream, and concurrent
-// clients. Each round measures the floors and then every halfspace path;
-// each row reports the median over rounds, and its ratio to its floor is the
-// median of the ratios within each round, so the ratios hold on a shared,
-// noisy machine where the absolute numbers do not. Nothing is asserted:
-// this prints numbers.
+// as a child on a temporary data directory with --durability, listening on
+// TCP loopback or a Unix socket (--transport). The floors come from a no-op
+// gRPC service (noop.proto) that this binary runs as a child process too,
+// on the same transport, with the same client code: a unary call, a stream
+// round trip, a pipelined stream, and concurrent clients. The same service
+// is also measured on gRPC's asynchronous API (completion queues, each
+// polled by its own thread, which does the work of what it takes from it)
+// and over the other transport, as ratios to the floors. Each round measures
+// the floors and then every halfspace path; each row reports the median over
+// rounds, and its ratio to its floor is the median of the ratios within each
+// round, so the ratios hold on a shared, noisy machine where the absolute
+// numbers do not. Nothing is asserted: this prints numbers.
 //
 // --sweep measures training throughput against one parameter instead (batch
 // size, dimension dense and sparse, concurrent streams), or predictions and
@@ -67,7 +70,13 @@ ABSL_FLAG(std::string, sweep, "",
           "streams or models (models also reports the server's memory; it "
           "runs one round)");
 ABSL_FLAG(std::string, json, "", "also write the results to this file");
-ABSL_FLAG(int, serve_noop, 0, "internal: serve the no-op service on this port");
+ABSL_FLAG(std::string, transport, "tcp",
+          "tcp (loopback) or unix (Unix-domain sockets) between the clients "
+          "and the servers this starts");
+ABSL_FLAG(std::vector<std::string>, serve_noop, {},
+          "internal: serve the no-op service on these addresses");
+ABSL_FLAG(std::vector<std::string>, serve_noop_async, {},
+          "internal: serve it on completion queues on these addresses");
 
 namespace halfspace {
 namespace {
@@ -107,14 +116,129 @@ class NoopService final
   }
 };
 
-int ServeNoop(int port) {
+// --- The no-op service on completion queues ---------------------------------
+//
+// The same service on gRPC's asynchronous API: each thread polls its own
+// completion queue and does the work of the events it takes there, with no
+// hand-off to another thread. A stream answers each message before reading
+// the next.
+
+class AsyncCall {
+ public:
+  virtual ~AsyncCall() = default;
+  virtual void Proceed(bool ok) = 0;
+};
+
+class AsyncUnary final : public AsyncCall {
+ public:
+  AsyncUnary(bench::Noop::AsyncService* service,
+             grpc::ServerCompletionQueue* queue)
+      : service_(service), queue_(queue), responder_(&context_) {
+    service_->RequestUnary(&context_, &request_, &responder_, queue_, queue_,
+                           this);
+  }
+  void Proceed(bool ok) override {
+    if (!ok || answered_) {
+      delete this;
+      return;
+    }
+    new AsyncUnary(service_, queue_);  // waits for the next call
+    answered_ = true;
+    responder_.Finish(bench::Vector(), grpc::Status::OK, this);
+  }
+
+ private:
+  bench::Noop::AsyncService* const service_;
+  grpc::ServerCompletionQueue* const queue_;
+  grpc::ServerContext context_;
+  bench::Vector request_;
+  grpc::ServerAsyncResponseWriter<bench::Vector> responder_;
+  bool answered_ = false;
+};
+
+class AsyncBidi final : public AsyncCall {
+ public:
+  AsyncBidi(bench::Noop::AsyncService* service,
+            grpc::ServerCompletionQueue* queue)
+      : service_(service), queue_(queue), stream_(&context_) {
+    service_->RequestBidi(&context_, &stream_, queue_, queue_, this);
+  }
+  void Proceed(bool ok) override {
+    switch (state_) {
+      case State::kWaiting:
+        if (!ok) break;
+        new AsyncBidi(service_, queue_);
+        Read();
+        return;
+      case State::kReading:
+        if (!ok) return Finish();  // the client is done writing
+        state_ = State::kWriting;
+        stream_.Write(reply_, this);
+        return;
+      case State::kWriting:
+        if (!ok) return Finish();
+        Read();
+        return;
+      case State::kFinishing:
+        break;
+    }
+    delete this;
+  }
+
+ private:
+  enum class State { kWaiting, kReading, kWriting, kFinishing };
+  void Read() {
+    state_ = State::kReading;
+    stream_.Read(&request_, this);
+  }
+  void Finish() {
+    state_ = State::kFinishing;
+    stream_.Finish(grpc::Status::OK, this);
+  }
+
+  bench::Noop::AsyncService* const service_;
+  grpc::ServerCompletionQueue* const queue_;
+  grpc::ServerContext context_;
+  grpc::ServerAsyncReaderWriter<bench::Vector, bench::Vector> stream_;
+  bench::Vector request_, reply_;
+  State state_ = State::kWaiting;
+};
+
+// Serves the no-op service on the `callback` API's addresses and on
+// completion queues on the `async` ones, one queue per core.
+int ServeNoop(const std::vector<std::string>& callback,
+              const std::vector<std::string>& async) {
   NoopService service;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(absl::StrCat("127.0.0.1:", port),
-                           grpc::InsecureServerCredentials());
+  for (const std::string& address : callback) {
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+  }
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr) return 1;
+
+  bench::Noop::AsyncService async_service;
+  grpc::ServerBuilder async_builder;
+  for (const std::string& address : async) {
+    async_builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+  }
+  async_builder.RegisterService(&async_service);
+  std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency());
+       ++i) {
+    queues.push_back(async_builder.AddCompletionQueue());
+  }
+  std::unique_ptr<grpc::Server> async_server = async_builder.BuildAndStart();
+  if (server == nullptr || async_server == nullptr) return 1;
+  std::vector<std::thread> pollers;
+  for (auto& queue : queues) {
+    pollers.emplace_back([&async_service, q = queue.get()] {
+      new AsyncUnary(&async_service, q);
+      new AsyncBidi(&async_service, q);
+      void* tag;
+      bool ok;
+      while (q->Next(&tag, &ok)) static_cast<AsyncCall*>(tag)->Proceed(ok);
+    });
+  }
   server->Wait();
   return 0;
 }
@@ -456,7 +580,10 @@ double Train(Stub& stub, Client& client, const Data& data, size_t n,
 }
 
 // One round of every measurement, floors first.
+// `alternatives`: labelled addresses of the no-op service on the other
+// server API and transport.
 void Round(const std::string& target, const std::string& noop_target,
+           const std::vector<std::pair<std::string, std::string>>& alternatives,
            const Data& data, Report& report) {
   const int d = data.dimension;
   const int n = absl::GetFlag(FLAGS_examples);
@@ -472,6 +599,20 @@ void Round(const std::string& target, const std::string& noop_target,
       {"no-op gRPC: pipelined stream, messages", "/s", floors.pipelined});
   report.Add({absl::StrCat("no-op gRPC: ", clients, " clients, round trips"),
               "/s", floors.concurrent});
+  // The same on gRPC's other server API and over the other transport, with
+  // ratios to the floors above.
+  for (const auto& [label, alternative] : alternatives) {
+    const Floors f = MeasureFloors(alternative, d, calls, n / 4, clients);
+    const std::string name = absl::StrCat("no-op gRPC, ", label);
+    report.Add({absl::StrCat(name, ": unary call (p50/p99)"), "µs", f.unary.p50,
+                f.unary.p99, floors.unary.p50});
+    report.Add({absl::StrCat(name, ": stream round trip (p50/p99)"), "µs",
+                f.round_trip.p50, f.round_trip.p99, floors.round_trip.p50});
+    report.Add({absl::StrCat(name, ": pipelined stream, messages"), "/s",
+                f.pipelined, 0, floors.pipelined});
+    report.Add({absl::StrCat(name, ": ", clients, " clients, round trips"),
+                "/s", f.concurrent, 0, floors.concurrent});
+  }
 
   auto channel = Connect(target, 0);
   auto stub = v1::HalfspaceService::NewStub(channel);
@@ -710,14 +851,29 @@ int Run() {
   const std::string self = std::filesystem::canonical("/proc/self/exe");
   TempDir dir;
 
-  const int noop_port = FreePort();
-  Child noop({self, absl::StrCat("--serve_noop=", noop_port)},
+  // The no-op service, on TCP and a Unix socket, on both server APIs.
+  const bool unix_socket = absl::GetFlag(FLAGS_transport) == "unix";
+  if (!unix_socket && absl::GetFlag(FLAGS_transport) != "tcp") {
+    std::fprintf(stderr, "--transport is tcp or unix\n");
+    return 2;
+  }
+  const std::string noop_tcp = absl::StrCat("127.0.0.1:", FreePort());
+  const std::string noop_unix = absl::StrCat("unix:", dir.File("noop.sock"));
+  const std::string async_tcp = absl::StrCat("127.0.0.1:", FreePort());
+  const std::string async_unix = absl::StrCat("unix:", dir.File("async.sock"));
+  Child noop({self, absl::StrCat("--serve_noop=", noop_tcp, ",", noop_unix),
+              absl::StrCat("--serve_noop_async=", async_tcp, ",", async_unix)},
              dir.File("noop.log"));
+  const std::string noop_target = unix_socket ? noop_unix : noop_tcp;
+  const std::vector<std::pair<std::string, std::string>> alternatives = {
+      {"completion queues", unix_socket ? async_unix : async_tcp},
+      {unix_socket ? "over TCP" : "over a Unix socket",
+       unix_socket ? noop_tcp : noop_unix}};
   std::string target = absl::GetFlag(FLAGS_target);
   std::unique_ptr<Child> server;
   if (target.empty()) {
-    const int port = FreePort();
-    target = absl::StrCat("127.0.0.1:", port);
+    target = unix_socket ? absl::StrCat("unix:", dir.File("halfspace.sock"))
+                         : absl::StrCat("127.0.0.1:", FreePort());
     const std::string binary =
         (std::filesystem::path(self).parent_path().parent_path() /
          "halfspace-server")
@@ -733,7 +889,8 @@ int Run() {
   const std::string server_setup =
       absl::GetFlag(FLAGS_target).empty()
           ? absl::StrCat("server started here, --durability=",
-                         absl::GetFlag(FLAGS_durability))
+                         absl::GetFlag(FLAGS_durability), ", over ",
+                         unix_socket ? "a Unix socket" : "TCP loopback")
           : absl::StrCat("server at ", target);
   const std::string setup =
       !absl::GetFlag(FLAGS_sweep).empty()
@@ -748,7 +905,6 @@ int Run() {
                 d, n, batch, calls, clients, rounds, server_setup);
   std::printf("%s\n\n", setup.c_str());
 
-  const std::string noop_target = absl::StrCat("127.0.0.1:", noop_port);
   // The paths' data (none for a sweep, which makes its own).
   const Data data =
       MakeData(absl::GetFlag(FLAGS_sweep).empty() ? std::max(n, 1) : 1, d);
@@ -757,7 +913,7 @@ int Run() {
   for (int round = 1; round <= (sweep == "models" ? 1 : rounds); ++round) {
     std::fprintf(stderr, "round %d of %d\n", round, rounds);
     if (sweep.empty()) {
-      Round(target, noop_target, data, report);
+      Round(target, noop_target, alternatives, data, report);
     } else if (sweep == "batch") {
       SweepBatch(target, report);
     } else if (sweep == "dimension") {
@@ -783,8 +939,9 @@ int Run() {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  if (absl::GetFlag(FLAGS_serve_noop) != 0) {
-    return halfspace::ServeNoop(absl::GetFlag(FLAGS_serve_noop));
+  if (!absl::GetFlag(FLAGS_serve_noop).empty()) {
+    return halfspace::ServeNoop(absl::GetFlag(FLAGS_serve_noop),
+                                absl::GetFlag(FLAGS_serve_noop_async));
   }
   return halfspace::Run();
 }
