@@ -1,0 +1,205 @@
+"""The Client class and the helpers that build messages from Python values.
+
+Features are a list of floats (dense, exactly the model's dimension), a dict
+{index: value} (sparse), a list of (group, name, value) tuples (named
+features, for models with hash buckets), or a v1.FeatureVector. Labels are
+-1 or +1 for binary models and class names (str) for multiclass ones.
+
+Failed calls raise grpc.RpcError carrying the server's status code and
+message; a rejected example in a training stream is not an exception but a
+result whose `error.code` is not 0, and the stream goes on.
+"""
+
+import itertools
+
+import grpc
+
+from halfspace.std import health_pb2, health_pb2_grpc
+from halfspace.std import reflection_pb2, reflection_pb2_grpc
+from halfspace.v1 import halfspace_pb2 as pb
+from halfspace.v1 import halfspace_pb2_grpc
+
+_ALGORITHMS = tuple(pb.Algorithm.DESCRIPTOR.oneofs_by_name["algorithm"].fields)
+
+
+def features(x):
+    """A v1.FeatureVector from a list, a dict or named tuples (see above)."""
+    if isinstance(x, pb.FeatureVector):
+        return x
+    vector = pb.FeatureVector()
+    if isinstance(x, dict):
+        vector.sparse.indices.extend(x.keys())
+        vector.sparse.values.extend(x.values())
+    elif len(x) > 0 and isinstance(x[0], tuple):
+        for group, name, value in x:
+            vector.named.add(group=group, name=name, value=value)
+    else:
+        vector.dense.extend(x)
+    return vector
+
+
+def example(x, y, weight=None):
+    """A v1.Example: features x, label y (int) or class y (str)."""
+    e = pb.Example(features=features(x))
+    if isinstance(y, str):
+        e.class_label = y
+    else:
+        e.label = y
+    if weight is not None:
+        e.weight = weight
+    return e
+
+
+def _batches(examples, batch_size):
+    """Lists of up to batch_size v1.Examples, made as `examples` is read."""
+    it = iter(examples)
+    while True:
+        batch = [e if isinstance(e, pb.Example) else example(*e)
+                 for e in itertools.islice(it, batch_size)]
+        if not batch:
+            return
+        yield batch
+
+
+def _requests(message, examples, batch_size, first):
+    """Messages of type `message` with up to batch_size examples each; the
+    first also sets the fields in the dict `first` (the model's name)."""
+    for i, batch in enumerate(_batches(examples, batch_size)):
+        yield message(examples=batch, **(first if i == 0 else {}))
+
+
+class Client:
+    """A connection to one halfspace server.
+
+    target: "host:port" or "unix:PATH". token: a bearer token for a server
+    with --tokens_file. root_certificates: PEM bytes to connect with TLS.
+    timeout: seconds each unary call may take.
+    """
+
+    def __init__(self, target="localhost:50051", *, token=None,
+                 root_certificates=None, timeout=30.0):
+        if root_certificates is not None:
+            credentials = grpc.ssl_channel_credentials(root_certificates)
+            self._channel = grpc.secure_channel(target, credentials)
+        else:
+            self._channel = grpc.insecure_channel(target)
+        self._stub = halfspace_pb2_grpc.HalfspaceServiceStub(self._channel)
+        self._metadata = [("authorization", "Bearer " + token)] if token else []
+        self._timeout = timeout
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, method, request):
+        return method(request, timeout=self._timeout, metadata=self._metadata)
+
+    # --- Models -------------------------------------------------------------
+
+    def create_model(self, name, dimension, algorithm="perceptron", *,
+                     classes=(), hash_bits=0, standardize=False,
+                     **parameters):
+        """Creates a model and returns its v1.Model. `algorithm` is a field
+        of v1.Algorithm (perceptron, logistic_regression, sgd,
+        softmax_regression, ...); `parameters` set that message's fields,
+        e.g. learning_rate=0.1."""
+        if algorithm not in (f.name for f in _ALGORITHMS):
+            raise ValueError("algorithm %r is none of %s" % (
+                algorithm, ", ".join(f.name for f in _ALGORITHMS)))
+        spec = pb.Algorithm()
+        params = getattr(spec, algorithm)
+        params.SetInParent()
+        for key, value in parameters.items():
+            setattr(params, key, value)
+        request = pb.CreateModelRequest(
+            model=name, algorithm=spec, dimension=dimension,
+            hash_bits=hash_bits, standardize=standardize, classes=classes)
+        return self._call(self._stub.CreateModel, request).model
+
+    def get_model(self, name):
+        return self._call(self._stub.GetModel,
+                          pb.GetModelRequest(model=name)).model
+
+    def list_models(self):
+        """Every model, in name order, however many pages it takes."""
+        models, token = [], ""
+        while True:
+            page = self._call(self._stub.ListModels,
+                              pb.ListModelsRequest(page_token=token))
+            models.extend(page.models)
+            token = page.next_page_token
+            if not token:
+                return models
+
+    def delete_model(self, name):
+        self._call(self._stub.DeleteModel, pb.DeleteModelRequest(model=name))
+
+    # --- Learning and predicting --------------------------------------------
+
+    def train(self, name, examples, *, batch_size=1000, source=None,
+              first_sequence=1):
+        """Streams `examples` ((x, y) or (x, y, weight) tuples, or
+        v1.Examples) to the model in messages of batch_size, reading them as
+        they are sent, and yields one v1.ExampleResult per example, in order.
+
+        With a `source`, examples are numbered from first_sequence and a
+        model applies each number once: resending after a failure is safe.
+        """
+        first = {"model": name}
+        if source is not None:
+            first["source"] = source
+
+        def requests():
+            sequence = first_sequence
+            for request in _requests(pb.TrainRequest, examples, batch_size,
+                                     first):
+                if source is not None:
+                    request.sequence = sequence
+                    sequence += len(request.examples)
+                yield request
+
+        for response in self._stub.Train(requests(), metadata=self._metadata):
+            yield from response.results
+
+    def predict(self, name, instances):
+        """One v1.Prediction per feature vector of `instances`."""
+        request = pb.PredictRequest(
+            model=name, instances=[features(x) for x in instances])
+        return list(self._call(self._stub.Predict, request).predictions)
+
+    def evaluate(self, name, examples, *, batch_size=1000, threshold=None):
+        """Scores `examples` without learning; returns a v1.EvaluateResponse
+        (accuracy, per-class metrics, confusion matrix, log loss)."""
+        first = {"model": name}
+        if threshold is not None:
+            first["threshold"] = threshold
+        return self._stub.Evaluate(
+            _requests(pb.EvaluateRequest, examples, batch_size, first),
+            timeout=self._timeout, metadata=self._metadata)
+
+    # --- The server ---------------------------------------------------------
+
+    def health(self, service=""):
+        """The gRPC health status: "SERVING", "NOT_SERVING", ...; `service`
+        "" for the server, "halfspace.v1.HalfspaceService" for the API."""
+        stub = health_pb2_grpc.HealthStub(self._channel)
+        response = stub.Check(health_pb2.HealthCheckRequest(service=service),
+                              timeout=self._timeout)
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(
+            response.status)
+
+    def services(self):
+        """The services the server lists by gRPC reflection."""
+        stub = reflection_pb2_grpc.ServerReflectionStub(self._channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        for response in stub.ServerReflectionInfo(iter([request]),
+                                                  timeout=self._timeout,
+                                                  metadata=self._metadata):
+            return sorted(s.name for s in
+                          response.list_services_response.service)
+        return []

@@ -1,0 +1,152 @@
+"""The Python client against a real server process on a Unix socket.
+
+Run by ctest with PYTHONPATH=<build>/python and HALFSPACE_SERVER_BINARY set.
+"""
+
+import math
+import os
+import subprocess
+import tempfile
+import threading
+import unittest
+
+import grpc
+
+import halfspace
+
+
+class ClientTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.target = "unix:" + os.path.join(cls.dir.name, "halfspace.sock")
+        cls.log = open(os.path.join(cls.dir.name, "server.log"), "w")
+        cls.server = subprocess.Popen(
+            [os.environ["HALFSPACE_SERVER_BINARY"], "--listen=" + cls.target,
+             "--data_dir=" + os.path.join(cls.dir.name, "data")],
+            stdout=cls.log, stderr=subprocess.STDOUT)
+        channel = grpc.insecure_channel(cls.target)
+        grpc.channel_ready_future(channel).result(timeout=30)
+        channel.close()
+        cls.client = halfspace.Client(cls.target)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.server.terminate()
+        cls.server.wait(timeout=30)
+        cls.log.close()
+        cls.dir.cleanup()
+
+    def test_health_and_reflection(self):
+        self.assertEqual(self.client.health(), "SERVING")
+        self.assertEqual(self.client.health("halfspace.v1.HalfspaceService"),
+                         "SERVING")
+        services = self.client.services()
+        self.assertIn("halfspace.v1.HalfspaceService", services)
+        self.assertIn("grpc.health.v1.Health", services)
+
+    def test_the_perceptron_learns_as_the_classic_rule_says(self):
+        model = self.client.create_model("py-perceptron", dimension=2)
+        self.assertEqual(model.dimension, 2)
+        results = list(self.client.train(
+            "py-perceptron", [([1, 2], 1), ([2, 1], -1), ([1, 2], 1)]))
+        self.assertEqual(len(results), 3)
+        # w = 0: the score is 0, a mistake (M <= 0), so it updates.
+        self.assertEqual((results[0].score, results[0].margin), (0.0, 0.0))
+        self.assertTrue(results[0].updated)
+        # w = (1, 2), b = 1: f(2, 1) = 5, y = -1, M = -5.
+        self.assertEqual((results[1].score, results[1].margin), (5.0, -5.0))
+        self.assertTrue(results[1].updated)
+        # w = (-1, 1), b = 0: f(1, 2) = 1, M = 1 > 0, no update.
+        self.assertEqual(results[2].score, 1.0)
+        self.assertFalse(results[2].updated)
+        self.assertEqual(results[2].examples_seen, 3)
+
+        [p] = self.client.predict("py-perceptron", [[1, 2]])
+        self.assertEqual((p.label, p.score), (1, 1.0))
+        self.assertAlmostEqual(p.signed_distance, 1 / math.sqrt(2))
+        self.assertEqual(
+            self.client.get_model("py-perceptron").stats.updates, 2)
+
+    def test_a_bad_example_is_reported_in_band_and_the_stream_goes_on(self):
+        self.client.create_model("py-bad", dimension=2)
+        results = list(self.client.train(
+            "py-bad", [([1, 2], 1), ([1, 2, 3], 1), ([1, 1], 0), ([2, 1], -1)]))
+        codes = [r.error.code for r in results]
+        invalid = grpc.StatusCode.INVALID_ARGUMENT.value[0]
+        self.assertEqual(codes, [0, invalid, invalid, 0])
+        self.assertIn("dimension", results[1].error.message)
+        self.assertEqual(results[3].examples_seen, 2)
+
+    def test_training_reads_a_generator_in_batches(self):
+        self.client.create_model("py-stream", dimension=3,
+                                 algorithm="logistic_regression",
+                                 learning_rate=0.5)
+        first_result = threading.Event()
+        waited = []
+
+        def examples():
+            for i in range(2500):
+                if i == 1000:  # the first batch must be answered by now
+                    waited.append(first_result.wait(timeout=20))
+                yield ([i % 7, 1.0, -(i % 3)], 1 if i % 7 > i % 3 else -1)
+
+        seen = []
+        for r in self.client.train("py-stream", examples(), batch_size=1000):
+            first_result.set()
+            seen.append(r.examples_seen)
+        self.assertEqual(waited, [True], "not streamed: read all, then sent")
+        self.assertEqual(seen, list(range(1, 2501)))
+        [p] = self.client.predict("py-stream", [[6, 1, 0]])
+        self.assertGreater(p.probability, 0.5)
+
+    def test_sources_make_training_exactly_once(self):
+        self.client.create_model("py-once", dimension=2)
+        data = [([1, 2], 1), ([2, 1], -1)]
+        first = list(self.client.train("py-once", data, source="loader"))
+        again = list(self.client.train("py-once", data, source="loader"))
+        self.assertEqual([r.duplicate for r in first], [False, False])
+        self.assertEqual([r.duplicate for r in again], [True, True])
+        self.assertEqual(
+            self.client.get_model("py-once").stats.examples_seen, 2)
+
+    def test_multiclass_named_features_and_evaluation(self):
+        self.client.create_model("py-animals", dimension=0, hash_bits=10,
+                                 algorithm="softmax_regression")
+        data = [([("legs", "four", 1.0), ("sound", "bark", 1.0)], "dog"),
+                ([("legs", "four", 1.0), ("sound", "meow", 1.0)], "cat"),
+                ([("legs", "two", 1.0), ("sound", "tweet", 1.0)], "bird")]
+        for _ in range(30):
+            list(self.client.train("py-animals", data))
+        [p] = self.client.predict("py-animals", [data[2][0]])
+        self.assertEqual(p.predicted_class, "bird")
+        report = self.client.evaluate("py-animals", data)
+        self.assertEqual((report.examples, report.rejected), (3, 0))
+        self.assertEqual(report.accuracy, 1.0)
+        self.assertEqual(sorted(report.confusion_labels),
+                         ["bird", "cat", "dog"])
+
+    def test_errors_carry_the_status_code(self):
+        with self.assertRaises(grpc.RpcError) as caught:
+            self.client.get_model("py-missing")
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.NOT_FOUND)
+        with self.assertRaises(grpc.RpcError) as caught:
+            self.client.create_model("py-zero", dimension=0)
+        self.assertEqual(caught.exception.code(),
+                         grpc.StatusCode.INVALID_ARGUMENT)
+        with self.assertRaises(ValueError):
+            self.client.create_model("py-x", dimension=2, algorithm="svm")
+
+    def test_models_are_listed_and_deleted(self):
+        self.client.create_model("py-listed", dimension=1)
+        self.assertIn("py-listed",
+                      [m.name for m in self.client.list_models()])
+        self.client.delete_model("py-listed")
+        self.assertNotIn("py-listed",
+                         [m.name for m in self.client.list_models()])
+
+
+if __name__ == "__main__":
+    unittest.main()
