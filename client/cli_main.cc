@@ -20,6 +20,8 @@
 //   restore NAME            rolls an unavailable model back to its previous
 //                           snapshot
 
+#include <unistd.h>
+
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -39,15 +41,21 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/example_reader.h"
 #include "client/halfspace_client.h"
 #include "google/protobuf/arena.h"
 #include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
 
-ABSL_FLAG(std::string, server, "localhost:50051", "the server's host:port");
+ABSL_FLAG(std::string, server, "",
+          "the server's host:port, or unix:PATH for its Unix socket (default: "
+          "$HALFSPACE_SERVER if set, else localhost:50051)");
 ABSL_FLAG(std::string, token, "",
           "a bearer token for a server with --tokens_file (default: the "
           "HALFSPACE_TOKEN environment variable)");
@@ -74,9 +82,18 @@ ABSL_FLAG(uint32_t, hash_bits, 0,
 ABSL_FLAG(int, max_passes, 100, "fit: the most passes over the data");
 ABSL_FLAG(int, batch_size, 1000, "train, fit: examples per request");
 ABSL_FLAG(std::string, format, "auto",
-          "train, fit, evaluate: csv (label,x1,...,xd), libsvm "
-          "(label index:value ..., indices from 1), or auto: libsvm for "
-          ".svm, .libsvm and .svmlight files, else csv");
+          "train, fit, evaluate: csv (label,x1,...,xd; a header line is "
+          "skipped), libsvm (label index:value ..., indices from 1), vw "
+          "(label [weight] |namespace feature[:value] ..., named features), "
+          "or auto: libsvm for .svm, .libsvm and .svmlight files, vw for "
+          ".vw, else csv");
+ABSL_FLAG(bool, json, false,
+          "print results as JSON, one object per line (protobuf's JSON "
+          "mapping with the proto's field names; train adds each example's "
+          "index, and ends with a line of totals)");
+ABSL_FLAG(std::string, progress, "auto",
+          "train, fit: report progress on standard error: auto (work that "
+          "lasts over 2 seconds), always or never");
 ABSL_FLAG(bool, summary, false,
           "train: print only errors and the totals (the server sends counts "
           "per request instead of a result per example)");
@@ -144,7 +161,47 @@ absl::StatusOr<std::vector<LabeledExample>> ReadExamplesFor(
   }
 }
 
+// `message` as one line of JSON: the proto's field names, zeros included.
+std::string Json(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+// Json(message) with an "index" field first.
+std::string JsonWithIndex(uint64_t index, const google::protobuf::Message& m) {
+  const std::string json = Json(m);
+  return absl::StrCat("{\"index\":", index, json == "{}" ? "" : ",",
+                      absl::string_view(json).substr(1));
+}
+
+// A JSON number: an integer as such, others with all 17 digits.
+std::string JsonNumber(double value) {
+  return value == std::floor(value) && std::abs(value) < 1e15
+             ? absl::StrFormat("%.0f", value)
+             : absl::StrFormat("%.17g", value);
+}
+
+// A JSON object of fields already in JSON, in the order given, for results
+// that are no message.
+std::string JsonObject(
+    std::initializer_list<std::pair<const char*, std::string>> fields) {
+  std::string json = "{";
+  for (const auto& [name, value] : fields) {
+    absl::StrAppend(&json, json.size() > 1 ? "," : "", "\"", name, "\":",
+                    value);
+  }
+  return json + "}";
+}
+
 void PrintModel(const v1::Model& m) {
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << Json(m) << "\n";
+    return;
+  }
   if (!m.unavailable_reason().empty()) {
     std::cout << m.name() << "  UNAVAILABLE: " << m.unavailable_reason()
               << "\n";
@@ -200,6 +257,10 @@ absl::Status Predict(Client& client, const std::string& name,
       client.Predict(name, instances);
   if (!predictions.ok()) return predictions.status();
   for (const v1::Prediction& p : *predictions) {
+    if (absl::GetFlag(FLAGS_json)) {
+      std::cout << Json(p) << "\n";
+      continue;
+    }
     if (!p.predicted_class().empty()) {
       std::cout << "class=" << p.predicted_class();
       for (const v1::ClassScore& c : p.class_scores()) {
@@ -217,9 +278,59 @@ absl::Status Predict(Client& client, const std::string& name,
   return absl::OkStatus();
 }
 
+// Reports long work on standard error, so that standard output stays the
+// results: on a terminal, one line rewritten in place a few times a second;
+// otherwise a plain line every 10 seconds. With --progress=auto, work done
+// within its first two seconds reports nothing.
+class Progress {
+ public:
+  explicit Progress(std::string what)
+      : what_(std::move(what)),
+        terminal_(isatty(STDERR_FILENO) == 1),
+        mode_(absl::GetFlag(FLAGS_progress)) {}
+  ~Progress() {
+    if (terminal_ && shown_) std::fputc('\n', stderr);
+  }
+
+  // `examples` so far, and what to say of them.
+  void Report(uint64_t examples, absl::string_view details) {
+    const absl::Time now = absl::Now();
+    if (mode_ == "never" || now < next_ ||
+        (mode_ != "always" && now - start_ < absl::Seconds(2))) {
+      return;
+    }
+    next_ = now + (terminal_ ? absl::Milliseconds(250) : absl::Seconds(10));
+    const double rate =
+        examples / std::max(1e-9, absl::ToDoubleSeconds(now - start_));
+    const std::string line = absl::StrFormat(
+        "%s: %d examples, %.0f/s, %s", what_, examples, rate, details);
+    std::fprintf(stderr, terminal_ ? "\r%s\033[K" : "%s\n", line.c_str());
+    shown_ = true;
+  }
+
+ private:
+  const std::string what_;
+  const bool terminal_;
+  const std::string mode_;  // --progress
+  const absl::Time start_ = absl::Now();
+  absl::Time next_ = absl::InfinitePast();
+  bool shown_ = false;
+};
+
+// "U updates, M mistakes (accuracy A%)" of `examples`.
+std::string Counts(uint64_t examples, uint64_t updates, uint64_t mistakes) {
+  return absl::StrFormat(
+      "%d updates, %d mistakes (accuracy %.2f%%)", updates, mistakes,
+      examples == 0 ? 0.0 : 100.0 * (1.0 - double(mistakes) / examples));
+}
+
 // Appends one example's result line ("3: score=…") to `out`.
 void AppendResult(uint64_t index, const v1::ExampleResult& r,
                   std::string& out) {
+  if (absl::GetFlag(FLAGS_json)) {
+    absl::StrAppend(&out, JsonWithIndex(index, r), "\n");
+    return;
+  }
   if (r.has_error()) {
     absl::StrAppend(&out, index, ": error: ", r.error().message(), "\n");
     return;
@@ -289,6 +400,7 @@ absl::Status Train(Client& client, const std::string& name,
   uint64_t index = 0, learned = 0, updates = 0, mistakes = 0, rejected = 0;
   double loss_sum = 0;
   std::string out;
+  Progress progress("train");
   for (;;) {
     absl::StatusOr<v1::TrainResponse> response = stream->Receive();
     {
@@ -304,8 +416,13 @@ absl::Status Train(Client& client, const std::string& name,
     if (response->has_summary()) {
       const v1::TrainSummary& s = response->summary();
       for (const v1::ExampleError& e : s.errors()) {
-        absl::StrAppend(&out, index + e.index(),
-                        ": error: ", e.error().message(), "\n");
+        if (absl::GetFlag(FLAGS_json)) {
+          absl::StrAppend(&out, "{\"index\":", index + e.index(),
+                          ",\"error\":", Json(e.error()), "}\n");
+        } else {
+          absl::StrAppend(&out, index + e.index(), ": error: ",
+                          e.error().message(), "\n");
+        }
       }
       index += s.examples() + s.duplicates() + s.errors_size();
       learned += s.examples();
@@ -326,6 +443,8 @@ absl::Status Train(Client& client, const std::string& name,
         }
       }
     }
+    progress.Report(index, summary ? Counts(learned, updates, mistakes)
+                                   : absl::StrCat(updates, " updates"));
     if (out.size() >= (size_t{1} << 16)) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();
@@ -333,11 +452,21 @@ absl::Status Train(Client& client, const std::string& name,
   }
   sender.join();
   const absl::Status finished = stream->Finish();
-  absl::StrAppend(&out, "examples=", learned, "  updates=", updates);
-  if (summary) absl::StrAppend(&out, "  mistakes=", mistakes);
-  absl::StrAppend(&out, "  average_loss=",
-                  learned == 0 ? 0.0 : loss_sum / learned,
-                  "  rejected=", rejected, "\n");
+  const double average_loss = learned == 0 ? 0.0 : loss_sum / learned;
+  if (absl::GetFlag(FLAGS_json)) {
+    absl::StrAppend(
+        &out,
+        JsonObject({{"examples", JsonNumber(learned)},
+                    {"updates", JsonNumber(updates)},
+                    {"average_loss", JsonNumber(average_loss)},
+                    {"rejected", JsonNumber(rejected)}}),
+        "\n");
+  } else {
+    absl::StrAppend(&out, "examples=", learned, "  updates=", updates);
+    if (summary) absl::StrAppend(&out, "  mistakes=", mistakes);
+    absl::StrAppend(&out, "  average_loss=", average_loss,
+                    "  rejected=", rejected, "\n");
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
   if (!finished.ok()) return finished;
@@ -357,8 +486,32 @@ absl::Status Fit(Client& client, const std::string& name,
   FitOptions options;
   options.max_passes = absl::GetFlag(FLAGS_max_passes);
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  Progress progress("fit");
+  uint64_t seen = 0;
+  options.on_pass = [&](const v1::PassSummary& pass) {
+    seen += pass.examples();
+    progress.Report(seen, absl::StrCat("pass ", pass.pass(), ": ",
+                                       Counts(pass.examples(), pass.updates(),
+                                              pass.mistakes())));
+  };
   absl::StatusOr<FitReport> report = client.Fit(name, *examples, options);
   if (!report.ok()) return report.status();
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << JsonObject(
+                     {{"passes", JsonNumber(report->passes)},
+                      {"updates", JsonNumber(report->updates)},
+                      {"converged", report->converged ? "true" : "false"},
+                      {"weight_norm", JsonNumber(report->weight_norm)},
+                      {"max_example_norm",
+                       JsonNumber(report->max_example_norm)},
+                      {"updates_per_pass",
+                       absl::StrCat("[",
+                                    absl::StrJoin(report->updates_per_pass,
+                                                  ","),
+                                    "]")}})
+              << "\n";
+    return absl::OkStatus();
+  }
   std::cout << "passes=" << report->passes << "  updates=" << report->updates
             << "  converged=" << (report->converged ? "yes" : "no")
             << "  |w|=" << report->weight_norm
@@ -374,6 +527,10 @@ absl::Status Evaluate(Client& client, const std::string& name,
   if (!examples.ok()) return examples.status();
   absl::StatusOr<v1::EvaluateResponse> r = client.Evaluate(name, *examples);
   if (!r.ok()) return r.status();
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << Json(*r) << "\n";
+    return absl::OkStatus();
+  }
   std::cout << "examples=" << r->examples() << "  rejected=" << r->rejected()
             << "  accuracy=" << r->accuracy();
   if (r->has_log_loss()) std::cout << "  log_loss=" << r->log_loss();
@@ -399,8 +556,12 @@ absl::Status Export(Client& client, const std::string& name,
   out << *file;
   out.close();
   if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  std::cout << "exported '" << name << "' to " << path << " (" << file->size()
-            << " bytes)\n";
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << JsonObject({{"bytes", JsonNumber(file->size())}}) << "\n";
+  } else {
+    std::cout << "exported '" << name << "' to " << path << " ("
+              << file->size() << " bytes)\n";
+  }
   return absl::OkStatus();
 }
 
@@ -412,6 +573,15 @@ absl::Status Import(Client& client, const std::string& name,
   absl::StatusOr<v1::Model> model = client.ImportModel(name, file);
   if (model.ok()) PrintModel(*model);
   return model.status();
+}
+
+// --server, else $HALFSPACE_SERVER, else localhost:50051.
+std::string ServerAddress() {
+  std::string server = absl::GetFlag(FLAGS_server);
+  if (server.empty() && std::getenv("HALFSPACE_SERVER") != nullptr) {
+    server = std::getenv("HALFSPACE_SERVER");
+  }
+  return server.empty() ? "localhost:50051" : server;
 }
 
 absl::Status Run(const std::vector<char*>& args) {
@@ -427,10 +597,31 @@ absl::Status Run(const std::vector<char*>& args) {
     connect.token = std::getenv("HALFSPACE_TOKEN");
   }
   absl::StatusOr<Client> connected =
-      Client::Connect(absl::GetFlag(FLAGS_server), connect);
+      Client::Connect(ServerAddress(), connect);
   if (!connected.ok()) return connected.status();
   Client& client = *connected;
+  const std::string progress = absl::GetFlag(FLAGS_progress);
+  if (progress != "auto" && progress != "always" && progress != "never") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--progress=", progress, ": give auto, always or never"));
+  }
   const std::string command = args[1];
+  const bool json = absl::GetFlag(FLAGS_json);
+  if (command == "health" && args.size() <= 3) {
+    absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
+        status = client.Health(args.size() == 3 ? args[2] : "");
+    if (!status.ok()) return status.status();
+    grpc::health::v1::HealthCheckResponse response;
+    response.set_status(*status);
+    std::cout << (json ? Json(response)
+                       : grpc::health::v1::HealthCheckResponse::
+                             ServingStatus_Name(*status))
+              << "\n";
+    if (*status != grpc::health::v1::HealthCheckResponse::SERVING) {
+      return absl::UnavailableError("the server is not serving");
+    }
+    return absl::OkStatus();
+  }
   if (command == "list") {
     absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();
     if (!models.ok()) return models.status();
@@ -448,7 +639,11 @@ absl::Status Run(const std::vector<char*>& args) {
     if (model.ok()) PrintModel(*model);
     return model.status();
   }
-  if (command == "delete") return client.DeleteModel(name);
+  if (command == "delete") {
+    absl::Status deleted = client.DeleteModel(name);
+    if (deleted.ok() && json) std::cout << "{}\n";
+    return deleted;
+  }
   if (command == "restore") {
     absl::StatusOr<v1::Model> model = client.RestoreModel(name);
     if (model.ok()) PrintModel(*model);
@@ -457,8 +652,12 @@ absl::Status Run(const std::vector<char*>& args) {
   if (command == "weights") {
     absl::StatusOr<v1::GetWeightsResponse> w = client.GetWeights(name);
     if (!w.ok()) return w.status();
-    std::cout << "w=" << absl::StrJoin(w->weights(), ",") << "\nb=" << w->bias()
-              << "\n";
+    if (json) {
+      std::cout << Json(*w) << "\n";
+    } else {
+      std::cout << "w=" << absl::StrJoin(w->weights(), ",")
+                << "\nb=" << w->bias() << "\n";
+    }
     return absl::OkStatus();
   }
   if (command == "predict" && args.size() > 3) {
@@ -481,14 +680,16 @@ absl::Status Run(const std::vector<char*>& args) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "halfspace [--server=HOST:PORT] COMMAND [ARGS]\n"
+      "halfspace [--server=HOST:PORT] [--json] COMMAND [ARGS]\n"
       "  create NAME --dimension=D [--algorithm=NAME|'NAME { PARAMETERS }']\n"
       "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hash_bits=B]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
+      "  health [SERVICE]  (SERVING or not; exit status 0 only if SERVING)\n"
       "  predict NAME [--] X1,X2,... [X1,X2,... ...]   (-- before a negative X1)\n"
-      "  train NAME FILE   (CSV lines label,x1,...,xd or LibSVM lines\n"
-      "                    label index:value ...; - for stdin; a multiclass\n"
-      "                    model's label is the class name; --summary)\n"
+      "  train NAME FILE   (CSV lines label,x1,...,xd, LibSVM lines\n"
+      "                    label index:value ... or VW lines label |ns f:v ...;\n"
+      "                    - for stdin; a multiclass model's label is the\n"
+      "                    class name; --summary)\n"
       "  fit NAME FILE     (passes until no updates; --max_passes)\n"
       "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)\n"
       "  export NAME FILE  (the model's whole state, one file)\n"

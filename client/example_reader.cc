@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace halfspace {
 namespace {
@@ -77,20 +78,43 @@ std::string Shown(absl::string_view field) {
                             : absl::StrCat(field.substr(0, 40), "…");
 }
 
+// Splits VW's "name[:value]" at its last colon: `name`, and `value` (left
+// as it is without a colon). False if what follows the colon is no number.
+bool SplitValue(absl::string_view token, absl::string_view& name,
+                double& value) {
+  const size_t colon = token.rfind(':');
+  name = token.substr(0, colon);
+  return colon == absl::string_view::npos ||
+         ParseDouble(token.substr(colon + 1), value);
+}
+
+// Whether a CSV line is a header: it has two fields or more and none is a
+// number ("label,x1,x2").
+bool IsCsvHeader(absl::string_view line) {
+  if (line.find(',') == absl::string_view::npos) return false;
+  double value = 0;
+  for (absl::string_view field : absl::StrSplit(line, ',')) {
+    if (ParseDouble(Trim(field), value)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<ExampleFormat> ParseExampleFormat(absl::string_view name,
                                                  absl::string_view path) {
   if (name == "csv") return ExampleFormat::kCsv;
   if (name == "libsvm" || name == "svmlight") return ExampleFormat::kLibsvm;
+  if (name == "vw") return ExampleFormat::kVw;
   if (name == "auto") {
     for (absl::string_view ext : {".svm", ".libsvm", ".svmlight"}) {
       if (absl::EndsWithIgnoreCase(path, ext)) return ExampleFormat::kLibsvm;
     }
+    if (absl::EndsWithIgnoreCase(path, ".vw")) return ExampleFormat::kVw;
     return ExampleFormat::kCsv;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "the format is '", name, "'; use csv, libsvm (or svmlight) or auto"));
+      "the format is '", name, "'; use csv, libsvm (or svmlight), vw or auto"));
 }
 
 absl::StatusOr<std::unique_ptr<ExampleReader>> ExampleReader::Open(
@@ -154,11 +178,17 @@ absl::StatusOr<size_t> ExampleReader::Read(
     line = Trim(line);
     if (line.empty() || line.front() == '#') continue;
     v1::Example* example = out.Add();
-    const absl::Status parsed = format_ == ExampleFormat::kCsv
-                                    ? ParseCsv(line, *example)
-                                    : ParseLibsvm(line, *example);
+    const absl::Status parsed =
+        format_ == ExampleFormat::kCsv      ? ParseCsv(line, *example)
+        : format_ == ExampleFormat::kLibsvm ? ParseLibsvm(line, *example)
+                                            : ParseVw(line, *example);
+    const bool first = !seen_example_;
+    seen_example_ = true;
     if (!parsed.ok()) {
       out.RemoveLast();
+      if (first && format_ == ExampleFormat::kCsv && IsCsvHeader(line)) {
+        continue;
+      }
       return absl::InvalidArgumentError(
           absl::StrCat(path_, ":", line_number_, ": ", parsed.message()));
     }
@@ -262,6 +292,61 @@ absl::Status ExampleReader::ParseLibsvm(absl::string_view line,
     }
     sparse.add_indices(static_cast<uint32_t>(index - 1));
     sparse.add_values(value);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ExampleReader::ParseVw(absl::string_view line,
+                                    v1::Example& out) const {
+  const size_t bar = line.find('|');
+  if (bar == absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        "expected label [weight] |namespace feature[:value] ...");
+  }
+  // The header: the label, then an importance weight and a 'tag, if any.
+  std::vector<absl::string_view> head =
+      absl::StrSplit(line.substr(0, bar), ' ', absl::SkipWhitespace());
+  if (!head.empty() && head.back().front() == '\'') head.pop_back();
+  if (head.empty() || head.size() > 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", Shown(line.substr(0, bar)), "' is not label [weight] ['tag]"));
+  }
+  if (absl::Status s = ParseLabel(head[0], out); !s.ok()) return s;
+  if (head.size() == 2) {
+    double weight = 0;
+    if (!ParseDouble(head[1], weight)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the importance weight '", Shown(head[1]), "' is not a number"));
+    }
+    out.set_weight(weight);
+  }
+  // Each "|namespace[:scale] feature[:value] ..." section; the features go
+  // in as named features of the group `namespace`.
+  for (absl::string_view section : absl::StrSplit(line.substr(bar + 1), '|')) {
+    std::vector<absl::string_view> tokens =
+        absl::StrSplit(section, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    absl::string_view group;
+    double scale = 1.0;
+    size_t first = 0;
+    if (!section.empty() && !IsBlank(section.front()) && !tokens.empty()) {
+      first = 1;  // "|ns feature": the section names its group
+      if (!SplitValue(tokens[0], group, scale)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the namespace scale in '", Shown(tokens[0]), "' is not a number"));
+      }
+    }
+    for (size_t k = first; k < tokens.size(); ++k) {
+      absl::string_view name;
+      double value = 1.0;
+      if (!SplitValue(tokens[k], name, value)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'", Shown(tokens[k]), "' is not feature or feature:value"));
+      }
+      v1::NamedFeature* f = out.mutable_features()->add_named();
+      f->set_group(std::string(group));
+      f->set_name(std::string(name));
+      f->set_value(value * scale);
+    }
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,13 @@
 //                                              indices from 1, increasing;
 //                                              a trailing "# comment" is
 //                                              ignored
+//   vw      label [weight] ['tag]|ns[:scale] name[:value] ... |ns2 ...
+//                                              named features (Vowpal
+//                                              Wabbit's text format): each
+//                                              namespace their group,
+//                                              values 1 unless given
+// A CSV file's first line is skipped when none of its fields is a number
+// (a header such as "label,x1,x2").
 // A binary model's label is -1 or +1 (an integer); a multiclass model's is
 // the class's name.
 
@@ -28,11 +35,11 @@
 
 namespace halfspace {
 
-enum class ExampleFormat { kCsv, kLibsvm };
+enum class ExampleFormat { kCsv, kLibsvm, kVw };
 
-// The format `name` names ("csv", "libsvm" or "svmlight"), or, for "auto",
-// the one `path`'s extension suggests (.svm, .libsvm, .svmlight: libsvm;
-// else csv).
+// The format `name` names ("csv", "libsvm" or "svmlight", "vw"), or, for
+// "auto", the one `path`'s extension suggests (.svm, .libsvm, .svmlight:
+// libsvm; .vw: vw; else csv).
 absl::StatusOr<ExampleFormat> ParseExampleFormat(absl::string_view name,
                                                  absl::string_view path);
 
@@ -65,6 +72,7 @@ class ExampleReader {
   bool NextLine(absl::string_view& line);
   absl::Status ParseCsv(absl::string_view line, v1::Example& out) const;
   absl::Status ParseLibsvm(absl::string_view line, v1::Example& out) const;
+  absl::Status ParseVw(absl::string_view line, v1::Example& out) const;
   absl::Status ParseLabel(absl::string_view label, v1::Example& out) const;
 
   const std::string path_;
@@ -75,6 +83,7 @@ class ExampleReader {
   size_t begin_ = 0, end_ = 0;  // the unread bytes of buffer_
   bool eof_ = false;
   int64_t line_number_ = 0;
+  bool seen_example_ = false;  // a line other than blanks and comments
 };
 
 }  // namespace halfspace

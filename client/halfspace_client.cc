@@ -167,7 +167,9 @@ absl::Status PredictionStream::Finish() {
 // --- Client -------------------------------------------------------------------
 
 Client::Client(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout)
-    : stub_(v1::HalfspaceService::NewStub(std::move(channel))), timeout_(timeout) {}
+    : stub_(v1::HalfspaceService::NewStub(channel)),
+      health_(grpc::health::v1::Health::NewStub(channel)),
+      timeout_(timeout) {}
 
 Client Client::Connect(const std::string& target) {
   return Client(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
@@ -238,6 +240,19 @@ absl::StatusOr<v1::Model> Client::CreateModel(const std::string& name,
   *request.mutable_algorithm() = algorithm;
   request.set_dimension(dimension);
   return CreateModel(request);
+}
+
+absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
+Client::Health(const std::string& service) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  Authorize(context);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status = health_->Check(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.status();
 }
 
 absl::StatusOr<v1::Model> Client::GetModel(const std::string& name) {
@@ -506,6 +521,7 @@ absl::StatusOr<FitReport> Client::Fit(const std::string& model,
     report.converged = counts->converged();
     report.weight_norm = counts->weight_norm();
     report.max_example_norm = counts->max_example_norm();
+    if (options.on_pass) options.on_pass(*counts);
   }
   if (absl::Status s = stream->Finish(); !s.ok()) return s;
   return report;

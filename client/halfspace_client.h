@@ -10,6 +10,7 @@
 #define HALFSPACE_CLIENT_HALFSPACE_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/sync_stream.h"
@@ -142,6 +144,8 @@ class PredictionStream {
 struct FitOptions {
   int max_passes = 100;  // stop after this many passes over the data
   int batch_size = 256;  // examples per request
+  // Called after each pass with its summary (for progress reports).
+  std::function<void(const v1::PassSummary&)> on_pass = nullptr;
 };
 
 struct FitReport {
@@ -195,6 +199,12 @@ class Client {
   // Any feature forms, as the proto has them.
   absl::StatusOr<std::vector<v1::Prediction>> Predict(
       const v1::PredictRequest& request);
+
+  // The server's gRPC health status: "" for the server as a whole,
+  // "halfspace.v1.HalfspaceService" for the API (NOT_SERVING while it
+  // loads models or drains).
+  absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus> Health(
+      const std::string& service = "");
 
   // Opens a PredictStream (see PredictionStream).
   std::unique_ptr<PredictionStream> PredictStream();
@@ -261,6 +271,7 @@ class Client {
   void Authorize(grpc::ClientContext& context) const;
 
   std::unique_ptr<Stub> stub_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
   absl::Duration timeout_;
   std::string token_;
 };

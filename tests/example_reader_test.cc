@@ -70,6 +70,62 @@ TEST_F(ExampleReaderTest, ReadsCsvSkippingBlankAndCommentLines) {
   EXPECT_THAT(Dense((*examples)[3]), ElementsAre(7, 8));  // no final newline
 }
 
+TEST_F(ExampleReaderTest, ACsvHeaderLineIsSkippedOnlyFirst) {
+  absl::StatusOr<std::vector<v1::Example>> examples =
+      ReadAll("# data\nlabel,x1,x2\n1,0.5,-2\n", ExampleFormat::kCsv);
+  ASSERT_TRUE(examples.ok()) << examples.status();
+  ASSERT_EQ(examples->size(), 1u);
+  EXPECT_THAT(Dense((*examples)[0]), ElementsAre(0.5, -2));
+  // Not first: an error, as is a first line with a number among its fields
+  // (the label's too).
+  EXPECT_THAT(ReadAll("1,0.5,-2\nlabel,x1,x2\n", ExampleFormat::kCsv)
+                  .status()
+                  .message(),
+              HasSubstr(":2: the label label is not an integer"));
+  EXPECT_THAT(
+      ReadAll("1,x1,2\n", ExampleFormat::kCsv).status().message(),
+      HasSubstr(":1: 'x1' is not a number"));
+}
+
+TEST_F(ExampleReaderTest, ReadsVowpalWabbitLinesIntoNamedFeatures) {
+  absl::StatusOr<std::vector<v1::Example>> examples = ReadAll(
+      "1 |animal legs:4 furry |sound bark\n"
+      "-1 0.5 'tag|animal:2 legs:2 wings\n"
+      "# a comment\n"
+      "1 | plain\n",
+      ExampleFormat::kVw);
+  ASSERT_TRUE(examples.ok()) << examples.status();
+  ASSERT_EQ(examples->size(), 3u);
+  auto named = [](const v1::Example& e) {
+    std::vector<std::string> out;
+    for (const v1::NamedFeature& f : e.features().named()) {
+      out.push_back(absl::StrCat(f.group(), "/", f.name(), "=", f.value()));
+    }
+    return out;
+  };
+  EXPECT_EQ((*examples)[0].label(), 1);
+  EXPECT_FALSE((*examples)[0].has_weight());
+  EXPECT_THAT(named((*examples)[0]),
+              ElementsAre("animal/legs=4", "animal/furry=1", "sound/bark=1"));
+  EXPECT_EQ((*examples)[1].label(), -1);
+  EXPECT_EQ((*examples)[1].weight(), 0.5);
+  EXPECT_THAT(named((*examples)[1]),
+              ElementsAre("animal/legs=4", "animal/wings=2"));  // scale 2
+  EXPECT_THAT(named((*examples)[2]), ElementsAre("/plain=1"));
+
+  for (const auto& [line, error] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"1 legs:4\n", "expected label [weight] |namespace"},
+           {"2.5 |a x\n", "is not an integer"},
+           {"1 heavy |a x\n", "importance weight 'heavy' is not a number"},
+           {"1 |a x:y\n", "'x:y' is not feature or feature:value"},
+           {"1 |a:big x\n", "namespace scale in 'a:big'"}}) {
+    EXPECT_THAT(ReadAll(line, ExampleFormat::kVw).status().message(),
+                HasSubstr(error))
+        << line;
+  }
+}
+
 TEST_F(ExampleReaderTest, ReadsLibsvmIntoSparseFeaturesFromIndexOne) {
   absl::StatusOr<std::vector<v1::Example>> examples = ReadAll(
       "+1 1:0.5 3:-2 # a comment\n-1\t2:1\n1\n", ExampleFormat::kLibsvm);
@@ -179,6 +235,8 @@ TEST(ExampleFormatTest, IsNamedOrGuessedFromTheFileName) {
   EXPECT_EQ(*ParseExampleFormat("auto", "data.csv"), ExampleFormat::kCsv);
   EXPECT_EQ(*ParseExampleFormat("auto", "-"), ExampleFormat::kCsv);
   EXPECT_EQ(*ParseExampleFormat("libsvm", "-"), ExampleFormat::kLibsvm);
+  EXPECT_EQ(*ParseExampleFormat("auto", "clicks.vw"), ExampleFormat::kVw);
+  EXPECT_EQ(*ParseExampleFormat("vw", "-"), ExampleFormat::kVw);
   EXPECT_TRUE(
       absl::IsInvalidArgument(ParseExampleFormat("json", "x").status()));
 }
