@@ -7,7 +7,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends g++ make cmake pkg-config \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      libabsl-dev libspdlog-dev prometheus-cpp-dev \
+      libabsl-dev libspdlog-dev prometheus-cpp-dev grpc-proto \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -16,6 +16,7 @@ COPY core core
 COPY server server
 COPY client client
 RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHALFSPACE_BUILD_TESTS=OFF \
+      -DHALFSPACE_PYTHON_CLIENT=OFF \
  && cmake --build build -j"$(nproc)" --target halfspace_server_main halfspace_cli
 
 FROM debian:bookworm-slim
@@ -29,4 +30,7 @@ COPY --from=build /src/build/halfspace-server /src/build/halfspace /usr/local/bi
 USER halfspace
 VOLUME /var/lib/halfspace
 EXPOSE 50051 9464
+# SERVING once the models are loaded; the CLI exits 1 otherwise.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s \
+  CMD ["halfspace", "--server=127.0.0.1:50051", "health"]
 ENTRYPOINT ["halfspace-server", "--listen=0.0.0.0:50051", "--data_dir=/var/lib/halfspace", "--metrics_listen=0.0.0.0:9464"]

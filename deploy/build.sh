@@ -15,19 +15,7 @@ packages=(g++ make cmake pkg-config libgrpc++-dev protobuf-compiler-grpc
           libgtest-dev libgmock-dev libbenchmark-dev grpc-proto
           prometheus-cpp-dev
           ${EXTRA_PACKAGES:-})
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
-    || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -q
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 \
-    install -y -q --no-install-recommends "${missing[@]}"
-fi
+bash deploy/install_packages.sh "${packages[@]}"
 
 build_dir=${BUILD_DIR:-build}
 mkdir -p "$build_dir"
