@@ -62,23 +62,28 @@ fuzz() {
   rm -rf "$work"
 }
 
-# buf, for the API's lint and compatibility checks, from the npm registry
-# (Debian does not package it), pinned.
-install_buf() {
-  [ -x build-tools/node_modules/.bin/buf ] && return
+# From the npm registry, pinned: buf, for the API's lint and compatibility
+# checks (Debian does not package it), and gRPC for Node, for the Node
+# example's test.
+install_npm_tools() {
+  local tools=(@bufbuild/buf@1.75.0 @grpc/grpc-js@1.14.7
+               @grpc/proto-loader@0.8.1)
+  [ -x build-tools/node_modules/.bin/buf ] \
+    && [ -d build-tools/node_modules/@grpc/grpc-js ] \
+    && [ -d build-tools/node_modules/@grpc/proto-loader ] && return
   if ! command -v npm > /dev/null; then
     apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get \
       -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends npm
   fi
-  echo "installing buf"
+  echo "installing ${tools[*]}"
   npm_config_cache="$PWD/build-tools/npm-cache" npm install --no-audit \
-    --no-fund --loglevel=error --prefix build-tools @bufbuild/buf@1.75.0
+    --no-fund --loglevel=error --prefix build-tools "${tools[@]}"
 }
-install_buf
+install_npm_tools
 
 # The parity tests run scikit-learn as their oracle; the TLS tests make
-# certificates with openssl.
-export EXTRA_PACKAGES="python3-sklearn openssl"
+# certificates with openssl; the Python client's test needs grpcio.
+export EXTRA_PACKAGES="python3-sklearn openssl python3-grpcio python3-protobuf"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"

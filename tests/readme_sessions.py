@@ -1,0 +1,87 @@
+"""Replays the README's ```console blocks and checks they print what it says.
+
+Each block is a shell session: lines starting with "$ " are commands (a
+line ending with \\ or | continues on the next), the lines after one are
+what it prints, standard output and error as a terminal shows them. The blocks run in
+README order, as one story, against one fresh server on a Unix socket
+(HALFSPACE_SERVER points the CLI at it), in a temporary directory where
+build/ is the build directory.
+
+    python3 tests/readme_sessions.py README.md SERVER_BINARY BUILD_DIR
+"""
+
+import difflib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def sessions(readme):
+    """The console blocks of `readme`: lists of (command, expected lines)."""
+    blocks = re.findall(r"^```console\n(.*?)^```", readme, re.S | re.M)
+    result = []
+    for block in blocks:
+        steps = []
+        continued = False  # the last command line ended with \ or |
+        for line in block.splitlines():
+            if continued:
+                steps[-1] = (steps[-1][0] + "\n" + line, [])
+            elif line.startswith("$ "):
+                steps.append((line[2:], []))
+            elif steps:
+                steps[-1][1].append(line)
+            continued = bool(steps) and not steps[-1][1] and \
+                line.rstrip().endswith(("\\", "|"))
+        result.append(steps)
+    return result
+
+
+def main(readme_path, server_binary, build_dir):
+    with open(readme_path) as f:
+        blocks = sessions(f.read())
+    if not blocks:
+        print("no ```console blocks in", readme_path)
+        return 1
+    with tempfile.TemporaryDirectory() as work:
+        os.symlink(os.path.abspath(build_dir), os.path.join(work, "build"))
+        socket = os.path.join(work, "halfspace.sock")
+        with open(os.path.join(work, "server.log"), "w") as log:
+            server = subprocess.Popen(
+                [server_binary, "--listen=unix:" + socket,
+                 "--data_dir=" + os.path.join(work, "data")],
+                stdout=log, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(200):
+                if os.path.exists(socket):
+                    break
+                time.sleep(0.05)
+            env = dict(os.environ, HALFSPACE_SERVER="unix:" + socket)
+            failures = 0
+            steps = 0
+            for block in blocks:
+                for command, expected in block:
+                    steps += 1
+                    run = subprocess.run(["bash", "-c", command], cwd=work,
+                                         env=env, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT,
+                                         text=True, timeout=60)
+                    got = run.stdout.splitlines()
+                    if got != expected:
+                        failures += 1
+                        print("$ " + command)
+                        sys.stdout.writelines(difflib.unified_diff(
+                            [l + "\n" for l in expected],
+                            [l + "\n" for l in got], "README", "printed"))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    print("%d of %d README commands printed what the README says" %
+          (steps - failures, steps))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
