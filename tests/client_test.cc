@@ -1,8 +1,12 @@
 #include "client/halfspace_client.h"
 
+#include <atomic>
 #include <cmath>
+#include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
+#include "client/batching_trainer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_server.h"
@@ -11,6 +15,7 @@ namespace halfspace {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
 class ClientTest : public ::testing::Test {
@@ -216,6 +221,164 @@ TEST_F(ClientTest, UnaryCallsToAnUnreachableServerFailWithUnavailable) {
                                      grpc::InsecureChannelCredentials()),
                  absl::Seconds(5));
   EXPECT_TRUE(absl::IsUnavailable(nowhere.ListModels().status()));
+}
+
+// --- BatchingTrainer -----------------------------------------------------------
+
+// n examples of d = 3 on both sides of a plane, in a fixed order.
+std::vector<LabeledExample> PlaneData(int n) {
+  std::vector<LabeledExample> data;
+  for (int i = 0; i < n; ++i) {
+    const double a = (i * 37 % 101) / 10.0 - 5, b = (i * 53 % 97) / 10.0 - 5,
+                 c = (i * 71 % 89) / 10.0 - 4;
+    data.push_back({{a, b, c}, a - 2 * b + c > 0.3 ? 1 : -1});
+  }
+  return data;
+}
+
+// What a BatchingTrainer's callback was given.
+struct Results {
+  absl::Mutex mu;
+  std::vector<std::pair<uint64_t, v1::ExampleResult>> all ABSL_GUARDED_BY(mu);
+
+  BatchingTrainer::OnResult Collect() {
+    return [this](uint64_t sequence, const v1::ExampleResult& result) {
+      absl::MutexLock lock(&mu);
+      all.emplace_back(sequence, result);
+    };
+  }
+  size_t size() {
+    absl::MutexLock lock(&mu);
+    return all.size();
+  }
+};
+
+TEST_F(ClientTest, BatchingTrainerEqualsOneStreamExampleForExample) {
+  const std::vector<LabeledExample> data = PlaneData(1000);
+  for (const char* name : {"batched", "streamed"}) {
+    ASSERT_TRUE(client_.CreateModel(name, TextAlgorithm("perceptron"), 3).ok());
+  }
+  std::unique_ptr<TrainingStream> stream = client_.Train("streamed");
+  ASSERT_TRUE(stream->Send(data).ok());
+  absl::StatusOr<v1::TrainResponse> streamed = stream->Receive();
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  ASSERT_TRUE(stream->Finish().ok());
+
+  Results results;
+  BatchingOptions options;
+  options.max_batch = 64;
+  options.max_pending = 128;
+  options.flush_interval = absl::Milliseconds(1);
+  auto trainer = BatchingTrainer::Open(&client_, "batched", "producer",
+                                       results.Collect(), options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  for (size_t i = 0; i < data.size(); ++i) {
+    absl::StatusOr<uint64_t> sequence = (*trainer)->Add(data[i]);
+    ASSERT_TRUE(sequence.ok()) << sequence.status();
+    EXPECT_EQ(*sequence, i + 1);
+  }
+  ASSERT_TRUE((*trainer)->Close().ok());
+  EXPECT_EQ((*trainer)->last_applied(), data.size());
+  EXPECT_TRUE(absl::IsFailedPrecondition((*trainer)->Add(data[0]).status()));
+
+  absl::MutexLock lock(&results.mu);
+  ASSERT_EQ(results.all.size(), data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    EXPECT_EQ(results.all[i].first, i + 1);
+    const v1::ExampleResult& want = streamed->results(i);
+    const v1::ExampleResult& got = results.all[i].second;
+    EXPECT_EQ(got.score(), want.score()) << i;
+    EXPECT_EQ(got.updated(), want.updated()) << i;
+    EXPECT_EQ(got.examples_seen(), i + 1);
+  }
+  EXPECT_THAT(client_.GetWeights("batched")->weights(),
+              ElementsAreArray(client_.GetWeights("streamed")->weights()));
+  EXPECT_EQ(client_.GetWeights("batched")->bias(),
+            client_.GetWeights("streamed")->bias());
+  EXPECT_EQ(*client_.GetSourceSequence("batched", "producer"), data.size());
+}
+
+TEST_F(ClientTest, BatchingTrainerSendsAPartBatchOnceItsOldestHasWaited) {
+  ASSERT_TRUE(client_.CreateModel("m", TextAlgorithm("perceptron"), 3).ok());
+  Results results;
+  BatchingOptions options;
+  options.max_batch = 1000;
+  options.flush_interval = absl::Milliseconds(20);
+  auto trainer =
+      BatchingTrainer::Open(&client_, "m", "p", results.Collect(), options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  for (const LabeledExample& e : PlaneData(3)) {
+    ASSERT_TRUE((*trainer)->Add(e).ok());
+  }
+  // No Flush: the interval alone sends them.
+  const absl::Time give_up = absl::Now() + absl::Seconds(20);
+  while (results.size() < 3 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(results.size(), 3u);
+  EXPECT_EQ(client_.GetModel("m")->stats().examples_seen(), 3u);
+}
+
+TEST_F(ClientTest, BatchingTrainerReportsRejectedExamplesAndGoesOn) {
+  ASSERT_TRUE(client_.CreateModel("m", TextAlgorithm("perceptron"), 3).ok());
+  Results results;
+  auto trainer = BatchingTrainer::Open(&client_, "m", "p", results.Collect());
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  ASSERT_TRUE((*trainer)->Add({{1, 2, 3}, 1}).ok());
+  ASSERT_TRUE((*trainer)->Add({{1, 2}, 1}).ok());  // one feature short
+  ASSERT_TRUE((*trainer)->Add({{3, 2, 1}, -1}).ok());
+  ASSERT_TRUE((*trainer)->Flush().ok());
+  absl::MutexLock lock(&results.mu);
+  ASSERT_EQ(results.all.size(), 3u);
+  EXPECT_FALSE(results.all[0].second.has_error());
+  EXPECT_THAT(results.all[1].second.error().message(), HasSubstr("2"));
+  EXPECT_FALSE(results.all[2].second.has_error());
+  EXPECT_EQ(client_.GetModel("m")->stats().examples_seen(), 2u);
+}
+
+TEST_F(ClientTest, BatchingTrainerStopsOnAFailureNoRetryCures) {
+  EXPECT_TRUE(absl::IsNotFound(
+      BatchingTrainer::Open(&client_, "missing", "p", nullptr).status()));
+  BatchingOptions bad;
+  bad.max_batch = 10;
+  bad.max_pending = 5;
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      BatchingTrainer::Open(&client_, "m", "p", nullptr, bad).status()));
+
+  ASSERT_TRUE(client_.CreateModel("m", TextAlgorithm("perceptron"), 3).ok());
+  auto trainer = BatchingTrainer::Open(&client_, "m", "p", nullptr);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  ASSERT_TRUE(client_.DeleteModel("m").ok());
+  ASSERT_TRUE((*trainer)->Add({{1, 2, 3}, 1}).ok());
+  EXPECT_TRUE(absl::IsNotFound((*trainer)->Flush()));
+  EXPECT_TRUE(absl::IsNotFound((*trainer)->Add({{1, 2, 3}, 1}).status()));
+  EXPECT_TRUE(absl::IsNotFound((*trainer)->Close()));
+}
+
+TEST_F(ClientTest, BatchingTrainerTakesExamplesFromManyThreads) {
+  ASSERT_TRUE(client_.CreateModel("m", TextAlgorithm("perceptron"), 3).ok());
+  Results results;
+  BatchingOptions options;
+  options.max_batch = 16;
+  options.max_pending = 32;
+  auto trainer =
+      BatchingTrainer::Open(&client_, "m", "p", results.Collect(), options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  const std::vector<LabeledExample> data = PlaneData(500);
+  std::vector<std::thread> producers;
+  for (int t = 0; t < 4; ++t) {
+    producers.emplace_back([&] {
+      for (const LabeledExample& e : data) EXPECT_TRUE((*trainer)->Add(e).ok());
+    });
+  }
+  for (std::thread& p : producers) p.join();
+  ASSERT_TRUE((*trainer)->Close().ok());
+  absl::MutexLock lock(&results.mu);
+  ASSERT_EQ(results.all.size(), 4 * data.size());
+  for (size_t i = 0; i < results.all.size(); ++i) {
+    EXPECT_EQ(results.all[i].first, i + 1);
+  }
+  EXPECT_EQ(client_.GetModel("m")->stats().examples_seen(), 4 * data.size());
 }
 
 }  // namespace
