@@ -5,7 +5,10 @@
 #include <limits>
 #include <thread>
 
+#include "absl/random/random.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "grpcpp/create_channel.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/security/credentials.h"
@@ -208,26 +211,92 @@ absl::StatusOr<Client> Client::Connect(const std::string& target,
   return client;
 }
 
-void Client::Authorize(grpc::ClientContext& context) const {
-  if (!token_.empty()) context.AddMetadata("authorization", "Bearer " + token_);
+namespace {
+
+// Whether `model` can be a model's name (as the server checks it), and so
+// a metadata value. Other names go without the header, for the server to
+// refuse.
+bool Routable(const std::string& model) {
+  return !model.empty() && model.size() <= 64 &&
+         std::all_of(model.begin(), model.end(), [](char c) {
+           return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-';
+         });
 }
 
-template <typename Request, typename Response>
-absl::StatusOr<Response> Client::Call(UnaryMethod<Request, Response> method,
-                                      const Request& request) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
-  Authorize(context);
-  Response response;
-  grpc::Status status = (stub_.get()->*method)(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response;
+}  // namespace
+
+void Client::AddMetadata(grpc::ClientContext& context,
+                         const std::string& model) const {
+  if (!token_.empty()) context.AddMetadata("authorization", "Bearer " + token_);
+  if (Routable(model)) context.AddMetadata(kModelHeader, model);
+}
+
+namespace {
+
+// The model a request names, if it has a model field.
+template <typename Request, typename = void>
+struct NamesModel : std::false_type {};
+template <typename Request>
+struct NamesModel<Request,
+                  std::void_t<decltype(std::declval<Request>().model())>>
+    : std::true_type {};
+
+// Requests that change nothing, so that sending one again is safe.
+template <typename Request>
+constexpr bool kReadOnly =
+    std::is_same_v<Request, v1::GetModelRequest> ||
+    std::is_same_v<Request, v1::ListModelsRequest> ||
+    std::is_same_v<Request, v1::PredictRequest> ||
+    std::is_same_v<Request, v1::GetWeightsRequest> ||
+    std::is_same_v<Request, v1::GetStatsRequest> ||
+    std::is_same_v<Request, v1::ExportModelRequest> ||
+    std::is_same_v<Request, v1::GetSourceSequenceRequest> ||
+    std::is_same_v<Request, grpc::health::v1::HealthCheckRequest>;
+
+// The pause before attempt `attempt` (2, 3, ...): exponential backoff with
+// jitter, drawn from [b/2, b] so that clients a restart disconnected
+// together do not come back together.
+absl::Duration Backoff(const Client::RetryPolicy& policy, int attempt) {
+  absl::Duration b = policy.initial_backoff;
+  for (int i = 2; i < attempt && b < policy.max_backoff; ++i) b *= 2;
+  b = std::min(b, policy.max_backoff);
+  thread_local absl::BitGen random;
+  return b * absl::Uniform(random, 0.5, 1.0);
+}
+
+}  // namespace
+
+template <typename AnyStub, typename Request, typename Response>
+absl::StatusOr<Response> Client::Call(
+    AnyStub* stub, UnaryMethod<AnyStub, Request, Response> method,
+    const Request& request) {
+  const absl::Time deadline = absl::Now() + timeout_;
+  const int attempts =
+      kReadOnly<Request> ? std::max(retry_.max_attempts, 1) : 1;
+  for (int attempt = 1;; ++attempt) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(deadline));
+    if constexpr (NamesModel<Request>::value) {
+      AddMetadata(context, request.model());
+    } else {
+      AddMetadata(context);
+    }
+    Response response;
+    grpc::Status status = (stub->*method)(&context, request, &response);
+    if (status.ok()) return response;
+    const absl::Duration pause = Backoff(retry_, attempt + 1);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
+        attempt >= attempts || absl::Now() + pause >= deadline) {
+      return FromGrpcStatus(status);
+    }
+    absl::SleepFor(pause);
+  }
 }
 
 absl::StatusOr<v1::Model> Client::CreateModel(
     const v1::CreateModelRequest& request) {
   absl::StatusOr<v1::CreateModelResponse> response =
-      Call(&Stub::CreateModel, request);
+      Call(stub_.get(), &Stub::CreateModel, request);
   if (!response.ok()) return response.status();
   return response->model();
 }
@@ -244,21 +313,19 @@ absl::StatusOr<v1::Model> Client::CreateModel(const std::string& name,
 
 absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
 Client::Health(const std::string& service) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
-  Authorize(context);
   grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);
-  grpc::health::v1::HealthCheckResponse response;
-  grpc::Status status = health_->Check(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response.status();
+  absl::StatusOr<grpc::health::v1::HealthCheckResponse> response =
+      Call(health_.get(), &grpc::health::v1::Health::Stub::Check, request);
+  if (!response.ok()) return response.status();
+  return response->status();
 }
 
 absl::StatusOr<v1::Model> Client::GetModel(const std::string& name) {
   v1::GetModelRequest request;
   request.set_model(name);
-  absl::StatusOr<v1::GetModelResponse> response = Call(&Stub::GetModel, request);
+  absl::StatusOr<v1::GetModelResponse> response =
+      Call(stub_.get(), &Stub::GetModel, request);
   if (!response.ok()) return response.status();
   return response->model();
 }
@@ -269,7 +336,7 @@ absl::StatusOr<std::vector<v1::Model>> Client::ListModels(v1::ModelView view) {
   request.set_view(view);
   do {
     absl::StatusOr<v1::ListModelsResponse> page =
-        Call(&Stub::ListModels, request);
+        Call(stub_.get(), &Stub::ListModels, request);
     if (!page.ok()) return page.status();
     models.insert(models.end(), page->models().begin(), page->models().end());
     request.set_page_token(page->next_page_token());
@@ -280,7 +347,7 @@ absl::StatusOr<std::vector<v1::Model>> Client::ListModels(v1::ModelView view) {
 absl::Status Client::DeleteModel(const std::string& name) {
   v1::DeleteModelRequest request;
   request.set_model(name);
-  return Call(&Stub::DeleteModel, request).status();
+  return Call(stub_.get(), &Stub::DeleteModel, request).status();
 }
 
 absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
@@ -296,7 +363,8 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
 
 absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
     const v1::PredictRequest& request) {
-  absl::StatusOr<v1::PredictResponse> response = Call(&Stub::Predict, request);
+  absl::StatusOr<v1::PredictResponse> response =
+      Call(stub_.get(), &Stub::Predict, request);
   if (!response.ok()) return response.status();
   return std::vector<v1::Prediction>(response->predictions().begin(),
                                      response->predictions().end());
@@ -310,13 +378,13 @@ absl::StatusOr<v1::GetWeightsResponse> Client::GetWeights(
     request.set_model(name);
     request.set_page_size(std::numeric_limits<int64_t>::max());  // all that fit
     absl::StatusOr<v1::GetWeightsResponse> whole =
-        Call(&Stub::GetWeights, request);
+        Call(stub_.get(), &Stub::GetWeights, request);
     if (!whole.ok()) return whole.status();
     bool torn = false;
     while (whole->next_offset() != 0 && !torn) {
       request.set_offset(whole->next_offset());
       absl::StatusOr<v1::GetWeightsResponse> page =
-          Call(&Stub::GetWeights, request);
+          Call(stub_.get(), &Stub::GetWeights, request);
       if (!page.ok()) return page.status();
       torn = page->version() != whole->version() ||
              page->classes_size() != whole->classes_size();
@@ -338,7 +406,7 @@ absl::StatusOr<v1::GetWeightsResponse> Client::GetWeights(
 }
 
 absl::StatusOr<v1::GetStatsResponse> Client::GetStats() {
-  return Call(&Stub::GetStats, v1::GetStatsRequest());
+  return Call(stub_.get(), &Stub::GetStats, v1::GetStatsRequest());
 }
 
 absl::StatusOr<v1::Model> Client::SetWeights(const std::string& name,
@@ -349,7 +417,7 @@ absl::StatusOr<v1::Model> Client::SetWeights(const std::string& name,
   request.mutable_weights()->Add(weights.begin(), weights.end());
   request.set_bias(bias);
   absl::StatusOr<v1::SetWeightsResponse> response =
-      Call(&Stub::SetWeights, request);
+      Call(stub_.get(), &Stub::SetWeights, request);
   if (!response.ok()) return response.status();
   return response->model();
 }
@@ -358,7 +426,7 @@ absl::StatusOr<v1::EvaluateResponse> Client::Evaluate(
     const std::string& model, absl::Span<const LabeledExample> examples,
     std::optional<double> threshold, size_t batch_size) {
   grpc::ClientContext context;
-  Authorize(context);
+  AddMetadata(context, model);
   v1::EvaluateResponse response;
   std::unique_ptr<grpc::ClientWriter<v1::EvaluateRequest>> writer =
       stub_->Evaluate(&context, &response);
@@ -380,8 +448,13 @@ absl::StatusOr<v1::EvaluateResponse> Client::Evaluate(
 }
 
 std::unique_ptr<PredictionStream> Client::PredictStream() {
+  return PredictStream("");
+}
+
+std::unique_ptr<PredictionStream> Client::PredictStream(
+    const std::string& model) {
   std::unique_ptr<PredictionStream> stream(new PredictionStream());
-  Authorize(stream->context_);
+  AddMetadata(stream->context_, model);
   stream->stream_ = stub_->PredictStream(&stream->context_);
   return stream;
 }
@@ -395,7 +468,7 @@ std::unique_ptr<TrainingStream> Client::Train(const std::string& model,
                                               uint64_t first_sequence) {
   std::unique_ptr<TrainingStream> stream(
       new TrainingStream(model, source, first_sequence));
-  Authorize(stream->context_);
+  AddMetadata(stream->context_, model);
   stream->stream_ = stub_->Train(&stream->context_);
   return stream;
 }
@@ -407,13 +480,13 @@ absl::StatusOr<std::string> Client::ExportModel(const std::string& name) {
     request.set_model(name);
     request.set_page_size(std::numeric_limits<int64_t>::max());  // all that fit
     absl::StatusOr<v1::ExportModelResponse> whole =
-        Call(&Stub::ExportModel, request);
+        Call(stub_.get(), &Stub::ExportModel, request);
     if (!whole.ok()) return whole.status();
     bool torn = false;
     while (whole->next_offset() != 0 && !torn) {
       request.set_offset(whole->next_offset());
       absl::StatusOr<v1::ExportModelResponse> page =
-          Call(&Stub::ExportModel, request);
+          Call(stub_.get(), &Stub::ExportModel, request);
       if (!page.ok() && !absl::IsInvalidArgument(page.status())) {
         return page.status();
       }
@@ -435,7 +508,7 @@ absl::StatusOr<v1::Model> Client::ImportModel(const std::string& name,
   request.set_model(name);
   request.set_model_file(model_file);
   absl::StatusOr<v1::ImportModelResponse> response =
-      Call(&Stub::ImportModel, request);
+      Call(stub_.get(), &Stub::ImportModel, request);
   if (!response.ok()) return response.status();
   return std::move(*response->mutable_model());
 }
@@ -444,7 +517,7 @@ absl::StatusOr<v1::Model> Client::RestoreModel(const std::string& name) {
   v1::RestoreModelRequest request;
   request.set_model(name);
   absl::StatusOr<v1::RestoreModelResponse> response =
-      Call(&Stub::RestoreModel, request);
+      Call(stub_.get(), &Stub::RestoreModel, request);
   if (!response.ok()) return response.status();
   return std::move(*response->mutable_model());
 }
@@ -455,7 +528,7 @@ absl::StatusOr<uint64_t> Client::GetSourceSequence(const std::string& model,
   request.set_model(model);
   request.set_source(source);
   absl::StatusOr<v1::GetSourceSequenceResponse> response =
-      Call(&Stub::GetSourceSequence, request);
+      Call(stub_.get(), &Stub::GetSourceSequence, request);
   if (!response.ok()) return response.status();
   return response->last_sequence();
 }

@@ -28,6 +28,13 @@
 
 namespace halfspace {
 
+// The metadata that names the model a call is about, set on every call on
+// one model (and on Train, Evaluate and model-bound PredictStreams), so
+// that a proxy can route by it: a consistent-hash proxy in front of several
+// servers keeps each model's calls on one of them (see the README's
+// "More than one machine").
+inline constexpr char kModelHeader[] = "halfspace-model";
+
 // The client side of the one gRPC → absl status conversion.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
@@ -182,6 +189,23 @@ class Client {
   // "authorization: Bearer <token>" (for a server with --tokens_file).
   void set_token(std::string token) { token_ = std::move(token); }
 
+  // Each unary call's deadline, its retries included (30 s unless given to
+  // the constructor).
+  void set_timeout(absl::Duration timeout) { timeout_ = timeout; }
+
+  // How calls that change nothing (GetModel, ListModels, Predict,
+  // GetWeights, GetStats, ExportModel, GetSourceSequence, Health) are tried
+  // again when they fail with UNAVAILABLE: a server restarting or draining,
+  // a connection lost. Calls that change a model are never retried here (a
+  // lost response does not say whether they were applied); training
+  // retries exactly once through ExactlyOnceTrainer.
+  struct RetryPolicy {
+    int max_attempts = 5;  // 1: no retries
+    absl::Duration initial_backoff = absl::Milliseconds(50);
+    absl::Duration max_backoff = absl::Seconds(1);  // doubling up to it
+  };
+  void set_retry_policy(const RetryPolicy& policy) { retry_ = policy; }
+
   absl::StatusOr<v1::Model> CreateModel(const v1::CreateModelRequest& request);
   // A dense model of `dimension` features.
   absl::StatusOr<v1::Model> CreateModel(const std::string& name,
@@ -208,6 +232,9 @@ class Client {
 
   // Opens a PredictStream (see PredictionStream).
   std::unique_ptr<PredictionStream> PredictStream();
+  // The same, routed as calls on `model` are (see kModelHeader): what a
+  // stream through a sharding proxy needs, its requests all naming `model`.
+  std::unique_ptr<PredictionStream> PredictStream(const std::string& model);
 
   // The whole weight vector (of every class), read in as many pages as the
   // message limit needs; pages of one version only (ABORTED if the model
@@ -258,21 +285,26 @@ class Client {
 
  private:
   using Stub = v1::HalfspaceService::Stub;
-  template <typename Request, typename Response>
-  using UnaryMethod = grpc::Status (Stub::*)(grpc::ClientContext*,
-                                             const Request&, Response*);
+  template <typename AnyStub, typename Request, typename Response>
+  using UnaryMethod = grpc::Status (AnyStub::*)(grpc::ClientContext*,
+                                                const Request&, Response*);
 
-  // One unary call with the client's deadline.
-  template <typename Request, typename Response>
-  absl::StatusOr<Response> Call(UnaryMethod<Request, Response> method,
+  // One unary call with the client's deadline, its routing header, and
+  // retries if it changes nothing (see RetryPolicy).
+  template <typename AnyStub, typename Request, typename Response>
+  absl::StatusOr<Response> Call(AnyStub* stub,
+                                UnaryMethod<AnyStub, Request, Response> method,
                                 const Request& request);
 
-  // Adds the token, if any, to a call's metadata.
-  void Authorize(grpc::ClientContext& context) const;
+  // Adds the token, if any, and the routing header of `model`, if named,
+  // to a call's metadata.
+  void AddMetadata(grpc::ClientContext& context,
+                   const std::string& model = "") const;
 
   std::unique_ptr<Stub> stub_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
   absl::Duration timeout_;
+  RetryPolicy retry_;
   std::string token_;
 };
 

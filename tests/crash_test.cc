@@ -96,15 +96,6 @@ std::unique_ptr<Model> Uninterrupted(const Stream& stream,
   return model;
 }
 
-std::shared_ptr<grpc::Channel> FastReconnectingChannel(const std::string& target) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
-                                   args);
-}
-
 TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
   TempDir dir;
   const std::string data_dir = dir.File("data");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,18 @@ inline int FreePort() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
+}
+
+// A channel that reconnects within 100 ms of a server coming back (gRPC's
+// default backoff would wait seconds after the first refused connection).
+inline std::shared_ptr<grpc::Channel> FastReconnectingChannel(
+    const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+                                   args);
 }
 
 // The server binary running as a child, its output going to `log`.
@@ -63,15 +76,7 @@ class ServerProcess {
   pid_t pid() const { return pid_; }
 
   bool WaitUntilReady() const {
-    // Retry fast: the default backoff would wait seconds after the first
-    // refused connection.
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
-    auto channel = grpc::CreateCustomChannel(
-        target(), grpc::InsecureChannelCredentials(), args);
-    return channel->WaitForConnected(
+    return FastReconnectingChannel(target())->WaitForConnected(
         absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
   }
 

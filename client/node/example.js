@@ -25,10 +25,18 @@ const definition = protoLoader.loadSync('halfspace/v1/halfspace.proto', {
 });
 const v1 = grpc.loadPackageDefinition(definition).halfspace.v1;
 
-// A unary call as a promise.
+// The metadata of a call about `model`: the header a sharding proxy routes
+// by (see the README's "More than one machine").
+function about(model) {
+  const metadata = new grpc.Metadata();
+  metadata.set('halfspace-model', model);
+  return metadata;
+}
+
+// A unary call about request.model, as a promise.
 function call(client, method, request) {
   return new Promise((resolve, reject) => {
-    client[method](request, (error, response) =>
+    client[method](request, about(request.model), (error, response) =>
       error ? reject(error) : resolve(response));
   });
 }
@@ -38,7 +46,7 @@ function call(client, method, request) {
 function train(client, model, examples) {
   return new Promise((resolve, reject) => {
     const results = [];
-    const stream = client.Train();
+    const stream = client.Train(about(model));
     stream.on('data', (response) => results.push(...response.results));
     stream.on('error', reject);
     stream.on('end', () => resolve(results));

@@ -11,6 +11,7 @@ result whose `error.code` is not 0, and the stream goes on.
 """
 
 import itertools
+import re
 
 import grpc
 
@@ -67,6 +68,11 @@ def _requests(message, examples, batch_size, first):
     for i, batch in enumerate(_batches(examples, batch_size)):
         yield message(examples=batch, **(first if i == 0 else {}))
 
+# The metadata naming the model a call is about, for a proxy that routes
+# each model's calls to one server.
+MODEL_HEADER = "halfspace-model"
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
 
 class Client:
     """A connection to one halfspace server.
@@ -96,8 +102,19 @@ class Client:
     def __exit__(self, *exc):
         self.close()
 
+    def _for(self, name):
+        """The metadata of a call about model `name`: the token, and the
+        routing header a sharding proxy hashes (see the README), if `name`
+        can be a model's name (others are left for the server to refuse)."""
+        if not _MODEL_NAME.fullmatch(name):
+            return self._metadata
+        return self._metadata + [(MODEL_HEADER, name)]
+
     def _call(self, method, request):
-        return method(request, timeout=self._timeout, metadata=self._metadata)
+        metadata = self._metadata
+        if getattr(request, "model", ""):
+            metadata = self._for(request.model)
+        return method(request, timeout=self._timeout, metadata=metadata)
 
     # --- Models -------------------------------------------------------------
 
@@ -163,7 +180,8 @@ class Client:
                     sequence += len(request.examples)
                 yield request
 
-        for response in self._stub.Train(requests(), metadata=self._metadata):
+        for response in self._stub.Train(requests(),
+                                         metadata=self._for(name)):
             yield from response.results
 
     def predict(self, name, instances):
@@ -180,7 +198,7 @@ class Client:
             first["threshold"] = threshold
         return self._stub.Evaluate(
             _requests(pb.EvaluateRequest, examples, batch_size, first),
-            timeout=self._timeout, metadata=self._metadata)
+            timeout=self._timeout, metadata=self._for(name))
 
     # --- The server ---------------------------------------------------------
 
