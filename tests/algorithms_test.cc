@@ -62,6 +62,18 @@ TEST(MarginLossTest, ValuesAndDerivativesAtTheKinks) {
   EXPECT_DOUBLE_EQ(log->Value(0.0), std::log(2.0));
   EXPECT_EQ(log->Derivative(0.0), -0.5);
   EXPECT_EQ(*log->Probability(0.0), 0.5);
+  // scikit-learn's cutoffs: its formulas up to |z| = 18, its
+  // approximations beyond.
+  EXPECT_EQ(log->Derivative(18.0), -1.0 / (std::exp(18.0) + 1.0));
+  EXPECT_EQ(log->Derivative(18.1), -std::exp(-18.1));
+  EXPECT_EQ(log->Derivative(-18.0), -1.0 / (std::exp(-18.0) + 1.0));
+  EXPECT_EQ(log->Derivative(-18.1), -1.0);
+  EXPECT_EQ(log->Value(18.0), std::log(1.0 + std::exp(-18.0)));
+  EXPECT_EQ(log->Value(18.1), std::exp(-18.1));
+  EXPECT_EQ(log->Value(-18.0), std::log(1.0 + std::exp(18.0)));
+  EXPECT_EQ(log->Value(-18.1), 18.1);
+  // Where the exact sigmoid and scikit-learn's form round apart.
+  EXPECT_EQ(log->Derivative(0.01), -0.49750002083312506);  // σ: ...125
   auto exponential = MakeMarginLoss(LossKind::kExponential);
   EXPECT_EQ(exponential->Value(0.0), 1.0);
   EXPECT_DOUBLE_EQ(exponential->Derivative(2.0), -std::exp(-2.0));

@@ -1,6 +1,6 @@
 // Parity with scikit-learn: one pass over the same data in the same order, on
 // the real server over gRPC, must reach the weights and intercept that
-// scikit-learn's estimators reach, to 1e-9 relative. tests/parity/
+// scikit-learn's estimators reach, bit for bit (see Tolerance). tests/parity/
 // sklearn_oracle.py runs scikit-learn and lists the configurations.
 
 #include <cmath>
@@ -78,8 +78,23 @@ class ParityTest : public ::testing::Test {
   std::vector<Expected> expected_;
 };
 
-TEST_F(ParityTest, OnePassMatchesScikitLearnToOneInABillion) {
-  ASSERT_GE(expected_.size(), 19u);
+// How far a configuration's weights may be from scikit-learn's, relative to
+// their scale: none at all where halfspace takes scikit-learn's steps in
+// its floating-point order (the log loss's cutoffs at |z| = 18 included);
+// a few units in the last place for averaging, which sums the same terms in
+// another order, and for logistic_regression, whose step η·(t − σ(f)) is
+// the classic form rather than SGD's gradient of the log loss.
+double Tolerance(const std::string& name) {
+  for (const char* rounded :
+       {"logistic_regression", "averaged_perceptron", "sgd_averaged",
+        "sgd_averaged_from_100", "ovr_sgd_log_averaged"}) {
+    if (name == rounded) return 1e-13;
+  }
+  return 0.0;
+}
+
+TEST_F(ParityTest, OnePassMatchesScikitLearnBitForBit) {
+  ASSERT_GE(expected_.size(), 22u);
   ASSERT_EQ(examples_.size(), 569u);
   TestServer server;
   Client client = server.NewClient();
@@ -111,7 +126,7 @@ TEST_F(ParityTest, OnePassMatchesScikitLearnToOneInABillion) {
       error = std::max(error, std::abs(got->weights(j) - e.coef[j]));
     }
     error = std::max(error, std::abs(got->bias() - e.intercept));
-    EXPECT_LE(error, 1e-9 * scale)
+    EXPECT_LE(error, Tolerance(e.name) * scale)
         << "largest difference " << error << " at scale " << scale;
 
     // The trained model, evaluated on the same data, scores as
@@ -174,7 +189,9 @@ TEST_F(ParityTest, OneVsRestMatchesScikitLearnOnIris) {
         scale = std::max(scale, std::abs(coef[j]));
         error = std::max(error, std::abs(row.weights(j) - coef[j]));
       }
-      EXPECT_LE(error, 1e-9 * scale) << "class " << classes[k];
+      EXPECT_LE(error, Tolerance(f[0]) * scale)
+          << "class " << classes[k] << ": largest difference " << error
+          << " at scale " << scale;
     }
 
     absl::StatusOr<v1::EvaluateResponse> evaluation =

@@ -51,10 +51,23 @@ class ModifiedHuber final : public MarginLoss {
   }
 };
 
+// scikit-learn's Log loss (sklearn/linear_model/_sgd_fast.pyx), formula for
+// formula, so that SGD steps round as its steps do: beyond |z| = 18 its
+// approximations, and -1 / (e^z + 1) where an exact sigmoid would round
+// differently.
 class Log final : public MarginLoss {
  public:
-  double Value(double z) const override { return LogLoss(z); }
-  double Derivative(double z) const override { return -Sigmoid(-z); }
+  static constexpr double kCutoff = 18.0;
+  double Value(double z) const override {
+    if (z > kCutoff) return std::exp(-z);
+    if (z < -kCutoff) return -z;
+    return std::log(1.0 + std::exp(-z));
+  }
+  double Derivative(double z) const override {
+    if (z > kCutoff) return -std::exp(-z);
+    if (z < -kCutoff) return -1.0;
+    return -1.0 / (std::exp(z) + 1.0);
+  }
   std::optional<double> Probability(double score) const override {
     return Sigmoid(score);
   }

@@ -5,7 +5,10 @@
 //   squared hinge    ℓ(z) = max(0, 1 - z)²        ℓ'(z) = -2·max(0, 1 - z)
 //   modified Huber   ℓ(z) = max(0, 1 - z)² for z >= -1, else -4z
 //                    ℓ'(z) = -2·max(0, 1 - z) for z >= -1, else -4
-//   log              ℓ(z) = log(1 + e^(-z))       ℓ'(z) = -1 / (1 + e^z)
+//   log              ℓ(z) = log(1 + e^(-z))       ℓ'(z) = -1 / (e^z + 1)
+//                    for |z| <= 18; beyond, as scikit-learn: ℓ(z) = e^(-z)
+//                    and ℓ'(z) = -e^(-z) above 18, ℓ(z) = -z and ℓ'(z) = -1
+//                    below -18 (what the exact forms round to, nearly)
 //   exponential      ℓ(z) = e^(-z)                ℓ'(z) = -e^(-z)
 //
 // As in scikit-learn's SGDClassifier, the hinge's derivative is taken as -1

@@ -91,6 +91,15 @@ SGD_CONFIGS = {
                         "loss: LOSS_MODIFIED_HUBER penalty: PENALTY_ELASTIC_NET "
                         "alpha: 0.001 l1_ratio: 0.4",
                         dict(penalty="elasticnet", alpha=0.001, l1_ratio=0.4)),
+    # Margins past scikit-learn's cutoffs of the log loss (|z| > 18): large
+    # constant steps, and the optimal schedule with a tiny alpha.
+    "sgd_log_large_margins": ("log_loss",
+                              "loss: LOSS_LOG schedule: SCHEDULE_CONSTANT "
+                              "learning_rate: 1 alpha: 1e-06",
+                              dict(learning_rate="constant", eta0=1.0,
+                                   alpha=1e-6)),
+    "sgd_log_small_alpha": ("log_loss", "loss: LOSS_LOG alpha: 1e-07",
+                            dict(alpha=1e-7)),
     # Averaging, from the first example and from the 100th.
     "sgd_averaged": ("hinge", "average_from: 1", dict(average=True)),
     "sgd_averaged_from_100": ("log_loss",
