@@ -77,6 +77,8 @@ ABSL_FLAG(std::vector<std::string>, classes, {},
           "create: a multiclass model's first classes, e.g. cat,dog");
 ABSL_FLAG(bool, standardize, false,
           "create: learn on online-standardized features");
+ABSL_FLAG(bool, fit_intercept, true,
+          "create: learn a bias b; --fit_intercept=false keeps b = 0");
 ABSL_FLAG(uint32_t, hash_bits, 0,
           "create: 2^hash_bits buckets for named features (0 to 24)");
 ABSL_FLAG(int, max_passes, 100, "fit: the most passes over the data");
@@ -213,6 +215,7 @@ void PrintModel(const v1::Model& m) {
   printer.SetSingleLineMode(true);
   printer.PrintToString(m.algorithm(), &algorithm);
   std::cout << m.name() << "  " << algorithm << " dimension=" << m.dimension()
+            << (m.fit_intercept() ? "" : "  no intercept")
             << "\n  examples_seen="
             << s.examples_seen() << "  updates=" << s.updates()
             << "  mistakes=" << s.mistakes()
@@ -236,6 +239,7 @@ absl::Status Create(Client& client, const std::string& name) {
   request.set_hash_bits(absl::GetFlag(FLAGS_hash_bits));
   request.set_one_vs_rest(absl::GetFlag(FLAGS_one_vs_rest));
   request.set_standardize(absl::GetFlag(FLAGS_standardize));
+  request.set_fit_intercept(absl::GetFlag(FLAGS_fit_intercept));
   for (const std::string& label : absl::GetFlag(FLAGS_classes)) {
     request.add_classes(label);
   }
@@ -683,6 +687,7 @@ int main(int argc, char** argv) {
       "halfspace [--server=HOST:PORT] [--json] COMMAND [ARGS]\n"
       "  create NAME --dimension=D [--algorithm=NAME|'NAME { PARAMETERS }']\n"
       "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hash_bits=B]\n"
+      "    [--fit_intercept=false]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  health [SERVICE]  (SERVING or not; exit status 0 only if SERVING)\n"
       "  predict NAME [--] X1,X2,... [X1,X2,... ...]   (-- before a negative X1)\n"

@@ -23,10 +23,11 @@ struct LinearWeights {
   // f(x) = w·x + b.  REQUIRES: every index of x is below w.size().
   double Score(const Features& x) const { return Dot(w, x) + b; }
 
-  // w ← w + c·x and b ← b + c.  REQUIRES: as Score.
-  void AddScaled(double c, const Features& x) {
+  // w ← w + c·x and b ← b + f·c, f being the bias's factor (see
+  // OnlineClassifier::set_intercept_factor).  REQUIRES: as Score.
+  void AddScaled(double c, const Features& x, double f) {
     halfspace::AddScaled(c, x, absl::MakeSpan(w));
-    b += c;
+    b += f * c;
   }
 
   // w ← c·w (the bias is left alone).

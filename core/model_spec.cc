@@ -106,7 +106,9 @@ absl::Status ValidateSgd(const SgdParams& params) {
        {CheckLearningRate("sgd", params.learning_rate),
         CheckRange("sgd.alpha", o.alpha, 0.0, false),
         CheckRange("sgd.l1_ratio", o.l1_ratio, 0.0, false, 1.0),
-        CheckRange("sgd.power_t", o.power_t, 0.0, false)}) {
+        CheckRange("sgd.power_t", o.power_t, 0.0, false),
+        CheckRange("sgd.intercept_decay", o.intercept_decay, 0.0, false,
+                   1.0)}) {
     if (!s.ok()) return s;
   }
   if (o.schedule == Schedule::kAdaGrad &&
@@ -144,8 +146,11 @@ absl::Status ValidateAlgorithm(const AlgorithmParams& algorithm) {
               return absl::InvalidArgumentError(
                   "passive_aggressive.variant is not one of halfspace's");
             }
-            return CheckRange("passive_aggressive.aggressiveness",
-                              p.aggressiveness, 0.0, true);
+            absl::Status s = CheckRange("passive_aggressive.aggressiveness",
+                                        p.aggressiveness, 0.0, true);
+            if (!s.ok()) return s;
+            return CheckRange("passive_aggressive.intercept_decay",
+                              p.intercept_decay, 0.0, false, 1.0);
           },
           [](const LogisticRegressionParams& p) {
             absl::Status s =
@@ -299,7 +304,22 @@ absl::Status ValidateModelSpec(const ModelSpec& spec) {
   return absl::OkStatus();
 }
 
-std::unique_ptr<OnlineClassifier> MakeBinaryClassifier(const ModelSpec& spec) {
+namespace {
+
+// The factor of the bias's steps: 0 without intercept, else the
+// algorithm's intercept decay (1 for those that have none).
+double InterceptFactor(const ModelSpec& spec) {
+  if (!spec.fit_intercept) return 0.0;
+  if (const auto* p = std::get_if<SgdParams>(&spec.algorithm)) {
+    return p->options.intercept_decay;
+  }
+  if (const auto* p = std::get_if<PassiveAggressiveParams>(&spec.algorithm)) {
+    return p->intercept_decay;
+  }
+  return 1.0;
+}
+
+std::unique_ptr<OnlineClassifier> MakeBinaryAlgorithm(const ModelSpec& spec) {
   const int64_t width = FeatureWidth(spec);
   return std::visit(
       Overloaded{
@@ -343,7 +363,7 @@ std::unique_ptr<OnlineClassifier> MakeBinaryClassifier(const ModelSpec& spec) {
       spec.algorithm);
 }
 
-std::unique_ptr<MulticlassClassifier> MakeMulticlassClassifier(
+std::unique_ptr<MulticlassClassifier> MakeMulticlassAlgorithm(
     const ModelSpec& spec) {
   if (spec.one_vs_rest) {
     return std::make_unique<OneVsRest>([spec] {
@@ -357,6 +377,24 @@ std::unique_ptr<MulticlassClassifier> MakeMulticlassClassifier(
   const auto& p = std::get<SoftmaxRegressionParams>(spec.algorithm);
   return std::make_unique<SoftmaxRegression>(FeatureWidth(spec),
                                              p.learning_rate, p.l2);
+}
+
+}  // namespace
+
+std::unique_ptr<OnlineClassifier> MakeBinaryClassifier(const ModelSpec& spec) {
+  std::unique_ptr<OnlineClassifier> classifier = MakeBinaryAlgorithm(spec);
+  if (classifier != nullptr) {
+    classifier->set_intercept_factor(InterceptFactor(spec));
+  }
+  return classifier;
+}
+
+std::unique_ptr<MulticlassClassifier> MakeMulticlassClassifier(
+    const ModelSpec& spec) {
+  std::unique_ptr<MulticlassClassifier> classifier =
+      MakeMulticlassAlgorithm(spec);
+  classifier->set_intercept_factor(InterceptFactor(spec));
+  return classifier;
 }
 
 }  // namespace halfspace

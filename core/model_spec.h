@@ -50,7 +50,8 @@ struct PocketPerceptronParams {
 };
 struct PassiveAggressiveParams {
   PaVariant variant = PaVariant::kPaI;
-  double aggressiveness = 1.0;  // C
+  double aggressiveness = 1.0;   // C
+  double intercept_decay = 1.0;  // the bias's step factor
 };
 struct LogisticRegressionParams {
   double learning_rate = 1.0;
@@ -111,6 +112,7 @@ struct ModelSpec {
   int64_t dimension = 0;
   bool one_vs_rest = false;  // a multiclass model of a binary algorithm
   bool standardize = false;  // learn on online-standardized features
+  bool fit_intercept = true;  // learn a bias (false: b stays 0)
   int hash_bits = 0;         // 2^hash_bits buckets after the dense part
   std::vector<Interaction> interactions;  // with buckets
 };

@@ -100,6 +100,7 @@ absl::StatusOr<AlgorithmParams> FromProto(const v1::Algorithm& algorithm) {
       const v1::PassiveAggressive& m = algorithm.passive_aggressive();
       PassiveAggressiveParams p;
       if (m.has_aggressiveness()) p.aggressiveness = m.aggressiveness();
+      if (m.has_intercept_decay()) p.intercept_decay = m.intercept_decay();
       absl::Status s = FromProto(kPaVariants, m.variant(),
                                  "passive_aggressive.variant", p.variant);
       if (!s.ok()) return s;
@@ -121,6 +122,7 @@ absl::StatusOr<AlgorithmParams> FromProto(const v1::Algorithm& algorithm) {
       if (m.has_l1_ratio()) o.l1_ratio = m.l1_ratio();
       if (m.has_power_t()) o.power_t = m.power_t();
       if (m.has_average_from()) o.average_from = m.average_from();
+      if (m.has_intercept_decay()) o.intercept_decay = m.intercept_decay();
       for (absl::Status s :
            {FromProto(kLosses, m.loss(), "sgd.loss", o.loss),
             FromProto(kPenalties, m.penalty(), "sgd.penalty", o.penalty),
@@ -173,6 +175,7 @@ void ToProto(const AlgorithmParams& params, v1::Algorithm* out) {
             v1::PassiveAggressive* m = out->mutable_passive_aggressive();
             m->set_variant(ToProto(kPaVariants, p.variant));
             m->set_aggressiveness(p.aggressiveness);
+            m->set_intercept_decay(p.intercept_decay);
           },
           [&](const LogisticRegressionParams& p) {
             v1::LogisticRegression* m = out->mutable_logistic_regression();
@@ -190,6 +193,7 @@ void ToProto(const AlgorithmParams& params, v1::Algorithm* out) {
             m->set_schedule(ToProto(kSchedules, o.schedule));
             m->set_power_t(o.power_t);
             m->set_average_from(o.average_from);
+            m->set_intercept_decay(o.intercept_decay);
           },
           [&](const MulticlassPerceptronParams& p) {
             out->mutable_multiclass_perceptron()->set_learning_rate(
@@ -214,6 +218,7 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
   spec.dimension = req.dimension();
   spec.one_vs_rest = req.one_vs_rest();
   spec.standardize = req.standardize();
+  spec.fit_intercept = !req.has_fit_intercept() || req.fit_intercept();
   spec.hash_bits = static_cast<int>(std::min(req.hash_bits(), 1u << 30));
   for (const v1::Interaction& i : req.interactions()) {
     spec.interactions.push_back({i.first_group(), i.second_group()});
@@ -228,6 +233,7 @@ void ToProto(const Model& model, v1::Model* out) {
   out->set_dimension(spec.dimension);
   out->set_one_vs_rest(spec.one_vs_rest);
   out->set_standardize(spec.standardize);
+  out->set_fit_intercept(spec.fit_intercept);
   out->set_hash_bits(spec.hash_bits);
   for (const Interaction& i : spec.interactions) {
     v1::Interaction* pair = out->add_interactions();

@@ -47,12 +47,14 @@ const std::map<std::string, Range>& Ranges() {
       {"averaged_perceptron.learning_rate", Range::kPositive},
       {"pocket_perceptron.learning_rate", Range::kPositive},
       {"passive_aggressive.aggressiveness", Range::kPositive},
+      {"passive_aggressive.intercept_decay", Range::kUnit},
       {"logistic_regression.learning_rate", Range::kPositive},
       {"logistic_regression.l2", Range::kL2},
       {"sgd.learning_rate", Range::kPositive},
       {"sgd.alpha", Range::kAboveZeroWithTheDefaultSchedule},
       {"sgd.l1_ratio", Range::kUnit},
       {"sgd.power_t", Range::kNonNegative},
+      {"sgd.intercept_decay", Range::kUnit},
       {"multiclass_perceptron.learning_rate", Range::kPositive},
       {"softmax_regression.learning_rate", Range::kPositive},
       {"softmax_regression.l2", Range::kL2},
@@ -145,11 +147,12 @@ TEST_F(ApiTest, EveryParameterRoundTripsThroughGetModel) {
       "averaged_perceptron { learning_rate: 0.5 }",
       "pocket_perceptron { learning_rate: 0.5 ratchet: false "
       "predict_with_pocket: false }",
-      "passive_aggressive { variant: VARIANT_PA_II aggressiveness: 0.25 }",
+      "passive_aggressive { variant: VARIANT_PA_II aggressiveness: 0.25 "
+      "intercept_decay: 0.01 }",
       "logistic_regression { learning_rate: 0.5 l2: 0.25 }",
       "sgd { learning_rate: 0.5 loss: LOSS_LOG penalty: PENALTY_ELASTIC_NET "
       "alpha: 0.25 l1_ratio: 0.75 schedule: SCHEDULE_INVERSE_SCALING "
-      "power_t: 0.125 average_from: 7 }",
+      "power_t: 0.125 average_from: 7 intercept_decay: 0.5 }",
       "multiclass_perceptron { learning_rate: 0.5 }",
       "softmax_regression { learning_rate: 0.5 l2: 0.25 }"};
   ASSERT_EQ(static_cast<int>(algorithms.size()),

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/storage/snapshot_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -353,6 +354,53 @@ TEST(ModelTest, OneVsRestPredictsNormalizedProbabilities) {
               ElementsAre(DoubleEq(sa / sum), DoubleEq(sb / sum),
                           DoubleEq(0.5 / sum)));
   EXPECT_EQ(out[0].predicted_class, 0);
+}
+
+// Without intercept every algorithm keeps b at exactly 0 — the averaged and
+// pocketed biases and every class's too — while its weights learn, and the
+// setting survives the model file.
+TEST(ModelTest, WithoutInterceptEveryAlgorithmKeepsTheBiasAtZero) {
+  std::vector<AlgorithmParams> algorithms;
+  for (int a = 1; a <= 8; ++a) {
+    algorithms.push_back(DefaultParams(static_cast<Algorithm>(a)));
+  }
+  SgdParams adagrad, averaged;
+  adagrad.options.schedule = Schedule::kAdaGrad;
+  averaged.options.average_from = 1;
+  algorithms.push_back(adagrad);
+  algorithms.push_back(averaged);
+  for (const AlgorithmParams& algorithm : algorithms) {
+    ModelSpec spec = PerceptronSpec(2);
+    spec.algorithm = algorithm;
+    spec.fit_intercept = false;
+    SCOPED_TRACE(static_cast<int>(AlgorithmOf(algorithm)));
+    const bool multiclass = IsNativelyMulticlass(algorithm);
+    absl::StatusOr<std::unique_ptr<Model>> model =
+        Model::Create("m", spec, multiclass ? std::vector<std::string>{"a", "b",
+                                                                       "c"}
+                                            : std::vector<std::string>{});
+    ASSERT_TRUE(model.ok()) << model.status();
+    std::vector<ExampleOutcome> out(1);
+    for (int i = 0; i < 30; ++i) {
+      // Every example on one side of the origin: a bias would help.
+      const std::vector<double> x = {1.0 + i % 3, 2.0 - i % 5};
+      Example e{x, i % 2 ? 1 : -1};
+      e.class_label = std::string(1, "abc"[i % 3]);
+      ASSERT_TRUE((*model)->Learn({e}, absl::MakeSpan(out)).ok());
+    }
+    const ModelSnapshot snapshot = (*model)->Snapshot();
+    EXPECT_EQ(snapshot.weights.b, 0.0);
+    bool learned = snapshot.weights.w != std::vector<double>{0, 0};
+    for (const LinearWeights& row : snapshot.class_weights) {
+      EXPECT_EQ(row.b, 0.0);
+      learned = learned || row.w != std::vector<double>{0, 0};
+    }
+    EXPECT_TRUE(learned);
+    absl::StatusOr<ModelSnapshot> decoded =
+        DecodeSnapshot(EncodeSnapshot(snapshot));
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_FALSE(decoded->spec.fit_intercept);
+  }
 }
 
 }  // namespace

@@ -41,10 +41,10 @@ Update AdaGradClassifier::Learn(Features x, int y, double s) {
   } else {
     x.ForEach(step);
   }
-  if (gradient != 0.0) {
+  if (gradient != 0.0 && intercept_factor_ != 0.0) {
     squared_bias_gradients_ += gradient * gradient;
-    weights_.b -=
-        eta0_ * gradient / (std::sqrt(squared_bias_gradients_) + kEpsilon);
+    weights_.b -= intercept_factor_ * eta0_ * gradient /
+                  (std::sqrt(squared_bias_gradients_) + kEpsilon);
   }
   u.updated = derivative != 0.0 || l2_ > 0.0;
   t_ += 1.0;

@@ -17,8 +17,8 @@ Update AveragedPerceptron::Learn(Features x, int y, double s) {
   u.loss = std::max(0.0, -u.margin);
   if (u.margin <= 0.0 && s > 0.0) {
     const double delta = learning_rate_ * s * y;
-    w_.AddScaled(delta, x);
-    u_.AddScaled(examples_ * delta, x);
+    w_.AddScaled(delta, x, intercept_factor_);
+    u_.AddScaled(examples_ * delta, x, intercept_factor_);
     u.updated = true;
   }
   examples_ += 1.0;

@@ -28,7 +28,7 @@ Update LogisticRegression::Learn(Features x, int y, double s) {
   const double t = (y + 1) / 2;
   const double step = learning_rate_ * s * (t - p);
   if (l2_ > 0.0) weights_.ScaleWeights(1.0 - learning_rate_ * l2_);
-  weights_.AddScaled(step, x);
+  weights_.AddScaled(step, x, intercept_factor_);
   u.updated = step != 0.0 || l2_ > 0.0;
   return u;
 }

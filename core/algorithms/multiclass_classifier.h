@@ -51,6 +51,9 @@ class MulticlassClassifier {
   // See OnlineClassifier::EndBatch.
   virtual void EndBatch() {}
 
+  // See OnlineClassifier::set_intercept_factor.
+  void set_intercept_factor(double f) { intercept_factor_ = f; }
+
   // The weights class k predicts with.
   virtual const LinearWeights& weights(int k) const = 0;
 
@@ -64,6 +67,9 @@ class MulticlassClassifier {
                          : absl::InvalidArgumentError(
                                "this algorithm keeps no state beyond weights");
   }
+
+ protected:
+  double intercept_factor_ = 1.0;
 };
 
 // The base of multiclass classifiers whose whole state is one weight row

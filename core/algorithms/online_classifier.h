@@ -80,6 +80,14 @@ class OnlineClassifier {
                          : absl::InvalidArgumentError(
                                "this algorithm keeps no state beyond weights");
   }
+
+  // What the bias's steps are multiplied by: 1 (the default) learns it as
+  // the algorithm says; 0 keeps it at 0, a model without intercept; 0.01 is
+  // scikit-learn's intercept decay on sparse input. Set before learning.
+  void set_intercept_factor(double f) { intercept_factor_ = f; }
+
+ protected:
+  double intercept_factor_ = 1.0;
 };
 
 // The base of classifiers whose whole state is one LinearWeights.

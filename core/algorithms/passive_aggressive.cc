@@ -31,7 +31,7 @@ Update PassiveAggressive::Learn(Features x, int y, double s) {
   }
   const double step = tau * y * s;
   if (step != 0.0) {
-    weights_.AddScaled(step, x);
+    weights_.AddScaled(step, x, intercept_factor_);
     u.updated = true;
   }
   return u;

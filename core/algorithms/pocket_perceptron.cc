@@ -22,7 +22,7 @@ Update PocketPerceptron::Learn(Features x, int y, double s) {
     pocket_mistakes_in_run_ += 1;
   }
   if (u.margin <= 0.0) {
-    w_.AddScaled(learning_rate_ * s * y, x);
+    w_.AddScaled(learning_rate_ * s * y, x, intercept_factor_);
     u.updated = true;
     pocket_is_w_ = false;
     run_ = 0;

@@ -70,7 +70,7 @@ Update SgdClassifier::Learn(Features x, int y, double s) {
   }
   if (step != 0.0) {
     AddScaled(step / wscale_, x, absl::MakeSpan(v_.w));
-    v_.b += step;
+    v_.b += step * intercept_factor_;
   }
   if (Averaging() && options_.average_from <= t_) {
     AddToAverage(x, step, t_ - options_.average_from + 1.0);

@@ -61,6 +61,7 @@ struct SgdOptions {
   Schedule schedule = Schedule::kOptimal;
   double power_t = 0.5;     // inverse scaling's exponent
   uint64_t average_from = 0;  // t_avg; 0 means no averaging
+  double intercept_decay = 1.0;  // the bias's step factor
 };
 
 class SgdClassifier final : public OnlineClassifier {

@@ -42,7 +42,7 @@ MulticlassUpdate SoftmaxRegression::Learn(Features x, int y, double s,
     const double target = k == y ? 1.0 : 0.0;
     const double step = learning_rate_ * s * (target - probabilities[k]);
     if (l2_ > 0.0) rows_[k].ScaleWeights(1.0 - learning_rate_ * l2_);
-    rows_[k].AddScaled(step, x);
+    rows_[k].AddScaled(step, x, intercept_factor_);
     u.updated = u.updated || step != 0.0 || l2_ > 0.0;
   }
   return u;

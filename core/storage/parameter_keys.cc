@@ -24,6 +24,8 @@ enum Key : uint32_t {
   kOneVsRest = 15,
   kStandardize = 16,
   kHashBits = 17,
+  kInterceptDecay = 18,
+  kFitIntercept = 19,
 };
 
 }  // namespace
@@ -31,7 +33,8 @@ enum Key : uint32_t {
 KeyedValues KeyedParameters(const ModelSpec& spec) {
   KeyedValues out = {{kOneVsRest, spec.one_vs_rest ? 1.0 : 0.0},
                      {kStandardize, spec.standardize ? 1.0 : 0.0},
-                     {kHashBits, double(spec.hash_bits)}};
+                     {kHashBits, double(spec.hash_bits)},
+                     {kFitIntercept, spec.fit_intercept ? 1.0 : 0.0}};
   auto add = [&out](std::initializer_list<std::pair<uint32_t, double>> kv) {
     out.insert(out.end(), kv);
   };
@@ -49,7 +52,8 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
           },
           [&](const PassiveAggressiveParams& p) {
             add({{kPaVariant, double(p.variant)},
-                 {kAggressiveness, p.aggressiveness}});
+                 {kAggressiveness, p.aggressiveness},
+                 {kInterceptDecay, p.intercept_decay}});
           },
           [&](const SgdParams& p) {
             const SgdOptions& o = p.options;
@@ -60,7 +64,8 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
                  {kL1Ratio, o.l1_ratio},
                  {kSchedule, double(o.schedule)},
                  {kPowerT, o.power_t},
-                 {kAverageFrom, double(o.average_from)}});
+                 {kAverageFrom, double(o.average_from)},
+                 {kInterceptDecay, o.intercept_decay}});
           },
           [&](const PocketPerceptronParams& p) {
             add({{kLearningRate, p.learning_rate},
@@ -88,6 +93,7 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
   spec.one_vs_rest = get(kOneVsRest, 0.0) != 0.0;
   spec.standardize = get(kStandardize, 0.0) != 0.0;
   spec.hash_bits = get(kHashBits, 0);
+  spec.fit_intercept = get(kFitIntercept, 1.0) != 0.0;
   switch (static_cast<Algorithm>(id)) {
     case Algorithm::kPerceptron: {
       PerceptronParams p;
@@ -109,7 +115,8 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
       PassiveAggressiveParams p;
       spec.algorithm = PassiveAggressiveParams{
           PaVariant(get(kPaVariant, int(p.variant))),
-          get(kAggressiveness, p.aggressiveness)};
+          get(kAggressiveness, p.aggressiveness),
+          get(kInterceptDecay, p.intercept_decay)};
       return true;
     }
     case Algorithm::kSgd: {
@@ -123,6 +130,7 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
       o.schedule = Schedule(get(kSchedule, int(o.schedule)));
       o.power_t = get(kPowerT, o.power_t);
       o.average_from = get(kAverageFrom, o.average_from);
+      o.intercept_decay = get(kInterceptDecay, o.intercept_decay);
       spec.algorithm = p;
       return true;
     }

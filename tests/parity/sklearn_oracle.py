@@ -26,6 +26,7 @@ import sys
 import warnings
 
 import numpy as np
+import scipy.sparse
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.metrics import accuracy_score, f1_score, log_loss
 from sklearn.linear_model import (PassiveAggressiveClassifier, Perceptron,
@@ -35,8 +36,14 @@ from sklearn.preprocessing import StandardScaler
 
 def sgd(loss, hyper, **kwargs):
     """An SGDClassifier and the matching sgd parameters."""
+    extra = "" if kwargs.get("fit_intercept", True) else "fit_intercept: false"
     return SGDClassifier(loss=loss, shuffle=False, **kwargs), (
-        "sgd", hyper)
+        "sgd", hyper, extra)
+
+
+# Configurations scikit-learn trains on a sparse matrix (the same values):
+# it then steps the intercept by SPARSE_INTERCEPT_DECAY (0.01).
+SPARSE = {"sgd_sparse_input", "pa_i_sparse_input"}
 
 
 # name -> (estimator, (algorithm, its parameters as text), weighted?)
@@ -65,6 +72,26 @@ CONFIGS = {
                                           shuffle=False),
               ("passive_aggressive",
                "variant: VARIANT_PA_II aggressiveness: 0.5"), False),
+    # Without intercept (fit_intercept=False).
+    "perceptron_no_intercept": (
+        Perceptron(fit_intercept=False, shuffle=False),
+        ("perceptron", "", "fit_intercept: false"), False),
+    "averaged_perceptron_no_intercept": (
+        SGDClassifier(loss="perceptron", penalty=None,
+                      learning_rate="constant", eta0=1.0, average=True,
+                      fit_intercept=False, shuffle=False),
+        ("averaged_perceptron", "", "fit_intercept: false"), False),
+    "pa_i_no_intercept": (
+        PassiveAggressiveClassifier(C=0.5, fit_intercept=False,
+                                    shuffle=False),
+        ("passive_aggressive", "variant: VARIANT_PA_I aggressiveness: 0.5",
+         "fit_intercept: false"), False),
+    # On a sparse matrix: the intercept decays.
+    "pa_i_sparse_input": (
+        PassiveAggressiveClassifier(C=0.5, shuffle=False),
+        ("passive_aggressive",
+         "variant: VARIANT_PA_I aggressiveness: 0.5 intercept_decay: 0.01"),
+        False),
 }
 
 SGD_CONFIGS = {
@@ -100,6 +127,14 @@ SGD_CONFIGS = {
                                    alpha=1e-6)),
     "sgd_log_small_alpha": ("log_loss", "loss: LOSS_LOG alpha: 1e-07",
                             dict(alpha=1e-7)),
+    # Without intercept, and on a sparse matrix.
+    "sgd_log_no_intercept": ("log_loss", "loss: LOSS_LOG",
+                             dict(fit_intercept=False)),
+    "sgd_averaged_no_intercept": ("hinge", "average_from: 1",
+                                  dict(average=True, fit_intercept=False)),
+    "sgd_sparse_input": ("modified_huber",
+                         "loss: LOSS_MODIFIED_HUBER intercept_decay: 0.01",
+                         {}),
     # Averaging, from the first example and from the 100th.
     "sgd_averaged": ("hinge", "average_from: 1", dict(average=True)),
     "sgd_averaged_from_100": ("log_loss",
@@ -179,13 +214,15 @@ def main():
         configs[name] = (estimator, spec, name.endswith("weighted"))
 
     with open(os.path.join(out_dir, "expected.tsv"), "w") as f:
-        for name, (estimator, (algorithm, hyper), weighted) in configs.items():
+        for name, (estimator, spec, weighted) in configs.items():
+            algorithm, hyper, extra = (spec + ("",))[:3]
             fit_args = {"sample_weight": weight} if weighted else {}
+            inputs = scipy.sparse.csr_matrix(x) if name in SPARSE else x
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                estimator.partial_fit(x, y, classes=np.array([-1, 1]),
+                estimator.partial_fit(inputs, y, classes=np.array([-1, 1]),
                                       **fit_args)
-            request = "algorithm { %s { %s } }" % (algorithm, hyper)
+            request = "algorithm { %s { %s } } %s" % (algorithm, hyper, extra)
             predicted = estimator.predict(x)
             loss = (log_loss(y, estimator.predict_proba(x))
                     if hasattr(estimator, "predict_proba") else float("nan"))

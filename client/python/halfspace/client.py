@@ -120,6 +120,7 @@ class Client:
 
     def create_model(self, name, dimension, algorithm="perceptron", *,
                      classes=(), hash_bits=0, standardize=False,
+                     fit_intercept=True,
                      **parameters):
         """Creates a model and returns its v1.Model. `algorithm` is a field
         of v1.Algorithm (perceptron, logistic_regression, sgd,
@@ -135,7 +136,8 @@ class Client:
             setattr(params, key, value)
         request = pb.CreateModelRequest(
             model=name, algorithm=spec, dimension=dimension,
-            hash_bits=hash_bits, standardize=standardize, classes=classes)
+            hash_bits=hash_bits, standardize=standardize, classes=classes,
+            fit_intercept=fit_intercept)
         return self._call(self._stub.CreateModel, request).model
 
     def get_model(self, name):
