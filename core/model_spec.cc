@@ -193,7 +193,9 @@ int64_t VectorsPerClass(const AlgorithmParams& algorithm) {
           [](const PerceptronParams&) -> int64_t { return 1; },
           [](const LogisticRegressionParams&) -> int64_t { return 1; },
           [](const AveragedPerceptronParams&) -> int64_t { return 3; },
-          [](const PassiveAggressiveParams&) -> int64_t { return 1; },
+          [](const PassiveAggressiveParams& p) -> int64_t {
+            return p.average_from > 0 ? 3 : 1;
+          },
           [](const SgdParams& p) -> int64_t {
             const SgdOptions& o = p.options;
             if (o.schedule == Schedule::kAdaGrad) return 2;
@@ -338,8 +340,8 @@ std::unique_ptr<OnlineClassifier> MakeBinaryAlgorithm(const ModelSpec& spec) {
           },
           [&](const PassiveAggressiveParams& p)
               -> std::unique_ptr<OnlineClassifier> {
-            return std::make_unique<PassiveAggressive>(width, p.variant,
-                                                       p.aggressiveness);
+            return std::make_unique<PassiveAggressive>(
+                width, p.variant, p.aggressiveness, p.average_from);
           },
           [&](const SgdParams& p) -> std::unique_ptr<OnlineClassifier> {
             const SgdOptions& o = p.options;

@@ -52,6 +52,7 @@ struct PassiveAggressiveParams {
   PaVariant variant = PaVariant::kPaI;
   double aggressiveness = 1.0;   // C
   double intercept_decay = 1.0;  // the bias's step factor
+  uint64_t average_from = 0;     // the first example averaged; 0: none
 };
 struct LogisticRegressionParams {
   double learning_rate = 1.0;

@@ -101,6 +101,7 @@ absl::StatusOr<AlgorithmParams> FromProto(const v1::Algorithm& algorithm) {
       PassiveAggressiveParams p;
       if (m.has_aggressiveness()) p.aggressiveness = m.aggressiveness();
       if (m.has_intercept_decay()) p.intercept_decay = m.intercept_decay();
+      if (m.has_average_from()) p.average_from = m.average_from();
       absl::Status s = FromProto(kPaVariants, m.variant(),
                                  "passive_aggressive.variant", p.variant);
       if (!s.ok()) return s;
@@ -176,6 +177,7 @@ void ToProto(const AlgorithmParams& params, v1::Algorithm* out) {
             m->set_variant(ToProto(kPaVariants, p.variant));
             m->set_aggressiveness(p.aggressiveness);
             m->set_intercept_decay(p.intercept_decay);
+            m->set_average_from(p.average_from);
           },
           [&](const LogisticRegressionParams& p) {
             v1::LogisticRegression* m = out->mutable_logistic_regression();

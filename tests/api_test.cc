@@ -148,7 +148,7 @@ TEST_F(ApiTest, EveryParameterRoundTripsThroughGetModel) {
       "pocket_perceptron { learning_rate: 0.5 ratchet: false "
       "predict_with_pocket: false }",
       "passive_aggressive { variant: VARIANT_PA_II aggressiveness: 0.25 "
-      "intercept_decay: 0.01 }",
+      "intercept_decay: 0.01 average_from: 3 }",
       "logistic_regression { learning_rate: 0.5 l2: 0.25 }",
       "sgd { learning_rate: 0.5 loss: LOSS_LOG penalty: PENALTY_ELASTIC_NET "
       "alpha: 0.25 l1_ratio: 0.75 schedule: SCHEDULE_INVERSE_SCALING "

@@ -80,23 +80,23 @@ class ParityTest : public ::testing::Test {
 
 // How far a configuration's weights may be from scikit-learn's, relative to
 // their scale: none at all where halfspace takes scikit-learn's steps in
-// its floating-point order (the log loss's cutoffs at |z| = 18 included);
-// a few units in the last place for averaging, which sums the same terms in
-// another order, and for logistic_regression, whose step η·(t − σ(f)) is
-// the classic form rather than SGD's gradient of the log loss.
+// its floating-point order (the log loss's cutoffs at |z| = 18 and the
+// averages of SGD and passive-aggressive included); a few units in the
+// last place for averaged_perceptron, whose average (Daumé's) sums the same
+// terms in another order, and for logistic_regression, whose step
+// η·(t − σ(f)) is the classic form rather than SGD's gradient of the log
+// loss.
 double Tolerance(const std::string& name) {
   for (const char* rounded :
        {"logistic_regression", "averaged_perceptron",
-        "averaged_perceptron_no_intercept", "sgd_averaged",
-        "sgd_averaged_from_100", "sgd_averaged_no_intercept",
-        "ovr_sgd_log_averaged"}) {
+        "averaged_perceptron_no_intercept"}) {
     if (name == rounded) return 1e-13;
   }
   return 0.0;
 }
 
 TEST_F(ParityTest, OnePassMatchesScikitLearnBitForBit) {
-  ASSERT_GE(expected_.size(), 29u);
+  ASSERT_GE(expected_.size(), 31u);
   ASSERT_EQ(examples_.size(), 569u);
   TestServer server;
   Client client = server.NewClient();

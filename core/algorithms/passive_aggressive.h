@@ -9,6 +9,9 @@
 //   update:  w ← w + s·τ·y·x,  b ← b + s·τ·y      (s: importance weight)
 //
 // ‖x‖² excludes the bias, as in scikit-learn; PA and PA-I skip x = 0.
+// With averaging from example t0 on, predictions use the average of the
+// weights after each example since t0 (scikit-learn's average=t0), kept in
+// O(nonzeros) per example by AsgdAverage.
 //
 // Not thread-safe; see OnlineClassifier.
 
@@ -16,26 +19,46 @@
 #define HALFSPACE_CORE_ALGORITHMS_PASSIVE_AGGRESSIVE_H_
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
+#include "core/algorithms/asgd_average.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/lazy.h"
 
 namespace halfspace {
 
 enum class PaVariant { kPa = 1, kPaI = 2, kPaII = 3 };
 
-class PassiveAggressive final : public LinearClassifier {
+class PassiveAggressive final : public OnlineClassifier {
  public:
   // REQUIRES: dimension >= 1; aggressiveness C > 0 for PA-I and PA-II.
-  PassiveAggressive(int64_t dimension, PaVariant variant, double aggressiveness);
+  // average_from: the first example averaged (1: all), or 0 for none.
+  PassiveAggressive(int64_t dimension, PaVariant variant, double aggressiveness,
+                    uint64_t average_from = 0);
 
   Update Learn(Features x, int y, double s) override;
   std::optional<double> Probability(double) const override {
     return std::nullopt;
   }
+  void EndBatch() override { prediction_.MarkStale(); }
+  const LinearWeights& weights() const override;
+  void set_weights(LinearWeights weights) override;
+  // Empty without averaging; else the example count, the learning weights
+  // and the average's state.
+  std::vector<double> ExportState() const override;
+  absl::Status ImportState(absl::Span<const double> state) override;
 
  private:
-  PaVariant variant_;
-  double aggressiveness_;  // C
+  bool averaged() const { return average_.has_value(); }
+
+  const PaVariant variant_;
+  const double aggressiveness_;  // C
+  const uint64_t average_from_;
+  LinearWeights w_;  // the weights that learn
+  std::optional<AsgdAverage> average_;
+  Lazy<LinearWeights> prediction_;  // w_, or the average once it has begun
+  double t_ = 1.0;                  // the index of the next example
 };
 
 }  // namespace halfspace

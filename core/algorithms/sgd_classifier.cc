@@ -28,7 +28,7 @@ SgdClassifier::SgdClassifier(int64_t dimension, double learning_rate,
         typical_w / std::max(1.0, loss_->Derivative(-typical_w));
     optimal_t0_ = 1.0 / (eta_1 * options_.alpha);
   }
-  if (Averaging()) aw_.assign(dimension, 0.0);
+  if (Averaging()) average_.emplace(dimension);
   if (L1Share() > 0.0) q_.assign(dimension, 0.0);
 }
 
@@ -73,7 +73,7 @@ Update SgdClassifier::Learn(Features x, int y, double s) {
     v_.b += step * intercept_factor_;
   }
   if (Averaging() && options_.average_from <= t_) {
-    AddToAverage(x, step, t_ - options_.average_from + 1.0);
+    average_->Add(x, step, t_ - options_.average_from + 1.0, wscale_, v_.b);
   }
   if (L1Share() > 0.0) ApplyL1(x, eta);
   u.updated = derivative != 0.0 || has_penalty;
@@ -87,26 +87,9 @@ void SgdClassifier::Scale(double c) {
 }
 
 void SgdClassifier::ResetScale() {
-  if (Averaging()) {
-    for (size_t j = 0; j < aw_.size(); ++j) {
-      aw_[j] = (aw_[j] + average_a_ * v_.w[j]) / average_b_;
-    }
-    average_a_ = 0.0;
-    average_b_ = 1.0;
-  }
+  if (Averaging()) average_->Fold(v_.w);
   v_.ScaleWeights(wscale_);
   wscale_ = 1.0;
-}
-
-void SgdClassifier::AddToAverage(const Features& x, double c, double k) {
-  // w̄_k = w̄_{k-1} + (w_k - w̄_{k-1})/k, kept as (aw + a·v)/b so that only
-  // x's coordinates move (Bottou, "Stochastic Gradient Descent Tricks").
-  const double mu = 1.0 / k;
-  const double scale = average_a_ * (-c / wscale_);
-  x.ForEach([&](size_t j, double xj) { aw_[j] += scale * xj; });
-  if (k > 1.0) average_b_ /= 1.0 - mu;
-  average_a_ += mu * average_b_ * wscale_;
-  average_bias_ += (v_.b - average_bias_) / k;
 }
 
 void SgdClassifier::ApplyL1(const Features& x, double eta) {
@@ -126,13 +109,10 @@ const LinearWeights& SgdClassifier::weights() const {
   return prediction_.Get([this](LinearWeights& prediction) {
     // Once averaging has begun, predictions use the average.
     const bool averaged = Averaging() && t_ - 1.0 >= options_.average_from;
-    std::vector<double>& w = prediction.w;
     if (averaged) {
-      for (size_t j = 0; j < w.size(); ++j) {
-        w[j] = (aw_[j] + average_a_ * v_.w[j]) / average_b_;
-      }
-      prediction.b = average_bias_;
+      average_->Get(v_.w, prediction);
     } else {
+      std::vector<double>& w = prediction.w;
       for (size_t j = 0; j < w.size(); ++j) w[j] = wscale_ * v_.w[j];
       prediction.b = v_.b;
     }
@@ -141,12 +121,7 @@ const LinearWeights& SgdClassifier::weights() const {
 
 void SgdClassifier::set_weights(LinearWeights weights) {
   wscale_ = 1.0;
-  if (Averaging()) {
-    aw_ = weights.w;
-    average_a_ = 0.0;
-    average_b_ = 1.0;
-    average_bias_ = weights.b;
-  }
+  if (Averaging()) average_->Set(weights);
   prediction_.Set(weights);
   v_ = std::move(weights);
 }
@@ -156,17 +131,15 @@ std::vector<double> SgdClassifier::ExportState() const {
   // original would.
   std::vector<double> state = {t_, u_, 0.0, wscale_};
   AppendTo(v_, state);
-  if (Averaging()) {
-    state.insert(state.end(), aw_.begin(), aw_.end());
-    state.insert(state.end(), {average_a_, average_b_, average_bias_});
-  }
+  if (Averaging()) average_->AppendTo(state);
   state.insert(state.end(), q_.begin(), q_.end());
   return state;
 }
 
 absl::Status SgdClassifier::ImportState(absl::Span<const double> state) {
   const size_t d = v_.w.size();
-  const size_t expected = 4 + (d + 1) + (Averaging() ? d + 3 : 0) + q_.size();
+  const size_t expected =
+      4 + (d + 1) + (Averaging() ? average_->state_size() : 0) + q_.size();
   if (state.size() != expected) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SGD state has ", state.size(), " values; expected ", expected));
@@ -176,13 +149,7 @@ absl::Status SgdClassifier::ImportState(absl::Span<const double> state) {
   wscale_ = state[3];
   state.remove_prefix(4);
   ReadFrom(state, v_);
-  if (Averaging()) {
-    std::copy(state.begin(), state.begin() + d, aw_.begin());
-    average_a_ = state[d];
-    average_b_ = state[d + 1];
-    average_bias_ = state[d + 2];
-    state.remove_prefix(d + 3);
-  }
+  if (Averaging()) average_->ReadFrom(state);
   std::copy(state.begin(), state.end(), q_.begin());
   EndBatch();
   return absl::OkStatus();

@@ -36,8 +36,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "core/algorithms/asgd_average.h"
 #include "core/algorithms/margin_loss.h"
 #include "core/algorithms/online_classifier.h"
 #include "core/lazy.h"
@@ -89,9 +91,6 @@ class SgdClassifier final : public OnlineClassifier {
   void Scale(double c);
   // Folds wscale into v (and the average's a and b into aw).
   void ResetScale();
-  // Adds the step of the example (c·x) to the running average, which then
-  // covers k examples.
-  void AddToAverage(const Features& x, double c, double k);
   void ApplyL1(const Features& x, double eta);
 
   const double eta0_;
@@ -102,11 +101,7 @@ class SgdClassifier final : public OnlineClassifier {
   // The weights that learn: w = wscale_·v_.w, bias v_.b.
   LinearWeights v_;
   double wscale_ = 1.0;
-  // The average, when averaging: w̄ = (aw_ + average_a_·v)/average_b_.
-  std::vector<double> aw_;
-  double average_a_ = 0.0;
-  double average_b_ = 1.0;
-  double average_bias_ = 0.0;
+  std::optional<AsgdAverage> average_;  // when averaging
   Lazy<LinearWeights> prediction_;    // w or w̄, computed when read
   double t_ = 1.0;            // the index of the next example
   double u_ = 0.0;         // L1: the total penalty per weight so far

@@ -53,7 +53,8 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
           [&](const PassiveAggressiveParams& p) {
             add({{kPaVariant, double(p.variant)},
                  {kAggressiveness, p.aggressiveness},
-                 {kInterceptDecay, p.intercept_decay}});
+                 {kInterceptDecay, p.intercept_decay},
+                 {kAverageFrom, double(p.average_from)}});
           },
           [&](const SgdParams& p) {
             const SgdOptions& o = p.options;
@@ -116,7 +117,8 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
       spec.algorithm = PassiveAggressiveParams{
           PaVariant(get(kPaVariant, int(p.variant))),
           get(kAggressiveness, p.aggressiveness),
-          get(kInterceptDecay, p.intercept_decay)};
+          get(kInterceptDecay, p.intercept_decay),
+          get(kAverageFrom, p.average_from)};
       return true;
     }
     case Algorithm::kSgd: {

@@ -86,6 +86,17 @@ CONFIGS = {
                                     shuffle=False),
         ("passive_aggressive", "variant: VARIANT_PA_I aggressiveness: 0.5",
          "fit_intercept: false"), False),
+    # Averaged, from the first example and from the 10th.
+    "pa_i_averaged": (
+        PassiveAggressiveClassifier(C=0.5, average=True, shuffle=False),
+        ("passive_aggressive",
+         "variant: VARIANT_PA_I aggressiveness: 0.5 average_from: 1"), False),
+    "pa_ii_averaged_from_10": (
+        PassiveAggressiveClassifier(C=0.5, loss="squared_hinge", average=10,
+                                    shuffle=False),
+        ("passive_aggressive",
+         "variant: VARIANT_PA_II aggressiveness: 0.5 average_from: 10"),
+        False),
     # On a sparse matrix: the intercept decays.
     "pa_i_sparse_input": (
         PassiveAggressiveClassifier(C=0.5, shuffle=False),
