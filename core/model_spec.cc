@@ -136,7 +136,11 @@ absl::Status ValidateAlgorithm(const AlgorithmParams& algorithm) {
                               p.margin_threshold, 0.0, false);
           },
           [](const AveragedPerceptronParams& p) {
-            return CheckLearningRate("averaged_perceptron", p.learning_rate);
+            absl::Status s =
+                CheckLearningRate("averaged_perceptron", p.learning_rate);
+            if (!s.ok()) return s;
+            return CheckRange("averaged_perceptron.margin_threshold",
+                              p.margin_threshold, 0.0, false);
           },
           [](const PocketPerceptronParams& p) {
             return CheckLearningRate("pocket_perceptron", p.learning_rate);
@@ -336,7 +340,8 @@ std::unique_ptr<OnlineClassifier> MakeBinaryAlgorithm(const ModelSpec& spec) {
           },
           [&](const AveragedPerceptronParams& p)
               -> std::unique_ptr<OnlineClassifier> {
-            return std::make_unique<AveragedPerceptron>(width, p.learning_rate);
+            return std::make_unique<AveragedPerceptron>(width, p.learning_rate,
+                                                        p.margin_threshold);
           },
           [&](const PassiveAggressiveParams& p)
               -> std::unique_ptr<OnlineClassifier> {

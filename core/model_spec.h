@@ -42,6 +42,7 @@ struct PerceptronParams {
 };
 struct AveragedPerceptronParams {
   double learning_rate = 1.0;
+  double margin_threshold = 0.0;  // τ
 };
 struct PocketPerceptronParams {
   double learning_rate = 1.0;

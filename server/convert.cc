@@ -84,6 +84,7 @@ absl::StatusOr<AlgorithmParams> FromProto(const v1::Algorithm& algorithm) {
       const v1::AveragedPerceptron& m = algorithm.averaged_perceptron();
       AveragedPerceptronParams p;
       if (m.has_learning_rate()) p.learning_rate = m.learning_rate();
+      if (m.has_margin_threshold()) p.margin_threshold = m.margin_threshold();
       return p;
     }
     case v1::Algorithm::kPocketPerceptron: {
@@ -163,8 +164,9 @@ void ToProto(const AlgorithmParams& params, v1::Algorithm* out) {
             m->set_margin_threshold(p.margin_threshold);
           },
           [&](const AveragedPerceptronParams& p) {
-            out->mutable_averaged_perceptron()->set_learning_rate(
-                p.learning_rate);
+            v1::AveragedPerceptron* m = out->mutable_averaged_perceptron();
+            m->set_learning_rate(p.learning_rate);
+            m->set_margin_threshold(p.margin_threshold);
           },
           [&](const PocketPerceptronParams& p) {
             v1::PocketPerceptron* m = out->mutable_pocket_perceptron();

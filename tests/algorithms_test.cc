@@ -151,24 +151,37 @@ std::vector<std::vector<double>> RandomPoints(int n, int d, int seed) {
 
 int Label(const std::vector<double>& x) { return x[0] - x[1] > 0.3 ? 1 : -1; }
 
+// The averaged perceptron, plain (τ = 0) and with a margin (the averaged
+// margin perceptron), against the perceptron with the same τ averaged by
+// hand.
 TEST(AveragedPerceptronTest, PredictsWithTheMeanOfTheWeightsAfterEachExample) {
   const auto xs = RandomPoints(200, 3, 7);
-  AveragedPerceptron averaged(3, 1.0);
-  Perceptron plain(3, 1.0);
-  LinearWeights sum(3);
-  for (size_t i = 0; i < xs.size(); ++i) {
-    averaged.Learn(xs[i], Label(xs[i]), 1.0);
-    plain.Learn(xs[i], Label(xs[i]), 1.0);
-    for (int j = 0; j < 3; ++j) sum.w[j] += plain.weights().w[j];
-    sum.b += plain.weights().b;
-    if (i % 17 == 0 || i + 1 == xs.size()) {
-      averaged.EndBatch();
-      const double n = i + 1;
-      for (int j = 0; j < 3; ++j) {
-        EXPECT_NEAR(averaged.weights().w[j], sum.w[j] / n, 1e-12) << i;
+  for (double tau : {0.0, 0.5}) {
+    SCOPED_TRACE(tau);
+    AveragedPerceptron averaged(3, 1.0, tau);
+    Perceptron plain(3, 1.0, tau);
+    LinearWeights sum(3);
+    int close_updates = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const Update a = averaged.Learn(xs[i], Label(xs[i]), 1.0);
+      const Update p = plain.Learn(xs[i], Label(xs[i]), 1.0);
+      EXPECT_EQ(a.updated, p.updated) << i;
+      EXPECT_EQ(a.loss, p.loss) << i;
+      close_updates += a.updated && a.margin > 0;
+      for (int j = 0; j < 3; ++j) sum.w[j] += plain.weights().w[j];
+      sum.b += plain.weights().b;
+      if (i % 17 == 0 || i + 1 == xs.size()) {
+        averaged.EndBatch();
+        const double n = i + 1;
+        for (int j = 0; j < 3; ++j) {
+          EXPECT_NEAR(averaged.weights().w[j], sum.w[j] / n, 1e-12) << i;
+        }
+        EXPECT_NEAR(averaged.weights().b, sum.b / n, 1e-12) << i;
       }
-      EXPECT_NEAR(averaged.weights().b, sum.b / n, 1e-12) << i;
     }
+    // With a margin it also updates on examples classified correctly but
+    // too closely.
+    EXPECT_EQ(close_updates > 0, tau > 0);
   }
 }
 

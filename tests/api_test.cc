@@ -45,6 +45,7 @@ const std::map<std::string, Range>& Ranges() {
       {"perceptron.learning_rate", Range::kPositive},
       {"perceptron.margin_threshold", Range::kNonNegative},
       {"averaged_perceptron.learning_rate", Range::kPositive},
+      {"averaged_perceptron.margin_threshold", Range::kNonNegative},
       {"pocket_perceptron.learning_rate", Range::kPositive},
       {"passive_aggressive.aggressiveness", Range::kPositive},
       {"passive_aggressive.intercept_decay", Range::kUnit},
@@ -144,7 +145,7 @@ TEST_F(ApiTest, EveryParameterRoundTripsThroughGetModel) {
   request.set_dimension(2);
   const std::vector<std::string> algorithms = {
       "perceptron { learning_rate: 0.5 margin_threshold: 0.25 }",
-      "averaged_perceptron { learning_rate: 0.5 }",
+      "averaged_perceptron { learning_rate: 0.5 margin_threshold: 0.25 }",
       "pocket_perceptron { learning_rate: 0.5 ratchet: false "
       "predict_with_pocket: false }",
       "passive_aggressive { variant: VARIANT_PA_II aggressiveness: 0.25 "

@@ -6,16 +6,18 @@
 
 namespace halfspace {
 
-AveragedPerceptron::AveragedPerceptron(int64_t dimension, double learning_rate)
+AveragedPerceptron::AveragedPerceptron(int64_t dimension, double learning_rate,
+                                       double margin_threshold)
     : learning_rate_(learning_rate),
+      margin_threshold_(margin_threshold),
       w_(dimension),
       u_(dimension),
       average_(LinearWeights(dimension)) {}
 
 Update AveragedPerceptron::Learn(Features x, int y, double s) {
   Update u = ScoreUpdate(w_, x, y);
-  u.loss = std::max(0.0, -u.margin);
-  if (u.margin <= 0.0 && s > 0.0) {
+  u.loss = std::max(0.0, margin_threshold_ - u.margin);
+  if (u.margin <= margin_threshold_ && s > 0.0) {
     const double delta = learning_rate_ * s * y;
     w_.AddScaled(delta, x, intercept_factor_);
     u_.AddScaled(examples_ * delta, x, intercept_factor_);

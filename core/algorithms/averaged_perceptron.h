@@ -5,7 +5,8 @@
 //   w̄_n = (1/n) Σ_{k=1..n} w_k,   likewise b̄_n,
 //
 // which generalizes far better than the last w on data that is not
-// separable. This is scikit-learn's SGDClassifier(loss="perceptron",
+// separable. With a margin threshold τ it averages the margin perceptron,
+// which updates when y·f(x) <= τ. This is scikit-learn's SGDClassifier(loss="perceptron",
 // learning_rate="constant", eta0=η, penalty=None, average=True).
 //
 // Cost: O(nonzeros of x) per update, by the accumulator trick (Daumé, 2006):
@@ -27,8 +28,9 @@ namespace halfspace {
 
 class AveragedPerceptron final : public OnlineClassifier {
  public:
-  // REQUIRES: dimension >= 1, learning_rate > 0.
-  AveragedPerceptron(int64_t dimension, double learning_rate);
+  // REQUIRES: dimension >= 1, learning_rate > 0, margin_threshold >= 0.
+  AveragedPerceptron(int64_t dimension, double learning_rate,
+                     double margin_threshold = 0.0);
 
   Update Learn(Features x, int y, double s) override;
   void EndBatch() override { average_.MarkStale(); }
@@ -42,6 +44,7 @@ class AveragedPerceptron final : public OnlineClassifier {
 
  private:
   double learning_rate_;
+  double margin_threshold_;  // τ: updates when y·f(x) <= τ
   LinearWeights w_;        // the weights that learn
   LinearWeights u_;        // Σ (k - 1)·δ_k over updates
   Lazy<LinearWeights> average_;    // w̄, computed when read

@@ -48,7 +48,8 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
             add({{kLearningRate, p.learning_rate}, {kL2, p.l2}});
           },
           [&](const AveragedPerceptronParams& p) {
-            add({{kLearningRate, p.learning_rate}});
+            add({{kLearningRate, p.learning_rate},
+                 {kMarginThreshold, p.margin_threshold}});
           },
           [&](const PassiveAggressiveParams& p) {
             add({{kPaVariant, double(p.variant)},
@@ -110,7 +111,8 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
       return true;
     }
     case Algorithm::kAveragedPerceptron:
-      spec.algorithm = AveragedPerceptronParams{get(kLearningRate, 1.0)};
+      spec.algorithm = AveragedPerceptronParams{get(kLearningRate, 1.0),
+                                                get(kMarginThreshold, 0.0)};
       return true;
     case Algorithm::kPassiveAggressive: {
       PassiveAggressiveParams p;
