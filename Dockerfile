@@ -8,6 +8,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends g++ make cmake pkg-config \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       libabsl-dev libspdlog-dev prometheus-cpp-dev grpc-proto \
+      libgtest-dev libgmock-dev libbenchmark-dev openssl \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -15,9 +16,22 @@ COPY proto proto
 COPY core core
 COPY server server
 COPY client client
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHALFSPACE_BUILD_TESTS=OFF \
+COPY tests tests
+# The suite runs here, on the binaries the image ships: the unit tests, the
+# in-process server tests and the process tests (the CLI, SIGTERM and
+# SIGKILL, restarts). Those that need software the image does not carry
+# (scikit-learn, Python, Node, nginx, buf) run in tests/run.sh.
+# --build-arg TESTS=off skips it (a quicker build of code tested elsewhere).
+ARG TESTS=on
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release \
+      -DHALFSPACE_BUILD_TESTS=$([ "$TESTS" = off ] && echo OFF || echo ON) \
       -DHALFSPACE_PYTHON_CLIENT=OFF \
- && cmake --build build -j"$(nproc)" --target halfspace_server_main halfspace_cli
+ && cmake --build build -j"$(nproc)" \
+ && if [ "$TESTS" != off ]; then \
+      ctest --test-dir build -j"$(nproc)" --timeout 300 --output-on-failure \
+        -L "unit|grpc|process" \
+        -E "Sharding|PythonClient|NodeExample|ReadmeSessions|InstalledClient"; \
+    fi
 
 FROM debian:bookworm-slim
 RUN apt-get update \

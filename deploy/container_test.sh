@@ -55,7 +55,14 @@ fi
 image=halfspace:test
 echo "building $image"
 # The docker format keeps the HEALTHCHECK (OCI images have none).
-podman build --format docker --network=host -q -t "$image" . > /dev/null
+# The build stage runs the tests: on failure, show what they said.
+if ! podman build --format docker --network=host -t "$image" . \
+     > "$state/build.log" 2>&1; then
+  grep -E "tests (passed|failed)|\(Failed\)|\*\*\*|Failure|Error" \
+    "$state/build.log" | tail -40 >&2
+  echo "the image build failed; its output: $state/build.log" >&2
+  exit 1
+fi
 
 port=$((20000 + RANDOM % 20000))
 limits=(--ulimit nofile=4096:4096 --ulimit nproc=4096:4096)
