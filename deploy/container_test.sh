@@ -9,10 +9,11 @@
 #   bash deploy/container_test.sh
 #
 # Minutes long (a base image is made with debootstrap when no registry is
-# reachable, then the build; about 5 minutes on 2 cores, 2 when the base
-# image and the build's layers are cached), so not part of tests/run.sh: run it after
-# changing the Dockerfile, deploy/ or the server's start and stop. Needs
-# root, and build/halfspace (bash deploy/build.sh halfspace_cli).
+# reachable, then the build, whose first stage builds and runs the tests:
+# about 7 minutes on 2 cores once the base image is cached), so not part of
+# tests/run.sh: run it after changing the Dockerfile, deploy/ or the
+# server's start and stop. Needs root, and build/halfspace (bash
+# deploy/build.sh halfspace_cli).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cli=build/halfspace
