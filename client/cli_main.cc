@@ -67,7 +67,8 @@ ABSL_FLAG(std::string, tls_key, "", "the private key of --tls_cert");
 ABSL_FLAG(std::string, algorithm, "perceptron",
           "create: perceptron, averaged_perceptron, pocket_perceptron, "
           "passive_aggressive, logistic_regression, sgd, "
-          "multiclass_perceptron or softmax_regression; with parameters, the "
+          "multiclass_perceptron, softmax_regression or confidence_weighted; "
+          "with parameters, the "
           "halfspace.v1.Algorithm in protobuf text format, e.g. "
           "'logistic_regression { learning_rate: 0.1 l2: 0.01 }'");
 ABSL_FLAG(int64_t, dimension, 0, "create: the feature dimension");

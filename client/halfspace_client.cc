@@ -31,7 +31,8 @@ absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text) {
     return absl::InvalidArgumentError(absl::StrCat(
         "'", text, "' is not an algorithm: give a name (perceptron, "
         "averaged_perceptron, pocket_perceptron, passive_aggressive, "
-        "logistic_regression, sgd, multiclass_perceptron, softmax_regression) "
+        "logistic_regression, sgd, multiclass_perceptron, softmax_regression, "
+        "confidence_weighted) "
         "or one in protobuf text format, e.g. 'sgd { loss: LOSS_LOG }'"));
   }
   return algorithm;

@@ -172,6 +172,20 @@ absl::Status ValidateAlgorithm(const AlgorithmParams& algorithm) {
             if (!s.ok()) return s;
             return CheckL2("softmax_regression", p.learning_rate, p.l2);
           },
+          [](const ConfidenceWeightedParams& p) {
+            if (p.variant < CwVariant::kCw || p.variant > CwVariant::kNherd) {
+              return absl::InvalidArgumentError(
+                  "confidence_weighted.variant is not one of halfspace's");
+            }
+            for (absl::Status s :
+                 {CheckRange("confidence_weighted.phi", p.phi, 0.0, true),
+                  CheckRange("confidence_weighted.r", p.r, 0.0, true),
+                  CheckRange("confidence_weighted.aggressiveness",
+                             p.aggressiveness, 0.0, true)}) {
+              if (!s.ok()) return s;
+            }
+            return absl::OkStatus();
+          },
       },
       algorithm);
 }
@@ -211,6 +225,7 @@ int64_t VectorsPerClass(const AlgorithmParams& algorithm) {
           [](const PocketPerceptronParams&) -> int64_t { return 2; },
           [](const MulticlassPerceptronParams&) -> int64_t { return 1; },
           [](const SoftmaxRegressionParams&) -> int64_t { return 1; },
+          [](const ConfidenceWeightedParams&) -> int64_t { return 2; },
       },
       algorithm);
 }
@@ -248,6 +263,8 @@ AlgorithmParams DefaultParams(Algorithm algorithm) {
       return MulticlassPerceptronParams();
     case Algorithm::kSoftmaxRegression:
       return SoftmaxRegressionParams();
+    case Algorithm::kConfidenceWeighted:
+      return ConfidenceWeightedParams();
   }
   return PerceptronParams();
 }
@@ -366,6 +383,11 @@ std::unique_ptr<OnlineClassifier> MakeBinaryAlgorithm(const ModelSpec& spec) {
               -> std::unique_ptr<OnlineClassifier> { return nullptr; },
           [](const SoftmaxRegressionParams&)
               -> std::unique_ptr<OnlineClassifier> { return nullptr; },
+          [&](const ConfidenceWeightedParams& p)
+              -> std::unique_ptr<OnlineClassifier> {
+            return std::make_unique<ConfidenceWeighted>(
+                width, p.variant, p.phi, p.r, p.aggressiveness);
+          },
       },
       spec.algorithm);
 }

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/features/feature_space.h"
+#include "core/algorithms/confidence_weighted.h"
 #include "core/algorithms/multiclass_classifier.h"
 #include "core/algorithms/online_classifier.h"
 #include "core/algorithms/passive_aggressive.h"
@@ -32,6 +33,7 @@ enum class Algorithm {
   kPocketPerceptron = 6,
   kMulticlassPerceptron = 7,
   kSoftmaxRegression = 8,
+  kConfidenceWeighted = 9,
 };
 
 // Each algorithm's parameters, with their defaults. The valid ranges are
@@ -70,6 +72,12 @@ struct SoftmaxRegressionParams {
   double learning_rate = 1.0;
   double l2 = 0.0;
 };
+struct ConfidenceWeightedParams {
+  CwVariant variant = CwVariant::kArow;
+  double phi = 1.0;             // φ, CW and SCW
+  double r = 1.0;               // AROW
+  double aggressiveness = 1.0;  // C, SCW and NHERD
+};
 
 // One algorithm and its parameters: a parameter of another algorithm cannot
 // be given. The order matches Algorithm.
@@ -77,7 +85,7 @@ using AlgorithmParams =
     std::variant<PerceptronParams, LogisticRegressionParams,
                  AveragedPerceptronParams, PassiveAggressiveParams, SgdParams,
                  PocketPerceptronParams, MulticlassPerceptronParams,
-                 SoftmaxRegressionParams>;
+                 SoftmaxRegressionParams, ConfidenceWeightedParams>;
 
 // A visitor from lambdas, one per alternative:
 // std::visit(Overloaded{[](const PerceptronParams& p) {...}, ...}, params).

@@ -42,6 +42,14 @@ constexpr EnumPair<v1::PassiveAggressive::Variant, PaVariant> kPaVariants[] = {
     {v1::PassiveAggressive::VARIANT_PA_I, PaVariant::kPaI},
     {v1::PassiveAggressive::VARIANT_PA_II, PaVariant::kPaII},
 };
+constexpr EnumPair<v1::ConfidenceWeighted::Variant, CwVariant> kCwVariants[] =
+    {
+        {v1::ConfidenceWeighted::VARIANT_CW, CwVariant::kCw},
+        {v1::ConfidenceWeighted::VARIANT_AROW, CwVariant::kArow},
+        {v1::ConfidenceWeighted::VARIANT_SCW_I, CwVariant::kScwI},
+        {v1::ConfidenceWeighted::VARIANT_SCW_II, CwVariant::kScwII},
+        {v1::ConfidenceWeighted::VARIANT_NHERD, CwVariant::kNherd},
+};
 
 // The core value of `value`; its zero (UNSPECIFIED) value keeps `out` as it
 // is, the default. INVALID_ARGUMENT for a value this server does not know.
@@ -146,6 +154,17 @@ absl::StatusOr<AlgorithmParams> FromProto(const v1::Algorithm& algorithm) {
       if (m.has_l2()) p.l2 = m.l2();
       return p;
     }
+    case v1::Algorithm::kConfidenceWeighted: {
+      const v1::ConfidenceWeighted& m = algorithm.confidence_weighted();
+      ConfidenceWeightedParams p;
+      if (m.has_phi()) p.phi = m.phi();
+      if (m.has_r()) p.r = m.r();
+      if (m.has_aggressiveness()) p.aggressiveness = m.aggressiveness();
+      absl::Status s = FromProto(kCwVariants, m.variant(),
+                                 "confidence_weighted.variant", p.variant);
+      if (!s.ok()) return s;
+      return p;
+    }
     case v1::Algorithm::ALGORITHM_NOT_SET:
       break;
   }
@@ -207,6 +226,13 @@ void ToProto(const AlgorithmParams& params, v1::Algorithm* out) {
             v1::SoftmaxRegression* m = out->mutable_softmax_regression();
             m->set_learning_rate(p.learning_rate);
             m->set_l2(p.l2);
+          },
+          [&](const ConfidenceWeightedParams& p) {
+            v1::ConfidenceWeighted* m = out->mutable_confidence_weighted();
+            m->set_variant(ToProto(kCwVariants, p.variant));
+            m->set_phi(p.phi);
+            m->set_r(p.r);
+            m->set_aggressiveness(p.aggressiveness);
           },
       },
       params);

@@ -59,6 +59,9 @@ const std::map<std::string, Range>& Ranges() {
       {"multiclass_perceptron.learning_rate", Range::kPositive},
       {"softmax_regression.learning_rate", Range::kPositive},
       {"softmax_regression.l2", Range::kL2},
+      {"confidence_weighted.phi", Range::kPositive},
+      {"confidence_weighted.r", Range::kPositive},
+      {"confidence_weighted.aggressiveness", Range::kPositive},
   };
   return *ranges;
 }
@@ -155,7 +158,9 @@ TEST_F(ApiTest, EveryParameterRoundTripsThroughGetModel) {
       "alpha: 0.25 l1_ratio: 0.75 schedule: SCHEDULE_INVERSE_SCALING "
       "power_t: 0.125 average_from: 7 intercept_decay: 0.5 }",
       "multiclass_perceptron { learning_rate: 0.5 }",
-      "softmax_regression { learning_rate: 0.5 l2: 0.25 }"};
+      "softmax_regression { learning_rate: 0.5 l2: 0.25 }",
+      "confidence_weighted { variant: VARIANT_SCW_II phi: 1.5 r: 0.5 "
+      "aggressiveness: 0.25 }"};
   ASSERT_EQ(static_cast<int>(algorithms.size()),
             v1::Algorithm::descriptor()->field_count());
   for (size_t i = 0; i < algorithms.size(); ++i) {

@@ -52,6 +52,7 @@ TEST(ModelBytesTest, CountsWhatEveryAlgorithmKeeps) {
       Spec(PocketPerceptronParams{}, d),
       Spec(MulticlassPerceptronParams{}, d),
       Spec(SoftmaxRegressionParams{}, d),
+      Spec(ConfidenceWeightedParams{}, d),
   };
   for (Penalty penalty : {Penalty::kL2, Penalty::kL1, Penalty::kElasticNet}) {
     for (uint64_t average_from : {0, 1}) {

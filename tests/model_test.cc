@@ -361,7 +361,7 @@ TEST(ModelTest, OneVsRestPredictsNormalizedProbabilities) {
 // setting survives the model file.
 TEST(ModelTest, WithoutInterceptEveryAlgorithmKeepsTheBiasAtZero) {
   std::vector<AlgorithmParams> algorithms;
-  for (int a = 1; a <= 8; ++a) {
+  for (int a = 1; a <= 9; ++a) {
     algorithms.push_back(DefaultParams(static_cast<Algorithm>(a)));
   }
   SgdParams adagrad, averaged;

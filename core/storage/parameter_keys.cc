@@ -26,6 +26,9 @@ enum Key : uint32_t {
   kHashBits = 17,
   kInterceptDecay = 18,
   kFitIntercept = 19,
+  kCwVariant = 20,
+  kPhi = 21,
+  kR = 22,
 };
 
 }  // namespace
@@ -79,6 +82,12 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
           },
           [&](const SoftmaxRegressionParams& p) {
             add({{kLearningRate, p.learning_rate}, {kL2, p.l2}});
+          },
+          [&](const ConfidenceWeightedParams& p) {
+            add({{kCwVariant, double(p.variant)},
+                 {kPhi, p.phi},
+                 {kR, p.r},
+                 {kAggressiveness, p.aggressiveness}});
           },
       },
       spec.algorithm);
@@ -153,6 +162,15 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
       SoftmaxRegressionParams p;
       spec.algorithm = SoftmaxRegressionParams{
           get(kLearningRate, p.learning_rate), get(kL2, p.l2)};
+      return true;
+    }
+    case Algorithm::kConfidenceWeighted: {
+      ConfidenceWeightedParams p;
+      p.variant = CwVariant(get(kCwVariant, int(p.variant)));
+      p.phi = get(kPhi, p.phi);
+      p.r = get(kR, p.r);
+      p.aggressiveness = get(kAggressiveness, p.aggressiveness);
+      spec.algorithm = p;
       return true;
     }
   }
