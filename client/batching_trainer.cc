@@ -1,7 +1,6 @@
 #include "client/batching_trainer.h"
 
 #include <algorithm>
-#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -47,8 +46,7 @@ absl::StatusOr<uint64_t> BatchingTrainer::Add(LabeledExample example) {
   if (closing_) {
     return absl::FailedPreconditionError("the batching trainer is closed");
   }
-  if (queue_.empty()) oldest_added_ = absl::Now();
-  queue_.push_back(std::move(example));
+  queue_.push_back({std::move(example), absl::Now()});
   return next_sequence_++;
 }
 
@@ -91,14 +89,16 @@ void BatchingTrainer::Run() {
       const auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
         return queue_.size() >= options_.max_batch || flushing_ > 0 || closing_;
       };
+      // The oldest example waits flush_interval at most.
       mu_.AwaitWithDeadline(absl::Condition(&ready),
-                            oldest_added_ + options_.flush_interval);
+                            queue_.front().added + options_.flush_interval);
       const size_t n = std::min(queue_.size(), options_.max_batch);
-      batch.assign(std::make_move_iterator(queue_.begin()),
-                   std::make_move_iterator(queue_.begin() + n));
-      queue_.erase(queue_.begin(), queue_.begin() + n);
+      batch.clear();
+      for (size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(queue_.front().example));
+        queue_.pop_front();
+      }
       in_flight_ = n;
-      if (!queue_.empty()) oldest_added_ = absl::Now();
     }
     const uint64_t first = trainer_->last_applied() + 1;
     absl::StatusOr<v1::TrainResponse> response = trainer_->Train(batch);

@@ -87,9 +87,14 @@ class BatchingTrainer {
   const OnResult on_result_;
   const std::unique_ptr<ExactlyOnceTrainer> trainer_;  // the thread's
 
+  // An example added and not yet sent, and when it was added.
+  struct Pending {
+    LabeledExample example;
+    absl::Time added;
+  };
+
   mutable absl::Mutex mu_;
-  std::deque<LabeledExample> queue_ ABSL_GUARDED_BY(mu_);  // not yet sent
-  absl::Time oldest_added_ ABSL_GUARDED_BY(mu_);           // queue_.front()'s
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_);  // of the next Add
   uint64_t last_applied_ ABSL_GUARDED_BY(mu_);
