@@ -624,13 +624,19 @@ TEST_F(ServerTest, ConcurrentStreamsOnOneModelApplyEveryExampleInOrder) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kStreams; ++t) {
     threads.emplace_back([&, t] {
-      Client client = server_.NewClient();
+      // Connected before the stream opens: on a loaded machine about one
+      // fresh connection in a hundred fails its first attempt (a stream
+      // would fail with it, UNAVAILABLE), which is not what this tests.
+      std::shared_ptr<grpc::Channel> channel = server_.NewChannel();
+      channel->WaitForConnected(
+          absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+      Client client(channel);
       std::unique_ptr<TrainingStream> stream = client.Train("shared");
       std::vector<LabeledExample> batch(
           kBatch, LabeledExample{{1.0 * t, 1, -1}, t % 2 ? 1 : -1});
       uint64_t last_seen = 0;
       for (int i = 0; i < kRequests; ++i) {
-        ASSERT_TRUE(stream->Send(batch).ok());
+        ASSERT_TRUE(stream->Send(batch).ok()) << stream->Finish();
         absl::StatusOr<v1::TrainResponse> r = stream->Receive();
         ASSERT_TRUE(r.ok()) << r.status();
         for (const v1::ExampleResult& result : r->results()) {
