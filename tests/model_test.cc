@@ -385,7 +385,8 @@ TEST(ModelTest, WithoutInterceptEveryAlgorithmKeepsTheBiasAtZero) {
       // Every example on one side of the origin: a bias would help.
       const std::vector<double> x = {1.0 + i % 3, 2.0 - i % 5};
       Example e{x, i % 2 ? 1 : -1};
-      e.class_label = std::string(1, "abc"[i % 3]);
+      static const char* const kClasses[] = {"a", "b", "c"};
+      e.class_label = kClasses[i % 3];  // a view: the names outlive it
       ASSERT_TRUE((*model)->Learn({e}, absl::MakeSpan(out)).ok());
     }
     const ModelSnapshot snapshot = (*model)->Snapshot();
