@@ -1,5 +1,7 @@
 #include "core/binary_learner.h"
 
+#include <cmath>
+
 namespace halfspace {
 
 void BinaryLearner::Learn(Features x, int y, double s,
@@ -37,6 +39,10 @@ void BinaryLearner::Evaluate(Features x, const PreparedExample& example,
                              std::optional<double> threshold,
                              Evaluation& evaluation) const {
   const double score = classifier_->weights().Score(x);
+  if (!std::isfinite(score)) {
+    evaluation.Reject(ScoreOverflowError(score));
+    return;
+  }
   const std::optional<double> p = classifier_->Probability(score);
   const int predicted = threshold.has_value() && p.has_value()
                             ? (*p >= *threshold ? 1 : -1)

@@ -37,6 +37,7 @@ class BinaryLearner final : public Learner {
   bool HasClass(absl::string_view) const override { return true; }
   const std::vector<std::string>& classes() const override { return none_; }
   absl::Status AddClass(absl::string_view label) override;
+  void RemoveLastClass() override {}
   absl::Status CheckSetWeights(absl::string_view label) const override;
   absl::Status SetWeights(absl::string_view label,
                           LinearWeights weights) override;

@@ -30,6 +30,7 @@
 #include "core/linear_weights.h"
 #include "core/model_spec.h"
 #include "core/model_state.h"
+#include "core/undo_log.h"
 
 namespace halfspace {
 
@@ -76,6 +77,10 @@ class Learner {
   // a repeated or invalid label, RESOURCE_EXHAUSTED past the limits.
   virtual absl::Status AddClass(absl::string_view label) = 0;
 
+  // Removes the last class, which Target added for an example that was then
+  // refused.  REQUIRES: a multiclass learner with a class.
+  virtual void RemoveLastClass() = 0;
+
   // OK if SetWeights(label, ...) would succeed: INVALID_ARGUMENT for a
   // label a binary learner has (any) or a multiclass one lacks (none, or
   // invalid), RESOURCE_EXHAUSTED for a new class past the limits.
@@ -104,9 +109,15 @@ class Learner {
   virtual absl::Status ImportState(absl::Span<const double> state) = 0;
 };
 
-// A fresh learner for the spec: binary or multiclass as IsMulticlass says.
-// REQUIRES: ValidateModelSpec(spec) is OK.
-std::unique_ptr<Learner> MakeLearner(const ModelSpec& spec);
+// A fresh learner for the spec: binary or multiclass as IsMulticlass says,
+// whose classifier saves what each example changes into `undo` (see
+// UndoLog).  REQUIRES: ValidateModelSpec(spec) is OK; `undo` outlives the
+// learner.
+std::unique_ptr<Learner> MakeLearner(const ModelSpec& spec, UndoLog* undo);
+
+// The error of an example or instance whose score w·x + b is not finite:
+// its features are too large for the weights.
+absl::Status ScoreOverflowError(double score);
 
 }  // namespace halfspace
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <utility>
 
@@ -57,6 +58,39 @@ void Reject(absl::Status error, ExampleOutcome& outcome) {
   outcome.class_probabilities.clear();
 }
 
+// OK if learning an example whose (standardized) x has ‖x‖² =
+// `squared_norm` kept every number finite: x's norm, the scores in
+// `outcome`, its loss and every value the update changed, saved in `undo`.
+// Else why not: the example is refused, as scikit-learn refuses to fit
+// when its weights overflow.
+absl::Status Overflow(double squared_norm, const ExampleOutcome& outcome,
+                      const UndoLog& undo) {
+  constexpr absl::string_view kUnchanged =
+      "; the example was not learned and the model is unchanged";
+  if (!std::isfinite(squared_norm)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the features are too large: ‖x‖² overflows a double; "
+                     "scale them down",
+                     kUnchanged));
+  }
+  double score = outcome.update.score;
+  for (double s : outcome.class_scores) {
+    if (!std::isfinite(s)) score = s;
+  }
+  if (!std::isfinite(score)) {
+    absl::Status s = ScoreOverflowError(score);
+    return absl::InvalidArgumentError(absl::StrCat(s.message(), kUnchanged));
+  }
+  if (!std::isfinite(outcome.update.loss) || !undo.Finite()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learning the example would make the model's weights or the "
+        "algorithm's state overflow (not finite); scale the features down "
+        "or lower the learning rate",
+        kUnchanged));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Model::Model(std::string name, const ModelSpec& spec,
@@ -65,7 +99,7 @@ Model::Model(std::string name, const ModelSpec& spec,
       spec_(spec),
       space_(MakeFeatureSpace(spec)),
       budget_(std::move(budget)),
-      learner_(MakeLearner(spec)),
+      learner_(MakeLearner(spec, &undo_)),
       standardizer_(spec.standardize
                         ? std::make_unique<Standardizer>(spec.dimension)
                         : nullptr),
@@ -245,12 +279,19 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
   }
   // The examples in `refused` (ascending) were rejected by AdmitBatch.
   size_t next = 0;
+  bool removed_class = false;
   for (size_t i = fresh; i < n; ++i) {
     while (next < refused.size() && refused[next] < i) ++next;
     if (next < refused.size() && refused[next] == i) continue;
-    LearnOne(examples[i], outcomes[i]);
+    removed_class |= !LearnOne(examples[i], outcomes[i]);
   }
+  undo_.Release();
   learner_->EndBatch();
+  if (removed_class) {  // give back what AdmitBatch reserved for it
+    const int64_t unused =
+        reserved_ - ModelBytes(spec_, learner_->classes().size());
+    if (unused > 0) Unreserve(unused);
+  }
   AppendClassNames(class_names);
   if (fresh < n) {
     if (tagged)
@@ -332,31 +373,46 @@ void Model::Unreserve(int64_t bytes) {
   reserved_ -= bytes;
 }
 
-void Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome) {
+bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome) {
+  const size_t classes = learner_->classes().size();
   absl::StatusOr<int> target =
       example.error.ok() ? learner_->Target(example) : example.error;
   if (!target.ok()) {
     Reject(target.status(), outcome);
-    return;
+    return true;
   }
   outcome.error = absl::OkStatus();
   outcome.duplicate = false;
+  undo_.Clear();
   Features x = example.x;
   double squared_norm = example.squared_norm;
   if (standardizer_ != nullptr) {
-    if (example.weight > 0.0) standardizer_->Observe(x);
+    if (example.weight > 0.0) standardizer_->Observe(x, undo_);
     x = Standardized(x, scratch_);
     squared_norm = FastSquaredNorm(x);
   }
-  learner_->Learn(x, *target, example.weight, outcome);
+  if (std::isfinite(squared_norm)) {
+    learner_->Learn(x, *target, example.weight, outcome);
+  }
+  if (absl::Status s = Overflow(squared_norm, outcome, undo_); !s.ok()) {
+    undo_.Undo();
+    Reject(std::move(s), outcome);
+    if (learner_->classes().size() == classes) return true;
+    learner_->RemoveLastClass();
+    return false;
+  }
   ModelCounters& c = counters_;
   c.examples_seen += 1;
   c.updates += outcome.update.updated ? 1 : 0;
   c.mistakes += outcome.mistake ? 1 : 0;
-  c.loss_sum += outcome.update.loss;
+  // Saturates rather than overflow: losses near the largest double say
+  // enough.
+  c.loss_sum = std::min(c.loss_sum + outcome.update.loss,
+                        std::numeric_limits<double>::max());
   c.max_squared_norm = std::max(c.max_squared_norm, squared_norm + 1.0);
   outcome.examples_seen = c.examples_seen;
   outcome.updates = c.updates;
+  return true;
 }
 
 std::vector<std::string> Model::classes() const {
@@ -403,6 +459,17 @@ absl::Status Model::Predict(absl::Span<const FeatureInput> instances,
     for (size_t i = 0; i < xs.size() && status.ok(); ++i) {
       const Features x = Standardized(xs[i], z);
       status = learner_->Predict(absl::MakeConstSpan(&x, 1), out.subspan(i, 1));
+    }
+  }
+  for (size_t i = 0; i < out.size() && status.ok(); ++i) {
+    double score = out[i].score;
+    for (double s : out[i].class_scores) {
+      if (!std::isfinite(s)) score = s;
+    }
+    if (!std::isfinite(score)) {
+      status = ScoreOverflowError(score);
+      status = absl::Status(status.code(),
+                            absl::StrCat("instance ", i, ": ", status.message()));
     }
   }
   if (!status.ok()) {

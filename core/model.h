@@ -220,8 +220,11 @@ class Model {
   // Gives back `bytes` of the model's reservation.
   // REQUIRES: mu_ held exclusively.
   void Unreserve(int64_t bytes);
-  // Learns one prepared example. REQUIRES: mu_ held exclusively.
-  void LearnOne(const PreparedExample& example, ExampleOutcome& outcome);
+  // Learns one prepared example, or refuses it, leaving the model as it
+  // was, when learning it overflows. Returns false if it refused the
+  // example and removed the class it had added. REQUIRES: mu_ held
+  // exclusively.
+  bool LearnOne(const PreparedExample& example, ExampleOutcome& outcome);
   // Appends the change's record to its journal, if any, and notes its LSN.
   // REQUIRES: mu_ held exclusively.
   absl::Status Log(LogEntry& log);
@@ -238,10 +241,10 @@ class Model {
 
   // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
   // which ThreadSanitizer models even with an uninstrumented Abseil.
-  // The objects learner_ and standardizer_ point to, counters_, lsn_ and
-  // sources_ are
-  // guarded by mu_.
+  // The objects learner_ and standardizer_ point to, undo_, counters_, lsn_
+  // and sources_ are guarded by mu_.
   mutable std::shared_mutex mu_;
+  UndoLog undo_;  // what the example being learned changed
   const std::unique_ptr<Learner> learner_;
   const std::unique_ptr<Standardizer> standardizer_;  // if spec_.standardize
   std::vector<double> scratch_;  // a standardized example, while learning

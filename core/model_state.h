@@ -28,7 +28,8 @@ struct ModelCounters {
   uint64_t examples_seen = 0;
   uint64_t updates = 0;
   uint64_t mistakes = 0;       // predicted label != y, before the update
-  double loss_sum = 0.0;       // Σ per-example loss, before the update
+  double loss_sum = 0.0;  // Σ per-example loss, before the update (at most
+                          // the largest double: it saturates)
   double max_squared_norm = 0.0;  // max ‖(x, 1)‖², i.e. R²
 };
 

@@ -36,6 +36,12 @@ absl::Status MulticlassLearner::AddClass(absl::string_view label) {
   return ClassIndex(label).status();
 }
 
+void MulticlassLearner::RemoveLastClass() {
+  class_index_.erase(classes_.back());
+  classes_.pop_back();
+  classifier_->RemoveLastClass();
+}
+
 void MulticlassLearner::Learn(Features x, int y, double s,
                               ExampleOutcome& outcome) {
   const MulticlassUpdate m = classifier_->Learn(
@@ -77,6 +83,12 @@ void MulticlassLearner::Evaluate(Features x, const PreparedExample& example,
   }
   std::vector<double> scores, probabilities;
   classifier_->Predict(x, scores, probabilities);
+  for (double score : scores) {
+    if (!std::isfinite(score)) {
+      evaluation.Reject(ScoreOverflowError(score));
+      return;
+    }
+  }
   const int predicted = ArgMax(scores);
   const int truth = evaluation.ClassIndex(example.class_label);
   auto known = class_index_.find(example.class_label);

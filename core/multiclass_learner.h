@@ -43,6 +43,7 @@ class MulticlassLearner final : public Learner {
     return classes_;
   }
   absl::Status AddClass(absl::string_view label) override;
+  void RemoveLastClass() override;
   absl::Status CheckSetWeights(absl::string_view label) const override;
   absl::Status SetWeights(absl::string_view label,
                           LinearWeights weights) override;

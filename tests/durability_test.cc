@@ -374,6 +374,43 @@ TEST(DurabilityLimitsTest, ATrainRequestWhoseResponseCannotBeSentIsNotLearned) {
 }
 
 // Flips one byte in the middle of a file.
+// An example whose update overflows is refused in-band, the stream goes
+// on, and recovery from the log refuses it again: the same model.
+TEST_F(DurabilityTest, AnOverflowingExampleIsRefusedInBandAndAgainOnRecovery) {
+  v1::CreateModelRequest create;
+  create.set_model("m");
+  *create.mutable_algorithm() = TextAlgorithm("multiclass_perceptron");
+  create.set_dimension(2);
+  ASSERT_TRUE(client_.CreateModel(create).ok());
+  std::unique_ptr<TrainingStream> stream = client_.Train("m");
+  // The second's step 1e308·(0, 2) overflows; its class 'b' is not added.
+  ASSERT_TRUE(stream->Send({{{1, 0}, 0, 1.0, "a"},
+                            {{0, 2}, 0, 1e308, "b"},
+                            {{0, 1}, 0, 1.0, "c"},
+                            {{1, 1}, 0, 1.0, "a"}})
+                  .ok());
+  absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+  ASSERT_TRUE(response.ok()) << response.status();
+  ASSERT_EQ(response->results_size(), 4);
+  EXPECT_EQ(response->results(1).error().code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(response->results(1).error().message(),
+              HasSubstr("the model is unchanged"));
+  EXPECT_FALSE(response->results(3).has_error());
+  absl::StatusOr<v1::GetWeightsResponse> served = client_.GetWeights("m");
+  ASSERT_TRUE(served.ok()) << served.status();
+
+  CrashCopy crash(server_.data_dir());
+  Client recovered = crash.Start();
+  absl::StatusOr<v1::Model> model = recovered.GetModel("m");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_THAT(model->classes(), ElementsAre("a", "c"));
+  EXPECT_EQ(model->stats().examples_seen(), 3u);
+  absl::StatusOr<v1::GetWeightsResponse> weights = recovered.GetWeights("m");
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  EXPECT_EQ(weights->DebugString(), served->DebugString());
+}
+
 TEST(DurabilityLimitsTest, RecoveryRefusesWhatALimitRefusedWhateverTheFlagsNow) {
   TestServer server([](ServerOptions& o) { o.limits.max_classes = 2; });
   Client client = server.NewClient();

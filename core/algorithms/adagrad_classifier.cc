@@ -37,16 +37,23 @@ Update AdaGradClassifier::Learn(Features x, int y, double s) {
   };
   // Without L2 only x's nonzeros have a gradient.
   if (l2_ > 0.0) {
+    undo_->SaveAll(w);
+    undo_->SaveAll(squared_gradients_);
     x.ForEachCoordinate(w.size(), step);
-  } else {
+  } else if (gradient != 0.0) {
+    undo_->Save(w, x);
+    undo_->Save(squared_gradients_, x);
     x.ForEach(step);
   }
   if (gradient != 0.0 && intercept_factor_ != 0.0) {
+    undo_->Save(squared_bias_gradients_);
+    undo_->Save(weights_.b);
     squared_bias_gradients_ += gradient * gradient;
     weights_.b -= intercept_factor_ * eta0_ * gradient /
                   (std::sqrt(squared_bias_gradients_) + kEpsilon);
   }
   u.updated = derivative != 0.0 || l2_ > 0.0;
+  undo_->Save(t_);
   t_ += 1.0;
   return u;
 }

@@ -6,7 +6,11 @@
 namespace halfspace {
 
 void AsgdAverage::Add(const Features& x, double c, double k, double wscale,
-                      double bias) {
+                      double bias, UndoLog& undo) {
+  undo.Save(aw_, x);
+  undo.Save(a_);
+  undo.Save(b_);
+  undo.Save(bias_);
   // w̄_k = w̄_{k-1} + (w_k - w̄_{k-1})/k, in scikit-learn's operations and
   // their order.
   const double mu = 1.0 / k;
@@ -17,7 +21,10 @@ void AsgdAverage::Add(const Features& x, double c, double k, double wscale,
   bias_ += (bias - bias_) / k;
 }
 
-void AsgdAverage::Fold(const std::vector<double>& v) {
+void AsgdAverage::Fold(const std::vector<double>& v, UndoLog& undo) {
+  undo.SaveAll(aw_);
+  undo.Save(a_);
+  undo.Save(b_);
   const double inverse_b = 1.0 / b_;
   for (size_t j = 0; j < aw_.size(); ++j) {
     aw_[j] = (aw_[j] + a_ * v[j]) * inverse_b;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "core/undo_log.h"
 #include "core/features/features.h"
 #include "core/linear_weights.h"
 
@@ -30,11 +31,14 @@ class AsgdAverage {
   explicit AsgdAverage(int64_t dimension) : aw_(dimension, 0.0) {}
 
   // Takes in the step just made, v += (c/wscale)·x, after which the
-  // learning bias is `bias` and the average covers k steps.
-  void Add(const Features& x, double c, double k, double wscale, double bias);
+  // learning bias is `bias` and the average covers k steps. Saves what it
+  // changes into `undo`.
+  void Add(const Features& x, double c, double k, double wscale, double bias,
+           UndoLog& undo);
 
-  // Folds a and b into aw, for a classifier about to fold wscale into v.
-  void Fold(const std::vector<double>& v);
+  // Folds a and b into aw, for a classifier about to fold wscale into v,
+  // saving what it changes into `undo`.
+  void Fold(const std::vector<double>& v, UndoLog& undo);
 
   // w̄ and b̄ into `average`, for v.  REQUIRES: the same dimension.
   void Get(const std::vector<double>& v, LinearWeights& average) const;

@@ -19,10 +19,13 @@ Update AveragedPerceptron::Learn(Features x, int y, double s) {
   u.loss = std::max(0.0, margin_threshold_ - u.margin);
   if (u.margin <= margin_threshold_ && s > 0.0) {
     const double delta = learning_rate_ * s * y;
+    undo_->Save(w_, x);
+    undo_->Save(u_, x);
     w_.AddScaled(delta, x, intercept_factor_);
     u_.AddScaled(examples_ * delta, x, intercept_factor_);
     u.updated = true;
   }
+  undo_->Save(examples_);
   examples_ += 1.0;
   return u;
 }

@@ -88,6 +88,9 @@ Update ConfidenceWeighted::Learn(Features x, int y, double s) {
       sigma -= step.beta * sigma * sigma * xj * xj;
     }
   };
+  undo_->Save(weights_, x);
+  undo_->Save(sigma_, x);
+  undo_->Save(sigma_b_);
   x.ForEach([&](size_t j, double xj) { update(weights_.w[j], sigma_[j], xj); });
   if (bias) update(weights_.b, sigma_b_, 1.0);
   u.updated = true;

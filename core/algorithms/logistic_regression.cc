@@ -27,7 +27,12 @@ Update LogisticRegression::Learn(Features x, int y, double s) {
 
   const double t = (y + 1) / 2;
   const double step = learning_rate_ * s * (t - p);
-  if (l2_ > 0.0) weights_.ScaleWeights(1.0 - learning_rate_ * l2_);
+  if (l2_ > 0.0) {
+    undo_->SaveAll(weights_);
+    weights_.ScaleWeights(1.0 - learning_rate_ * l2_);
+  } else {
+    undo_->Save(weights_, x);
+  }
   weights_.AddScaled(step, x, intercept_factor_);
   u.updated = step != 0.0 || l2_ > 0.0;
   return u;

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "core/undo_log.h"
 #include "core/features/features.h"
 #include "core/linear_weights.h"
 
@@ -37,6 +38,10 @@ class MulticlassClassifier {
   // Adds class num_classes(), with zero weights.
   virtual void AddClass() = 0;
 
+  // Removes class num_classes() - 1, added by an example that was then
+  // refused.  REQUIRES: num_classes() >= 1.
+  virtual void RemoveLastClass() = 0;
+
   // Learns from (x, class y) with importance weight s. Writes the per-class
   // scores before the update into `scores` and, for probabilistic
   // classifiers, the probabilities into `probabilities` (else clears it).
@@ -54,6 +59,9 @@ class MulticlassClassifier {
   // See OnlineClassifier::set_intercept_factor.
   void set_intercept_factor(double f) { intercept_factor_ = f; }
 
+  // See OnlineClassifier::set_undo_log.
+  virtual void set_undo_log(UndoLog* log) { undo_ = log; }
+
   // The weights class k predicts with.
   virtual const LinearWeights& weights(int k) const = 0;
 
@@ -70,6 +78,7 @@ class MulticlassClassifier {
 
  protected:
   double intercept_factor_ = 1.0;
+  UndoLog* undo_ = UndoLog::Off();
 };
 
 // The base of multiclass classifiers whose whole state is one weight row
@@ -78,6 +87,7 @@ class MulticlassLinearClassifier : public MulticlassClassifier {
  public:
   int num_classes() const final { return static_cast<int>(rows_.size()); }
   void AddClass() final { rows_.emplace_back(dimension_); }
+  void RemoveLastClass() final { rows_.pop_back(); }
   const LinearWeights& weights(int k) const final { return rows_[k]; }
   void set_weights(int k, LinearWeights weights) final {
     rows_[k] = std::move(weights);

@@ -27,6 +27,8 @@ MulticlassUpdate MulticlassPerceptron::Learn(
     for (int k = 0; k < num_classes(); ++k) {
       if (k != y && (rival < 0 || scores[k] > scores[rival])) rival = k;
     }
+    undo_->Save(rows_[y], x);
+    undo_->Save(rows_[rival], x);
     rows_[y].AddScaled(learning_rate_ * s, x, intercept_factor_);
     rows_[rival].AddScaled(-learning_rate_ * s, x, intercept_factor_);
     u.updated = true;

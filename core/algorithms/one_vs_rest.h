@@ -36,7 +36,15 @@ class OneVsRest final : public MulticlassClassifier {
   int num_classes() const override {
     return static_cast<int>(binaries_.size());
   }
-  void AddClass() override { binaries_.push_back(make_binary_()); }
+  void AddClass() override {
+    binaries_.push_back(make_binary_());
+    binaries_.back()->set_undo_log(undo_);
+  }
+  void RemoveLastClass() override { binaries_.pop_back(); }
+  void set_undo_log(UndoLog* log) override {
+    undo_ = log;
+    for (auto& binary : binaries_) binary->set_undo_log(log);
+  }
   MulticlassUpdate Learn(Features x, int y, double s,
                          std::vector<double>& scores,
                          std::vector<double>& probabilities) override;

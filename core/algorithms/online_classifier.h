@@ -4,6 +4,8 @@
 //
 // Implementations are not thread-safe; Model serializes access. Inputs are
 // validated by the caller (Model): dimensions match and values are finite.
+// Learn saves what it changes into the undo log, if given one, before it
+// changes it: that is how an update that overflows is refused.
 
 #ifndef HALFSPACE_CORE_ALGORITHMS_ONLINE_CLASSIFIER_H_
 #define HALFSPACE_CORE_ALGORITHMS_ONLINE_CLASSIFIER_H_
@@ -16,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 
+#include "core/undo_log.h"
 #include "core/features/features.h"
 #include "core/linear_weights.h"
 
@@ -86,8 +89,14 @@ class OnlineClassifier {
   // scikit-learn's intercept decay on sparse input. Set before learning.
   void set_intercept_factor(double f) { intercept_factor_ = f; }
 
+  // Makes Learn save into `log` every value of the state it is about to
+  // change (see UndoLog), so that its caller can take the example back.
+  // The log must outlive the classifier; by default nothing is saved.
+  void set_undo_log(UndoLog* log) { undo_ = log; }
+
  protected:
   double intercept_factor_ = 1.0;
+  UndoLog* undo_ = UndoLog::Off();
 };
 
 // The base of classifiers whose whole state is one LinearWeights.

@@ -40,6 +40,7 @@ Update PassiveAggressive::Learn(Features x, int y, double s) {
   }
   const double step = tau * y * s;
   if (step != 0.0) {
+    undo_->Save(w_, x);
     w_.AddScaled(step, x, intercept_factor_);
     u.updated = true;
   }
@@ -47,8 +48,9 @@ Update PassiveAggressive::Learn(Features x, int y, double s) {
   // average, whether it updated or not.
   if (averaged() && static_cast<double>(average_from_) <= t_) {
     average_->Add(x, step, t_ - static_cast<double>(average_from_) + 1.0,
-                  /*wscale=*/1.0, w_.b);
+                  /*wscale=*/1.0, w_.b, *undo_);
   }
+  undo_->Save(t_);
   t_ += 1.0;
   return u;
 }

@@ -14,6 +14,7 @@ Update Perceptron::Learn(Features x, int y, double s) {
   Update u = ScoreUpdate(weights_, x, y);
   u.loss = std::max(0.0, margin_threshold_ - u.margin);
   if (u.margin <= margin_threshold_ && s > 0.0) {
+    undo_->Save(weights_, x);
     weights_.AddScaled(learning_rate_ * s * y, x, intercept_factor_);
     u.updated = true;
   }

@@ -18,10 +18,15 @@ Update PocketPerceptron::Learn(Features x, int y, double s) {
   Update u = ScoreUpdate(w_, x, y);
   u.loss = std::max(0.0, -u.margin);
   if (s == 0.0) return u;  // an example of weight 0 counts as none
+  undo_->Save(run_);
+  undo_->Save(pocket_run_);
+  undo_->Save(pocket_mistakes_in_run_);
+  undo_->Save(pocket_is_w_);
   if (!pocket_is_w_ && y * pocket_.Score(x) <= 0.0) {
     pocket_mistakes_in_run_ += 1;
   }
   if (u.margin <= 0.0) {
+    undo_->Save(w_, x);
     w_.AddScaled(learning_rate_ * s * y, x, intercept_factor_);
     u.updated = true;
     pocket_is_w_ = false;
@@ -34,7 +39,9 @@ Update PocketPerceptron::Learn(Features x, int y, double s) {
     pocket_run_ = run_;  // the same weights: the pocket's run goes on
   } else if (run_ > pocket_run_ &&
              (!ratchet_ || pocket_mistakes_in_run_ > 0)) {
-    pocket_ = w_;
+    undo_->SaveAll(pocket_);
+    std::copy(w_.w.begin(), w_.w.end(), pocket_.w.begin());  // in place
+    pocket_.b = w_.b;
     pocket_run_ = run_;
     pocket_is_w_ = true;
   }

@@ -64,6 +64,9 @@ Update SgdClassifier::Learn(Features x, int y, double s) {
   const bool has_penalty = options_.penalty != Penalty::kNone &&
                            options_.alpha > 0.0;
   const double step = -eta * derivative * s;
+  undo_->Save(t_);
+  undo_->Save(wscale_);
+  if (step != 0.0 || L1Share() > 0.0) undo_->Save(v_, x);
   if (options_.penalty == Penalty::kL2 ||
       options_.penalty == Penalty::kElasticNet) {
     Scale(std::max(0.0, 1.0 - (1.0 - L1Share()) * eta * options_.alpha));
@@ -73,7 +76,8 @@ Update SgdClassifier::Learn(Features x, int y, double s) {
     v_.b += step * intercept_factor_;
   }
   if (Averaging() && options_.average_from <= t_) {
-    average_->Add(x, step, t_ - options_.average_from + 1.0, wscale_, v_.b);
+    average_->Add(x, step, t_ - options_.average_from + 1.0, wscale_, v_.b,
+                  *undo_);
   }
   if (L1Share() > 0.0) ApplyL1(x, eta);
   u.updated = derivative != 0.0 || has_penalty;
@@ -87,12 +91,15 @@ void SgdClassifier::Scale(double c) {
 }
 
 void SgdClassifier::ResetScale() {
-  if (Averaging()) average_->Fold(v_.w);
+  undo_->SaveAll(v_.w);
+  if (Averaging()) average_->Fold(v_.w, *undo_);
   v_.ScaleWeights(wscale_);
   wscale_ = 1.0;
 }
 
 void SgdClassifier::ApplyL1(const Features& x, double eta) {
+  undo_->Save(u_);
+  undo_->Save(q_, x);
   u_ += L1Share() * eta * options_.alpha;
   x.ForEach([&](size_t j, double) {
     const double before = v_.w[j];

@@ -41,7 +41,12 @@ MulticlassUpdate SoftmaxRegression::Learn(Features x, int y, double s,
   for (int k = 0; k < num_classes(); ++k) {
     const double target = k == y ? 1.0 : 0.0;
     const double step = learning_rate_ * s * (target - probabilities[k]);
-    if (l2_ > 0.0) rows_[k].ScaleWeights(1.0 - learning_rate_ * l2_);
+    if (l2_ > 0.0) {
+      undo_->SaveAll(rows_[k]);
+      rows_[k].ScaleWeights(1.0 - learning_rate_ * l2_);
+    } else {
+      undo_->Save(rows_[k], x);
+    }
     rows_[k].AddScaled(step, x, intercept_factor_);
     u.updated = u.updated || step != 0.0 || l2_ > 0.0;
   }

@@ -7,7 +7,10 @@
 
 namespace halfspace {
 
-void Standardizer::Observe(const Features& x) {
+void Standardizer::Observe(const Features& x, UndoLog& undo) {
+  undo.Save(count_);
+  undo.SaveAll(mean_);
+  undo.SaveAll(m2_);
   count_ += 1.0;
   x.ForEachCoordinate(mean_.size(), [&](size_t j, double xj) {
     const double delta = xj - mean_[j];

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "core/undo_log.h"
 #include "core/features/features.h"
 
 namespace halfspace {
@@ -28,9 +29,9 @@ class Standardizer {
   explicit Standardizer(int64_t dimension)
       : mean_(dimension, 0.0), m2_(dimension, 0.0) {}
 
-  // Adds x to the running statistics.  REQUIRES: x's indices are below the
-  // dimension.
-  void Observe(const Features& x);
+  // Adds x to the running statistics, saving what it changes into `undo`.
+  // REQUIRES: x's indices are below the dimension.
+  void Observe(const Features& x, UndoLog& undo = *UndoLog::Off());
 
   // Writes the standardized x into z (resized to the dimension).
   void Transform(const Features& x, std::vector<double>& z) const;
