@@ -67,7 +67,8 @@ ABSL_FLAG(std::string, tls_key, "", "the private key of --tls_cert");
 ABSL_FLAG(std::string, algorithm, "perceptron",
           "create: perceptron, averaged_perceptron, pocket_perceptron, "
           "passive_aggressive, logistic_regression, sgd, "
-          "multiclass_perceptron, softmax_regression or confidence_weighted; "
+          "multiclass_perceptron, softmax_regression, confidence_weighted or "
+          "voted_perceptron; "
           "with parameters, the "
           "halfspace.v1.Algorithm in protobuf text format, e.g. "
           "'logistic_regression { learning_rate: 0.1 l2: 0.01 }'");

@@ -32,7 +32,7 @@ absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text) {
         "'", text, "' is not an algorithm: give a name (perceptron, "
         "averaged_perceptron, pocket_perceptron, passive_aggressive, "
         "logistic_regression, sgd, multiclass_perceptron, softmax_regression, "
-        "confidence_weighted) "
+        "confidence_weighted, voted_perceptron) "
         "or one in protobuf text format, e.g. 'sgd { loss: LOSS_LOG }'"));
   }
   return algorithm;

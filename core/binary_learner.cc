@@ -17,11 +17,11 @@ void BinaryLearner::Learn(Features x, int y, double s,
 
 absl::Status BinaryLearner::Predict(absl::Span<const Features> xs,
                                     absl::Span<Prediction> out) const {
-  const LinearWeights& weights = classifier_->weights();
-  const double norm = WeightNorm();
+  // A classifier that is not linear has no hyperplane to be distant from.
+  const double norm = classifier_->linear() ? WeightNorm() : 0.0;
   for (size_t i = 0; i < xs.size(); ++i) {
     Prediction& p = out[i];
-    p.score = weights.Score(xs[i]);
+    p.score = classifier_->Score(xs[i]);
     p.label = PredictedLabel(p.score);
     p.signed_distance = norm > 0.0 ? std::optional<double>(p.score / norm)
                                    : std::nullopt;
@@ -38,7 +38,7 @@ void BinaryLearner::StartEvaluation(Evaluation& evaluation) const {
 void BinaryLearner::Evaluate(Features x, const PreparedExample& example,
                              std::optional<double> threshold,
                              Evaluation& evaluation) const {
-  const double score = classifier_->weights().Score(x);
+  const double score = classifier_->Score(x);
   if (!std::isfinite(score)) {
     evaluation.Reject(ScoreOverflowError(score));
     return;

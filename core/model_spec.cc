@@ -14,6 +14,7 @@
 #include "core/algorithms/perceptron.h"
 #include "core/algorithms/pocket_perceptron.h"
 #include "core/algorithms/softmax_regression.h"
+#include "core/algorithms/voted_perceptron.h"
 
 namespace halfspace {
 namespace {
@@ -186,6 +187,14 @@ absl::Status ValidateAlgorithm(const AlgorithmParams& algorithm) {
             }
             return absl::OkStatus();
           },
+          [](const VotedPerceptronParams& p) {
+            if (p.max_vectors < 1 || p.max_vectors > kMaxVotedVectors) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  "voted_perceptron.max_vectors is ", p.max_vectors,
+                  "; it must be in [1, ", kMaxVotedVectors, "]"));
+            }
+            return absl::OkStatus();
+          },
       },
       algorithm);
 }
@@ -226,6 +235,11 @@ int64_t VectorsPerClass(const AlgorithmParams& algorithm) {
           [](const MulticlassPerceptronParams&) -> int64_t { return 1; },
           [](const SoftmaxRegressionParams&) -> int64_t { return 1; },
           [](const ConfidenceWeightedParams&) -> int64_t { return 2; },
+          // The voting vectors, the merged sum and the average, and the
+          // counts (at most one more vector's worth: see ClassBytes).
+          [](const VotedPerceptronParams& p) -> int64_t {
+            return p.max_vectors + 2;
+          },
       },
       algorithm);
 }
@@ -233,7 +247,11 @@ int64_t VectorsPerClass(const AlgorithmParams& algorithm) {
 }  // namespace
 
 int64_t ClassBytes(const ModelSpec& spec) {
-  return VectorsPerClass(spec.algorithm) * (FeatureWidth(spec) + 1) *
+  // A voted perceptron's counts and vector headers: a few words per vector.
+  const auto* voted = std::get_if<VotedPerceptronParams>(&spec.algorithm);
+  const int64_t per_vote = voted != nullptr ? 8 * voted->max_vectors : 0;
+  return (VectorsPerClass(spec.algorithm) * (FeatureWidth(spec) + 1) +
+          per_vote) *
              int64_t{sizeof(double)} +
          kClassOverheadBytes;
 }
@@ -265,6 +283,8 @@ AlgorithmParams DefaultParams(Algorithm algorithm) {
       return SoftmaxRegressionParams();
     case Algorithm::kConfidenceWeighted:
       return ConfidenceWeightedParams();
+    case Algorithm::kVotedPerceptron:
+      return VotedPerceptronParams();
   }
   return PerceptronParams();
 }
@@ -387,6 +407,10 @@ std::unique_ptr<OnlineClassifier> MakeBinaryAlgorithm(const ModelSpec& spec) {
               -> std::unique_ptr<OnlineClassifier> {
             return std::make_unique<ConfidenceWeighted>(
                 width, p.variant, p.phi, p.r, p.aggressiveness);
+          },
+          [&](const VotedPerceptronParams& p)
+              -> std::unique_ptr<OnlineClassifier> {
+            return std::make_unique<VotedPerceptron>(width, p.max_vectors);
           },
       },
       spec.algorithm);

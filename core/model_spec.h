@@ -34,6 +34,7 @@ enum class Algorithm {
   kMulticlassPerceptron = 7,
   kSoftmaxRegression = 8,
   kConfidenceWeighted = 9,
+  kVotedPerceptron = 10,
 };
 
 // Each algorithm's parameters, with their defaults. The valid ranges are
@@ -78,6 +79,12 @@ struct ConfidenceWeightedParams {
   double r = 1.0;               // AROW
   double aggressiveness = 1.0;  // C, SCW and NHERD
 };
+struct VotedPerceptronParams {
+  int64_t max_vectors = 64;  // the most vectors that vote one by one
+};
+
+// The most vectors a voted perceptron may keep voting one by one.
+inline constexpr int64_t kMaxVotedVectors = 10000;
 
 // One algorithm and its parameters: a parameter of another algorithm cannot
 // be given. The order matches Algorithm.
@@ -85,7 +92,8 @@ using AlgorithmParams =
     std::variant<PerceptronParams, LogisticRegressionParams,
                  AveragedPerceptronParams, PassiveAggressiveParams, SgdParams,
                  PocketPerceptronParams, MulticlassPerceptronParams,
-                 SoftmaxRegressionParams, ConfidenceWeightedParams>;
+                 SoftmaxRegressionParams, ConfidenceWeightedParams,
+                 VotedPerceptronParams>;
 
 // A visitor from lambdas, one per alternative:
 // std::visit(Overloaded{[](const PerceptronParams& p) {...}, ...}, params).

@@ -11,7 +11,10 @@
 // dense range, or a gather of a sparse x's indices. The memory lasts one
 // batch: 8 bytes per value saved by its largest example.
 //
-// A plain value type; not thread-safe. The log a classifier writes to when
+// Only values are saved: a classifier keeps the shape of its state (the
+// sizes of its vectors) such that an undone example leaves nothing visible,
+// e.g. by keeping sizes in saved counters. A plain value type; not
+// thread-safe. The log a classifier writes to when
 // nobody asked for one, Off(), ignores saves.
 
 #ifndef HALFSPACE_CORE_UNDO_LOG_H_
@@ -45,6 +48,7 @@ class UndoLog {
     places_.clear();
     values_.clear();
     scalars_.clear();
+    counts_.clear();
     flags_.clear();
   }
 
@@ -54,12 +58,16 @@ class UndoLog {
     std::vector<Place>().swap(places_);
     std::vector<double>().swap(values_);
     std::vector<std::pair<double*, double>>().swap(scalars_);
+    std::vector<std::pair<int64_t*, int64_t>>().swap(counts_);
     std::vector<std::pair<bool*, bool>>().swap(flags_);
   }
 
   // A scalar: never an element of a vector saved too.
   void Save(double& v) {
     if (on_) scalars_.emplace_back(&v, v);
+  }
+  void Save(int64_t& v) {
+    if (on_) counts_.emplace_back(&v, v);
   }
   void Save(bool& v) {
     if (on_) flags_.emplace_back(&v, v);
@@ -118,6 +126,9 @@ class UndoLog {
     for (auto it = scalars_.rbegin(); it != scalars_.rend(); ++it) {
       *it->first = it->second;
     }
+    for (auto it = counts_.rbegin(); it != counts_.rend(); ++it) {
+      *it->first = it->second;
+    }
     for (auto it = flags_.rbegin(); it != flags_.rend(); ++it) {
       *it->first = it->second;
     }
@@ -165,6 +176,7 @@ class UndoLog {
   std::vector<Place> places_;
   std::vector<double> values_;
   std::vector<std::pair<double*, double>> scalars_;
+  std::vector<std::pair<int64_t*, int64_t>> counts_;
   std::vector<std::pair<bool*, bool>> flags_;
 };
 

@@ -165,6 +165,12 @@ absl::StatusOr<AlgorithmParams> FromProto(const v1::Algorithm& algorithm) {
       if (!s.ok()) return s;
       return p;
     }
+    case v1::Algorithm::kVotedPerceptron: {
+      const v1::VotedPerceptron& m = algorithm.voted_perceptron();
+      VotedPerceptronParams p;
+      if (m.has_max_vectors()) p.max_vectors = m.max_vectors();
+      return p;
+    }
     case v1::Algorithm::ALGORITHM_NOT_SET:
       break;
   }
@@ -233,6 +239,10 @@ void ToProto(const AlgorithmParams& params, v1::Algorithm* out) {
             m->set_phi(p.phi);
             m->set_r(p.r);
             m->set_aggressiveness(p.aggressiveness);
+          },
+          [&](const VotedPerceptronParams& p) {
+            out->mutable_voted_perceptron()->set_max_vectors(
+                static_cast<uint32_t>(p.max_vectors));
           },
       },
       params);

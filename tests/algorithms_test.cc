@@ -22,6 +22,7 @@
 #include "core/algorithms/sgd_classifier.h"
 #include "core/storage/snapshot_codec.h"
 #include "core/algorithms/softmax_regression.h"
+#include "core/algorithms/voted_perceptron.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -327,6 +328,115 @@ TEST(ConfidenceWeightedTest, ArowAndScwResistLabelNoiseBetterThanPaI) {
       << "SCW-I " << scw_right << ", PA-I " << pa_right;
 }
 
+// The stream of Freund & Schapire's algorithm by hand, d = 2:
+//   1. x = (1, 0),  y = +1: v1 = 0 errs; v2 = (1, 0; 1), c2 = 1
+//   2. x = (0, 1),  y = -1: v2 scores 1, errs; v3 = (1, -1; 0), c3 = 1
+//   3. x = (1, 0),  y = +1: v3 scores 1: c3 = 2
+//   4. x = (0, 1),  y = -1: v3 scores -1: c3 = 3
+//   5. x = (-1, 0), y = +1: v3 scores -1, errs; v4 = (0, -1; 1), c4 = 1
+//   6. x = (0, 1),  y = +1: v4 scores 0, errs; v5 = (0, 0; 2), c5 = 1
+const std::vector<std::pair<std::vector<double>, int>>& VotedStream() {
+  static const auto* stream = new std::vector<std::pair<std::vector<double>, int>>{
+      {{1, 0}, 1}, {{0, 1}, -1}, {{1, 0}, 1},
+      {{0, 1}, -1}, {{-1, 0}, 1}, {{0, 1}, 1}};
+  return *stream;
+}
+
+TEST(VotedPerceptronTest, VotesWithEveryVectorWeightedByItsSurvival) {
+  VotedPerceptron voted(2, /*max_vectors=*/64);
+  const std::vector<bool> updates = {true, true, false, false, true};
+  const std::vector<double> scores = {0, 1, 1, -1, -1};
+  for (size_t i = 0; i < 5; ++i) {
+    const Update u = voted.Learn(VotedStream()[i].first,
+                                 VotedStream()[i].second, 1.0);
+    EXPECT_EQ(u.updated, updates[i]) << i;
+    EXPECT_EQ(u.score, scores[i]) << i;  // the current vector's
+  }
+  // v2 (c 1), v3 (c 3), v4 (c 1):
+  const std::vector<double> a = {1, 0}, b = {-0.5, 0};
+  EXPECT_EQ(voted.Score(a), 5);   // all three say +1
+  EXPECT_EQ(voted.Score(b), -1);  // +1·1 - 1·3 + 1·1
+  EXPECT_FALSE(voted.linear());
+  // The linear summary is the average (4, -4; 2)/5, which puts b exactly on
+  // its hyperplane (+1) where the vote says -1.
+  voted.EndBatch();
+  const LinearWeights& average = voted.weights();
+  EXPECT_THAT(average.w, ElementsAre(DoubleEq(0.8), DoubleEq(-0.8)));
+  EXPECT_DOUBLE_EQ(average.b, 0.4);
+  EXPECT_NEAR(average.Score(b), 0.0, 1e-15);
+  // The last vector alone would say +1 at b too.
+  EXPECT_EQ(voted.Learn(VotedStream()[5].first, 1, 1.0).score, 0);
+  EXPECT_EQ(voted.Score(b), 0);  // v5 = (0, 0; 2) votes +1 once more
+}
+
+TEST(VotedPerceptronTest, PastMaxVectorsTheOldestMergeIntoOneVoter) {
+  VotedPerceptron voted(2, /*max_vectors=*/2);
+  for (size_t i = 0; i < 5; ++i) {
+    voted.Learn(VotedStream()[i].first, VotedStream()[i].second, 1.0);
+  }
+  // v1 (c 0) and v2 (c 1) merged: the sum v2 votes as v2 did.
+  const std::vector<double> b = {-0.5, 0};
+  EXPECT_EQ(voted.Score(b), -1);
+  voted.Learn(VotedStream()[5].first, 1, 1.0);
+  // v3 (c 3) merged too: S = v2 + 3·v3 = (4, -3; 1) scores -1 at b and
+  // votes with c = 4; v4 and v5 say +1: -4 + 1 + 1. Unbounded, 0.
+  EXPECT_EQ(voted.Score(b), -2);
+  // Memory: the count, the merged count and sum, two vectors.
+  EXPECT_EQ(voted.ExportState().size(), 2u + 3u + 2u * 4u);
+  // A restored vote votes and learns on identically.
+  VotedPerceptron restored(2, 2);
+  voted.EndBatch();
+  restored.set_weights(voted.weights());
+  ASSERT_TRUE(restored.ImportState(voted.ExportState()).ok());
+  EXPECT_EQ(restored.Score(b), -2);
+  for (VotedPerceptron* v : {&voted, &restored}) v->Learn(b, -1, 2.0);
+  EXPECT_EQ(restored.ExportState(), voted.ExportState());
+  // A state of more vectors than max_vectors does not fit.
+  VotedPerceptron wide(2, 64);
+  for (const auto& [x, y] : VotedStream()) wide.Learn(x, y, 1.0);
+  EXPECT_FALSE(restored.ImportState(wide.ExportState()).ok());
+}
+
+TEST(VotedPerceptronTest, AModelPredictsTheVoteWithoutADistance) {
+  ModelSpec spec;
+  spec.dimension = 2;
+  spec.algorithm = VotedPerceptronParams{};
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create("m", spec);
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<Example> stream;
+  for (size_t i = 0; i < 5; ++i) {
+    stream.push_back({VotedStream()[i].first, VotedStream()[i].second});
+  }
+  std::vector<ExampleOutcome> out(stream.size());
+  ASSERT_TRUE((*model)->Learn(stream, absl::MakeSpan(out)).ok());
+  const std::vector<double> b = {-0.5, 0};
+  std::vector<Prediction> p(1);
+  ASSERT_TRUE((*model)->Predict({FeatureInput(b)}, absl::MakeSpan(p)).ok());
+  EXPECT_EQ(p[0].score, -1);
+  EXPECT_EQ(p[0].label, -1);
+  EXPECT_FALSE(p[0].signed_distance.has_value());
+  EXPECT_FALSE(p[0].probability.has_value());
+  // Weights and statistics are the average's.
+  EXPECT_THAT((*model)->Weights().weights.w,
+              ElementsAre(DoubleEq(0.8), DoubleEq(-0.8)));
+  EXPECT_DOUBLE_EQ((*model)->Stats().weight_norm, std::sqrt(1.28));
+  Evaluation evaluation;
+  ASSERT_TRUE((*model)->Evaluate({{b, -1}}, std::nullopt, evaluation).ok());
+  EXPECT_EQ(evaluation.accuracy(), 1.0);
+}
+
+TEST(VotedPerceptronTest, ImportanceWeightsCountAndZeroIsNothing) {
+  VotedPerceptron voted(2, 8);
+  const std::vector<double> x = {1, 0};
+  voted.Learn(x, 1, 0.0);
+  EXPECT_EQ(voted.ExportState(), VotedPerceptron(2, 8).ExportState());
+  voted.Learn(x, 1, 2.5);  // errs: the new vector counts 2.5
+  voted.Learn(x, 1, 0.5);  // survives: 3
+  EXPECT_EQ(voted.Score(x), 3);
+  voted.EndBatch();
+  EXPECT_THAT(voted.weights().w, ElementsAre(2.5, 0));  // the only voter
+}
+
 TEST(SgdClassifierTest, OptimalScheduleStartsAtScikitLearnsEta) {
   SgdOptions options;  // hinge, L2, α = 1e-4, optimal
   SgdClassifier sgd(2, 1.0, options);
@@ -498,7 +608,8 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
   for (Algorithm a : {Algorithm::kPerceptron, Algorithm::kLogisticRegression,
                       Algorithm::kAveragedPerceptron,
                       Algorithm::kPassiveAggressive,
-                      Algorithm::kPocketPerceptron}) {
+                      Algorithm::kPocketPerceptron,
+                      Algorithm::kVotedPerceptron}) {
     spec.algorithm = DefaultParams(a);
     SCOPED_TRACE(static_cast<int>(a));
     ExpectExactContinuation(spec);
@@ -510,6 +621,9 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
   std::get<SgdParams>(spec.algorithm).options.penalty = Penalty::kL2;
   std::get<SgdParams>(spec.algorithm).options.schedule = Schedule::kAdaGrad;
   std::get<SgdParams>(spec.algorithm).options.average_from = 0;  // averaging does not go with AdaGrad
+  ExpectExactContinuation(spec);
+  // A vote that has merged vectors, mid-ring.
+  spec.algorithm = VotedPerceptronParams{3};
   ExpectExactContinuation(spec);
   // Hash buckets and interactions widen w and travel in the snapshot.
   spec.hash_bits = 3;
@@ -751,7 +865,8 @@ TEST(SnapshotContinuationTest, MulticlassModelsResumeExactly) {
         std::pair{Algorithm::kSoftmaxRegression, false},
         std::pair{Algorithm::kAveragedPerceptron, true},
         std::pair{Algorithm::kSgd, true},
-        std::pair{Algorithm::kConfidenceWeighted, true}}) {
+        std::pair{Algorithm::kConfidenceWeighted, true},
+        std::pair{Algorithm::kVotedPerceptron, true}}) {
     SCOPED_TRACE(static_cast<int>(algorithm));
     const auto xs = RandomPoints(300, 4, 23);
     const char* names[] = {"x", "y", "z"};

@@ -160,7 +160,8 @@ TEST_F(ApiTest, EveryParameterRoundTripsThroughGetModel) {
       "multiclass_perceptron { learning_rate: 0.5 }",
       "softmax_regression { learning_rate: 0.5 l2: 0.25 }",
       "confidence_weighted { variant: VARIANT_SCW_II phi: 1.5 r: 0.5 "
-      "aggressiveness: 0.25 }"};
+      "aggressiveness: 0.25 }",
+      "voted_perceptron { max_vectors: 7 }"};
   ASSERT_EQ(static_cast<int>(algorithms.size()),
             v1::Algorithm::descriptor()->field_count());
   for (size_t i = 0; i < algorithms.size(); ++i) {

@@ -53,6 +53,7 @@ TEST(ModelBytesTest, CountsWhatEveryAlgorithmKeeps) {
       Spec(MulticlassPerceptronParams{}, d),
       Spec(SoftmaxRegressionParams{}, d),
       Spec(ConfidenceWeightedParams{}, d),
+      Spec(VotedPerceptronParams{2}, d),
   };
   for (Penalty penalty : {Penalty::kL2, Penalty::kL1, Penalty::kElasticNet}) {
     for (uint64_t average_from : {0, 1}) {

@@ -364,7 +364,7 @@ TEST(ModelTest, OneVsRestPredictsNormalizedProbabilities) {
 // setting survives the model file.
 TEST(ModelTest, WithoutInterceptEveryAlgorithmKeepsTheBiasAtZero) {
   std::vector<AlgorithmParams> algorithms;
-  for (int a = 1; a <= 9; ++a) {
+  for (int a = 1; a <= 10; ++a) {
     algorithms.push_back(DefaultParams(static_cast<Algorithm>(a)));
   }
   SgdParams adagrad, averaged;

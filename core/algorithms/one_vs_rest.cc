@@ -40,7 +40,7 @@ void OneVsRest::Predict(Features x, std::vector<double>& scores,
   scores.resize(n);
   probabilities.clear();
   for (int k = 0; k < n; ++k) {
-    scores[k] = binaries_[k]->weights().Score(x);
+    scores[k] = binaries_[k]->Score(x);
     if (std::optional<double> p = binaries_[k]->Probability(scores[k])) {
       probabilities.push_back(*p);
     }

@@ -59,12 +59,21 @@ class OnlineClassifier {
   // up to date here.
   virtual void EndBatch() {}
 
+  // The score the classifier predicts with, whose sign is the label: by
+  // default f(x) = w·x + b with weights(); the voted perceptron's vote.
+  virtual double Score(const Features& x) const { return weights().Score(x); }
+
+  // Whether Score is w·x + b with weights(), so that f(x)/‖w‖ is the
+  // signed distance to a hyperplane.
+  virtual bool linear() const { return true; }
+
   // P(y = +1 | x) for a given score, or nullopt when the algorithm is not
   // probabilistic.
   virtual std::optional<double> Probability(double score) const = 0;
 
   // The weights the classifier predicts with (for averaging algorithms, the
-  // average); valid until the next Learn, EndBatch or set_weights.
+  // average; for a classifier that is not linear(), its linear summary);
+  // valid until the next Learn, EndBatch or set_weights.
   virtual const LinearWeights& weights() const = 0;
 
   // Makes `weights` the weights it learns from and predicts with, keeping

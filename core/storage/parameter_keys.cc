@@ -29,6 +29,7 @@ enum Key : uint32_t {
   kCwVariant = 20,
   kPhi = 21,
   kR = 22,
+  kMaxVectors = 23,
 };
 
 }  // namespace
@@ -88,6 +89,9 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
                  {kPhi, p.phi},
                  {kR, p.r},
                  {kAggressiveness, p.aggressiveness}});
+          },
+          [&](const VotedPerceptronParams& p) {
+            add({{kMaxVectors, double(p.max_vectors)}});
           },
       },
       spec.algorithm);
@@ -170,6 +174,14 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
       p.phi = get(kPhi, p.phi);
       p.r = get(kR, p.r);
       p.aggressiveness = get(kAggressiveness, p.aggressiveness);
+      spec.algorithm = p;
+      return true;
+    }
+    case Algorithm::kVotedPerceptron: {
+      VotedPerceptronParams p;
+      // Out of range (a damaged file) becomes 0, which validation refuses.
+      const double v = get(kMaxVectors, double(p.max_vectors));
+      p.max_vectors = v >= 1 && v <= kMaxVotedVectors ? int64_t(v) : 0;
       spec.algorithm = p;
       return true;
     }
