@@ -254,6 +254,16 @@ constexpr bool kReadOnly =
     std::is_same_v<Request, v1::GetSourceSequenceRequest> ||
     std::is_same_v<Request, grpc::health::v1::HealthCheckRequest>;
 
+// Whether sending `request` again is safe: a Predict that remembers its
+// instances changes the model.
+template <typename Request>
+bool ReadOnly(const Request& request) {
+  if constexpr (std::is_same_v<Request, v1::PredictRequest>) {
+    return !request.remember();
+  }
+  return kReadOnly<Request>;
+}
+
 // The pause before attempt `attempt` (2, 3, ...): exponential backoff with
 // jitter, drawn from [b/2, b] so that clients a restart disconnected
 // together do not come back together.
@@ -273,7 +283,7 @@ absl::StatusOr<Response> Client::Call(
     const Request& request) {
   const absl::Time deadline = absl::Now() + timeout_;
   const int attempts =
-      kReadOnly<Request> ? std::max(retry_.max_attempts, 1) : 1;
+      ReadOnly(request) ? std::max(retry_.max_attempts, 1) : 1;
   for (int attempt = 1;; ++attempt) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(deadline));
@@ -369,6 +379,11 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
   if (!response.ok()) return response.status();
   return std::vector<v1::Prediction>(response->predictions().begin(),
                                      response->predictions().end());
+}
+
+absl::StatusOr<v1::FeedbackResponse> Client::Feedback(
+    const v1::FeedbackRequest& request) {
+  return Call(stub_.get(), &Stub::Feedback, request);
 }
 
 absl::StatusOr<v1::GetWeightsResponse> Client::GetWeights(

@@ -193,7 +193,8 @@ class Client {
   // the constructor).
   void set_timeout(absl::Duration timeout) { timeout_ = timeout; }
 
-  // How calls that change nothing (GetModel, ListModels, Predict,
+  // How calls that change nothing (GetModel, ListModels, Predict without
+  // remember,
   // GetWeights, GetStats, ExportModel, GetSourceSequence, Health) are tried
   // again when they fail with UNAVAILABLE: a server restarting or draining,
   // a connection lost. Calls that change a model are never retried here (a
@@ -220,9 +221,17 @@ class Client {
   absl::StatusOr<std::vector<v1::Prediction>> Predict(
       const std::string& model,
       const std::vector<std::vector<double>>& instances);
-  // Any feature forms, as the proto has them.
+  // Any feature forms, as the proto has them; with request.remember, each
+  // prediction names the example id a later Feedback gives its label
+  // under (delayed labels; such a Predict changes the model, so it is not
+  // retried).
   absl::StatusOr<std::vector<v1::Prediction>> Predict(
       const v1::PredictRequest& request);
+
+  // Learns the labels of remembered examples (see the Feedback RPC): one
+  // result per feedback, in order. Not retried.
+  absl::StatusOr<v1::FeedbackResponse> Feedback(
+      const v1::FeedbackRequest& request);
 
   // The server's gRPC health status: "" for the server as a whole,
   // "halfspace.v1.HalfspaceService" for the API (NOT_SERVING while it

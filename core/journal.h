@@ -12,10 +12,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/pending_examples.h"
 
 namespace halfspace {
 
@@ -74,6 +77,12 @@ struct Batch {
   // log.record can carry them; recovery gives the logged list instead.
   std::vector<uint32_t> refused;
   std::function<void(Batch&)> record_refusals;
+  // Delayed feedback: example i learns the example remembered under
+  // example_ids[i] (see Model::Remember), as of pending_now_micros under
+  // pending_limits; empty for a plain batch.
+  absl::Span<const std::string> example_ids;
+  int64_t pending_now_micros = 0;
+  PendingLimits pending_limits;
 };
 
 }  // namespace halfspace

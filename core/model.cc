@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/quoted.h"
 
 namespace halfspace {
@@ -105,7 +106,7 @@ Model::Model(std::string name, const ModelSpec& spec,
                         : nullptr),
       reserved_(reserved) {}
 
-Model::~Model() { budget_->Release(reserved_); }
+Model::~Model() { budget_->Release(reserved_ + pending_reserved_); }
 
 absl::StatusOr<std::unique_ptr<Model>> Model::Create(
     std::string name, const ModelSpec& spec,
@@ -169,6 +170,10 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   }
   if (!s.ok()) return s;
   m.counters_ = snapshot.counters;
+  m.pending_.Import(std::move(snapshot.pending));
+  s = m.budget_->Reserve(m.pending_.bytes(), m.name_);
+  if (!s.ok()) return s;
+  m.pending_reserved_ = m.pending_.bytes();
   m.lsn_ = snapshot.lsn;
   m.sources_.insert(snapshot.sources.begin(), snapshot.sources.end());
   return model;
@@ -247,6 +252,12 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
     return absl::InvalidArgumentError(
         "sequence numbers start at 1; a tagged batch cannot start at 0");
   }
+  if (batch != nullptr && !batch->example_ids.empty() &&
+      batch->example_ids.size() != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a feedback batch of ", n, " examples names ",
+                     batch->example_ids.size(), " example ids"));
+  }
   std::unique_lock lock(mu_);
   if (deleted_.load(std::memory_order_acquire)) return Deleted(name_);
   // Examples [0, fresh) were applied before: sequence <= the source's last.
@@ -283,7 +294,16 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
   for (size_t i = fresh; i < n; ++i) {
     while (next < refused.size() && refused[next] < i) ++next;
     if (next < refused.size() && refused[next] == i) continue;
+    if (!JoinsPending(batch, i, outcomes[i])) continue;
     removed_class |= !LearnOne(examples[i], outcomes[i]);
+    if (batch != nullptr && !batch->example_ids.empty() &&
+        outcomes[i].error.ok()) {
+      pending_.Join(batch->example_ids[i], batch->pending_limits);
+    }
+  }
+  if (batch != nullptr && !batch->example_ids.empty()) {
+    pending_.Expire(batch->pending_now_micros, batch->pending_limits);
+    ReleasePendingBytes();
   }
   undo_.Release();
   learner_->EndBatch();
@@ -371,6 +391,93 @@ absl::Status Model::AdmitClass(absl::string_view label, int64_t classes) {
 void Model::Unreserve(int64_t bytes) {
   budget_->Release(bytes);
   reserved_ -= bytes;
+}
+
+bool Model::JoinsPending(const Batch* batch, size_t i,
+                         ExampleOutcome& outcome) {
+  if (batch == nullptr || batch->example_ids.empty()) return true;
+  const std::string& id = batch->example_ids[i];
+  switch (pending_.Check(id, batch->pending_now_micros)) {
+    case PendingExamples::State::kWaiting:
+      return true;
+    case PendingExamples::State::kJoined:
+      Reject(absl::OkStatus(), outcome);
+      outcome.duplicate = true;
+      return false;
+    case PendingExamples::State::kExpired:
+      Reject(absl::NotFoundError(absl::StrCat(
+                 "example ", Quoted(id),
+                 " expired before its feedback came (its time to live "
+                 "passed, or newer predictions needed its room)")),
+             outcome);
+      return false;
+    case PendingExamples::State::kUnknown:
+      break;
+  }
+  Reject(absl::NotFoundError(absl::StrCat(
+             "no example is remembered under id ", Quoted(id), " for model ",
+             Quoted(name_), ": predict with remember set first")),
+         outcome);
+  return false;
+}
+
+void Model::ReleasePendingBytes() {
+  const int64_t unused = pending_reserved_ - pending_.bytes();
+  if (unused > 0) {
+    budget_->Release(unused);
+    pending_reserved_ -= unused;
+  }
+}
+
+absl::Status Model::Remember(std::vector<PendingExamples::Entry> entries,
+                             int64_t now_micros, const PendingLimits& limits,
+                             LogEntry* log) {
+  int64_t growth = 0;  // at most: evictions and joins only free bytes
+  for (const PendingExamples::Entry& e : entries) {
+    const int64_t bytes = PendingExamples::Bytes(e);
+    if (bytes > limits.max_bytes && budget_->enforcing()) {
+      return LimitExceeded(
+          absl::StrCat("example ", Quoted(e.id), " takes ", bytes,
+                       " bytes to remember"),
+          limits.max_bytes, "max_pending_bytes");
+    }
+    growth += bytes;
+  }
+  absl::flat_hash_set<absl::string_view> ids;
+  std::unique_lock lock(mu_);
+  if (deleted_.load(std::memory_order_acquire)) return Deleted(name_);
+  for (const PendingExamples::Entry& e : entries) {
+    if (pending_.Taken(e.id) || !ids.insert(e.id).second) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "example id ", Quoted(e.id), " of model ", Quoted(name_),
+          " was used before; give each prediction a new id"));
+    }
+  }
+  if (absl::Status s = budget_->Reserve(growth, name_); !s.ok()) return s;
+  pending_reserved_ += growth;
+  if (log != nullptr) {
+    if (absl::Status s = Log(*log); !s.ok()) {
+      ReleasePendingBytes();
+      return s;
+    }
+  }
+  pending_.Expire(now_micros, limits);
+  for (PendingExamples::Entry& e : entries) {
+    pending_.Remember(std::move(e), limits);
+  }
+  ReleasePendingBytes();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  return absl::OkStatus();
+}
+
+PendingExamples::State Model::Pending(absl::string_view id, int64_t now_micros,
+                                      std::string* features) const {
+  std::shared_lock lock(mu_);
+  const PendingExamples::State state = pending_.Check(id, now_micros);
+  if (state == PendingExamples::State::kWaiting) {
+    *features = *pending_.Features(id);
+  }
+  return state;
 }
 
 bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome) {
@@ -576,13 +683,31 @@ ModelCounters Model::counters() const {
 
 int64_t Model::memory_bytes() const {
   std::shared_lock lock(mu_);
-  return reserved_;
+  return reserved_ + pending_reserved_;
+}
+
+PendingStats Model::pending_stats() const {
+  std::shared_lock lock(mu_);
+  return PendingStatsLocked();
+}
+
+PendingStats Model::PendingStatsLocked() const {
+  // Examples past their deadline count as expired already; their memory is
+  // given back at the next change to the pending examples.
+  const size_t due = pending_.Due(absl::ToUnixMicros(absl::Now()));
+  PendingStats stats;
+  stats.waiting = pending_.waiting() - due;
+  stats.bytes = pending_.bytes();
+  stats.counters = pending_.counters();
+  stats.counters.expired += due;
+  return stats;
 }
 
 ModelStats Model::Stats() const {
   ModelStats stats;
   std::shared_lock lock(mu_);
   stats.counters = counters_;
+  stats.pending = PendingStatsLocked();
   stats.weight_norm = learner_->WeightNorm();
   stats.bias = learner_->Bias();
   return stats;
@@ -614,6 +739,7 @@ ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   snapshot.counters = counters_;
   snapshot.lsn = lsn_;
   snapshot.sources.insert(sources_.begin(), sources_.end());
+  snapshot.pending = pending_.Export();
   return snapshot;
 }
 

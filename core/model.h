@@ -134,6 +134,28 @@ class Model {
   // Whether the model gives probabilities.
   bool probabilistic() const { return IsProbabilistic(spec_); }
 
+  // Delayed feedback (see pending_examples.h). Remembers `entries` — ids
+  // valid and distinct, features as the server encodes them — until
+  // feedback joins them (a Learn whose batch names their ids), their
+  // deadlines pass, or `limits` make room for newer ones, as of `now`.
+  // With a `log`, its record is appended first; with no entries, only what
+  // is due expires. ALREADY_EXISTS, remembering
+  // nothing, for an id remembered before (waiting, or joined or expired
+  // recently); RESOURCE_EXHAUSTED for an entry larger than
+  // limits.max_bytes or past the server's memory; NOT_FOUND once the model
+  // is deleted; the journal's error.
+  absl::Status Remember(std::vector<PendingExamples::Entry> entries,
+                        int64_t now_micros, const PendingLimits& limits,
+                        LogEntry* log = nullptr);
+
+  // Delayed feedback's numbers as of now; O(1) but for examples due.
+  PendingStats pending_stats() const;
+
+  // The state of remembered example `id` as of `now`, and, while it
+  // waits, its features into `features`.
+  PendingExamples::State Pending(absl::string_view id, int64_t now_micros,
+                                 std::string* features) const;
+
   // Replaces w and b of a binary model; counters are kept.
   absl::Status SetWeights(std::vector<double> w, double b) {
     return SetClassWeights("", std::move(w), b);
@@ -163,7 +185,8 @@ class Model {
   // The counters alone; O(1).
   ModelCounters counters() const;
 
-  // The memory the model holds (see ModelBytes).
+  // The memory the model holds (see ModelBytes), its remembered examples'
+  // included.
   int64_t memory_bytes() const;
 
   // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
@@ -220,6 +243,15 @@ class Model {
   // Gives back `bytes` of the model's reservation.
   // REQUIRES: mu_ held exclusively.
   void Unreserve(int64_t bytes);
+  // Whether example i of `batch` may learn: OK for a plain batch or a
+  // remembered example that waits; else why not, as its outcome.
+  // REQUIRES: mu_ held exclusively.
+  bool JoinsPending(const Batch* batch, size_t i, ExampleOutcome& outcome);
+  // See pending_stats. REQUIRES: mu_ held.
+  PendingStats PendingStatsLocked() const;
+  // Gives back to the budget what the pending examples no longer take.
+  // REQUIRES: mu_ held exclusively.
+  void ReleasePendingBytes();
   // Learns one prepared example, or refuses it, leaving the model as it
   // was, when learning it overflows. Returns false if it refused the
   // example and removed the class it had added. REQUIRES: mu_ held
@@ -241,8 +273,8 @@ class Model {
 
   // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
   // which ThreadSanitizer models even with an uninstrumented Abseil.
-  // The objects learner_ and standardizer_ point to, undo_, counters_, lsn_
-  // and sources_ are guarded by mu_.
+  // The objects learner_ and standardizer_ point to, undo_, counters_, lsn_,
+  // sources_ and pending_ are guarded by mu_.
   mutable std::shared_mutex mu_;
   UndoLog undo_;  // what the example being learned changed
   const std::unique_ptr<Learner> learner_;
@@ -252,6 +284,8 @@ class Model {
   uint64_t lsn_ = 0;
   std::map<std::string, uint64_t, std::less<>> sources_;
   int64_t reserved_;  // the bytes this model holds in budget_
+  PendingExamples pending_;
+  int64_t pending_reserved_ = 0;  // the bytes pending_ holds in budget_
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};

@@ -159,11 +159,29 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
   ReplayJournal journal(lsn);
   switch (record.change_case()) {
     case storage::v1::LogRecord::kTrain: {
+      const storage::v1::TrainBatch& logged = record.train();
       Batch batch;
-      batch.source = record.train().source();
-      batch.first_sequence = record.train().first_sequence();
+      batch.source = logged.source();
+      batch.first_sequence = logged.first_sequence();
       batch.log.journal = &journal;
-      return train(model, record.train(), batch);
+      const std::vector<std::string> ids(logged.example_ids().begin(),
+                                         logged.example_ids().end());
+      batch.example_ids = ids;
+      batch.pending_now_micros = logged.pending().now_micros();
+      batch.pending_limits = LimitsOf(logged.pending());
+      return train(model, logged, batch);
+    }
+    case storage::v1::LogRecord::kRemember: {
+      storage::v1::Remember& change = *record.mutable_remember();
+      std::vector<PendingExamples::Entry> entries;
+      for (storage::v1::PendingExample& e : *change.mutable_examples()) {
+        entries.push_back({std::move(*e.mutable_id()),
+                           std::move(*e.mutable_features()),
+                           e.deadline_micros()});
+      }
+      LogEntry log{&journal, {}, 0};
+      return model.Remember(std::move(entries), change.context().now_micros(),
+                            LimitsOf(change.context()), &log);
     }
     case storage::v1::LogRecord::kSetWeights: {
       const storage::v1::SetWeights& change = record.set_weights();

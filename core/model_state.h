@@ -20,6 +20,7 @@
 #include "core/features/features.h"
 #include "core/linear_weights.h"
 #include "core/model_spec.h"
+#include "core/pending_examples.h"
 
 namespace halfspace {
 
@@ -34,8 +35,18 @@ struct ModelCounters {
 };
 
 // A consistent read of the counters and the weights' summary.
+// Delayed feedback's numbers: examples waiting for their label (those past
+// their deadline count as expired), the bytes they and the tombstones take,
+// and the counters.
+struct PendingStats {
+  uint64_t waiting = 0;
+  int64_t bytes = 0;
+  PendingExamples::Counters counters;
+};
+
 struct ModelStats {
   ModelCounters counters;
+  PendingStats pending;
   double weight_norm = 0.0;  // ‖w‖; for multiclass, √Σ_k ‖w_k‖²
   double bias = 0.0;         // b; 0 for multiclass
 };
@@ -53,6 +64,7 @@ struct ModelSnapshot {
   uint64_t lsn = 0;  // the last log record reflected; 0 if none
   // Per training source, the last sequence number applied.
   std::map<std::string, uint64_t> sources;
+  PendingExamples::Snapshot pending;  // remembered for delayed feedback
 };
 
 // An example checked and put into the model's feature space by

@@ -301,6 +301,11 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
       c.examples_seen == 0
           ? 0.0
           : 1.0 - static_cast<double>(c.mistakes) / c.examples_seen);
+  s->set_pending_waiting(stats.pending.waiting);
+  s->set_pending_remembered(stats.pending.counters.remembered);
+  s->set_pending_joined(stats.pending.counters.joined);
+  s->set_pending_expired(stats.pending.counters.expired);
+  s->set_pending_bytes(stats.pending.bytes);
 }
 
 namespace {

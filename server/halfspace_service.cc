@@ -9,6 +9,7 @@
 #include "core/storage/snapshot_codec.h"
 #include "server/convert.h"
 #include "server/evaluate_stream.h"
+#include "server/feedback.h"
 #include "server/logging.h"
 #include "server/peer.h"
 #include "server/predict.h"
@@ -129,6 +130,13 @@ HalfspaceService::Unary HalfspaceService::DeleteModel(Context* c,
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 HalfspaceService::Train(Context* c) {
   return StartTrainStream(parts_, c);
+}
+
+HalfspaceService::Unary HalfspaceService::Feedback(Context* c,
+                                                   const Bytes* in,
+                                                   Bytes* out) {
+  return Serve(c, in, out, "Feedback", Permission::kTrain,
+               &HalfspaceService::DoFeedback);
 }
 
 HalfspaceService::Unary HalfspaceService::Predict(Context* c, const Bytes* in,
@@ -292,8 +300,20 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
                                          v1::PredictResponse& response,
                                          Call& call) {
   PredictScratch scratch;
-  return PredictInto(*parts_.registry, request.model(), request.instances(),
-                     scratch, call.stop, *response.mutable_predictions());
+  return PredictAndRemember(parts_, call.principal, request.model(), request,
+                            scratch, call.stop, *response.mutable_predictions(),
+                            call.lsn);
+}
+
+absl::Status HalfspaceService::DoFeedback(const v1::FeedbackRequest& request,
+                                          v1::FeedbackResponse& response,
+                                          Call& call) {
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Get(request.model());
+  if (!model.ok()) return model.status();
+  return LearnFeedback(**model, *parts_.registry, request, call.stop,
+                       parts_.max_message_bytes, *parts_.metrics, response,
+                       call.lsn);
 }
 
 absl::Status HalfspaceService::DoGetWeights(

@@ -29,6 +29,7 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
             v1::HalfspaceService::WithRawCallbackMethod_DeleteModel<
                 v1::HalfspaceService::WithRawCallbackMethod_Train<
                     v1::HalfspaceService::WithRawCallbackMethod_Predict<
+                    v1::HalfspaceService::WithRawCallbackMethod_Feedback<
                     v1::HalfspaceService::WithRawCallbackMethod_PredictStream<
                         v1::HalfspaceService::WithRawCallbackMethod_Evaluate<
                             v1::HalfspaceService::WithRawCallbackMethod_GetWeights<
@@ -38,7 +39,7 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                             v1::HalfspaceService::WithRawCallbackMethod_ImportModel<
                                                 v1::HalfspaceService::WithRawCallbackMethod_RestoreModel<
                                                     v1::HalfspaceService::WithRawCallbackMethod_GetStats<
-                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>;
+                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>;
 // clang-format on
 
 class HalfspaceService final : public HalfspaceServiceBase {
@@ -61,6 +62,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
   Unary DeleteModel(Context* c, const Bytes* in, Bytes* out) override;
   grpc::ServerBidiReactor<Bytes, Bytes>* Train(Context* c) override;
   Unary Predict(Context* c, const Bytes* in, Bytes* out) override;
+  Unary Feedback(Context* c, const Bytes* in, Bytes* out) override;
   grpc::ServerBidiReactor<Bytes, Bytes>* PredictStream(Context* c) override;
   grpc::ServerReadReactor<Bytes>* Evaluate(Context* c, Bytes* out) override;
   Unary GetWeights(Context* c, const Bytes* in, Bytes* out) override;
@@ -107,6 +109,8 @@ class HalfspaceService final : public HalfspaceServiceBase {
                              v1::DeleteModelResponse& response, Call& call);
   absl::Status DoPredict(const v1::PredictRequest& request,
                          v1::PredictResponse& response, Call& call);
+  absl::Status DoFeedback(const v1::FeedbackRequest& request,
+                          v1::FeedbackResponse& response, Call& call);
   absl::Status DoGetWeights(const v1::GetWeightsRequest& request,
                             v1::GetWeightsResponse& response, Call& call);
   absl::Status DoSetWeights(const v1::SetWeightsRequest& request,

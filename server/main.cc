@@ -75,6 +75,14 @@ ABSL_FLAG(int64_t, max_interaction_products, 100000,
           "with m make n*m; a group of n with itself n(n-1)/2)");
 ABSL_FLAG(int64_t, max_examples_per_request, 100000,
           "examples or instances in one Train, Evaluate or Predict request");
+ABSL_FLAG(int64_t, max_pending_examples, 100000,
+          "examples one model keeps remembered for delayed feedback (Predict "
+          "with remember); past it the oldest are dropped");
+ABSL_FLAG(int64_t, max_pending_bytes, int64_t{64} << 20,
+          "bytes one model's remembered examples may take; past it the "
+          "oldest are dropped");
+ABSL_FLAG(absl::Duration, pending_ttl, absl::Hours(24),
+          "how long a remembered example waits for its feedback");
 ABSL_FLAG(int64_t, max_streams, 256,
           "Train, Evaluate and PredictStream streams open at once");
 ABSL_FLAG(int64_t, max_streams_per_client, 64,
@@ -157,6 +165,10 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_interaction_products);
   limits.max_examples_per_request =
       absl::GetFlag(FLAGS_max_examples_per_request);
+  limits.max_pending_examples = absl::GetFlag(FLAGS_max_pending_examples);
+  limits.max_pending_bytes = absl::GetFlag(FLAGS_max_pending_bytes);
+  limits.pending_ttl_seconds =
+      absl::ToInt64Seconds(absl::GetFlag(FLAGS_pending_ttl));
   options.streams.max_streams = absl::GetFlag(FLAGS_max_streams);
   options.streams.max_streams_per_client =
       absl::GetFlag(FLAGS_max_streams_per_client);

@@ -106,6 +106,18 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
         Family("halfspace_model_memory_bytes",
                "Memory a model holds (label model), or all models (no label)",
                MetricType::Gauge);
+    MetricFamily waiting = Family(
+        "halfspace_model_pending_examples",
+        "Examples remembered for delayed feedback and waiting for it",
+        MetricType::Gauge);
+    MetricFamily joined =
+        Family("halfspace_model_pending_joined_total",
+               "Remembered examples joined by their feedback and learned",
+               MetricType::Counter);
+    MetricFamily expired = Family(
+        "halfspace_model_pending_expired_total",
+        "Remembered examples whose feedback did not come in time",
+        MetricType::Counter);
     int64_t count = 0;
     for (const std::shared_ptr<Model>& model : models_->List()) {
       ++count;
@@ -122,6 +134,13 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
           MetricType::Gauge, n == 0 ? 0.0 : 1.0 - c.mistakes / n, labels));
       memory.metric.push_back(
           Sample(MetricType::Gauge, model->memory_bytes(), labels));
+      const PendingStats pending = model->pending_stats();
+      waiting.metric.push_back(
+          Sample(MetricType::Gauge, pending.waiting, labels));
+      joined.metric.push_back(
+          Sample(MetricType::Counter, pending.counters.joined, labels));
+      expired.metric.push_back(
+          Sample(MetricType::Counter, pending.counters.expired, labels));
     }
     memory.metric.push_back(
         Sample(MetricType::Gauge, models_->budget().reserved()));
@@ -132,8 +151,8 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
         Family("halfspace_open_streams", "Train and Evaluate streams open",
                MetricType::Gauge);
     streams.metric.push_back(Sample(MetricType::Gauge, gate_->streams()));
-    return {examples, updates, mistakes, loss,
-            accuracy, memory,  models,   streams};
+    return {examples, updates, mistakes, loss,   accuracy, memory,
+            waiting,  joined,  expired,  models, streams};
   }
 
  private:

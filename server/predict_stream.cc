@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "server/feedback.h"
 #include "server/metrics.h"
 #include "server/pipelined_stream.h"
 #include "server/predict.h"
@@ -16,7 +17,7 @@ class PredictReactor final : public PipelinedStream {
  public:
   PredictReactor(const ServiceParts& parts,
                  grpc::CallbackServerContext* context)
-      : PipelinedStream(/*log=*/nullptr),
+      : PipelinedStream(parts.log),
         parts_(parts),
         call_("PredictStream", parts, context) {
     Start(call_.status());
@@ -24,12 +25,13 @@ class PredictReactor final : public PipelinedStream {
 
  private:
   absl::Status Handle(grpc::ByteBuffer& request_bytes,
-                      grpc::ByteBuffer& response_bytes, uint64_t&) override {
+                      grpc::ByteBuffer& response_bytes,
+                      uint64_t& lsn) override {
     if (absl::Status s = DecodeMessage(request_bytes, request_); !s.ok()) {
       return s;
     }
     response_.Clear();
-    if (absl::Status s = Predict(); !s.ok()) {
+    if (absl::Status s = Predict(lsn); !s.ok()) {
       response_.Clear();
       ToRpcStatus(s, response_.mutable_error());
       parts_.metrics->RecordRefusal(s);
@@ -38,7 +40,7 @@ class PredictReactor final : public PipelinedStream {
     return absl::OkStatus();
   }
 
-  absl::Status Predict() {
+  absl::Status Predict(uint64_t& lsn) {
     if (!request_.model().empty()) model_ = request_.model();
     if (model_.empty()) {
       return absl::InvalidArgumentError(
@@ -48,8 +50,9 @@ class PredictReactor final : public PipelinedStream {
         !s.ok()) {
       return s;
     }
-    return PredictInto(*parts_.registry, model_, request_.instances(), scratch_,
-                       call_.stop(), *response_.mutable_predictions());
+    return PredictAndRemember(parts_, call_.principal(), model_, request_,
+                              scratch_, call_.stop(),
+                              *response_.mutable_predictions(), lsn);
   }
 
   grpc::Status End(const absl::Status& status) override {

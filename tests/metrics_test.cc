@@ -124,6 +124,36 @@ TEST(MetricsTest, PrometheusAndGetStatsCountTheSameThings) {
             DefaultServerLimits().max_total_model_bytes);
 }
 
+TEST(MetricsTest, RememberedExamplesAreCountedPerModel) {
+  TestServer server([](ServerOptions& o) { o.metrics_listen = "127.0.0.1:0"; });
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel("m", TextAlgorithm("perceptron"), 1).ok());
+  std::unique_ptr<v1::HalfspaceService::Stub> stub = server.NewStub();
+  grpc::ClientContext predict;
+  v1::PredictRequest request;
+  request.set_model("m");
+  request.set_remember(true);
+  request.add_instances()->add_dense(1);
+  request.add_instances()->add_dense(2);
+  v1::PredictResponse predicted;
+  ASSERT_TRUE(stub->Predict(&predict, request, &predicted).ok());
+  grpc::ClientContext feedback;
+  v1::FeedbackRequest labels;
+  labels.set_model("m");
+  labels.add_feedback()->set_example_id(predicted.predictions(0).example_id());
+  labels.mutable_feedback(0)->set_label(1);
+  v1::FeedbackResponse learned;
+  ASSERT_TRUE(stub->Feedback(&feedback, labels, &learned).ok());
+  const std::string text = HttpGet(server.server().metrics_port(), "/metrics");
+  EXPECT_THAT(text,
+              HasSubstr("halfspace_model_pending_examples{model=\"m\"} 1"));
+  EXPECT_THAT(text,
+              HasSubstr("halfspace_model_pending_joined_total{model=\"m\"} 1"));
+  EXPECT_THAT(
+      text, HasSubstr("halfspace_model_pending_expired_total{model=\"m\"} 0"));
+  EXPECT_THAT(text, HasSubstr("halfspace_model_examples_total{model=\"m\"} 1"));
+}
+
 TEST(MetricsTest, InBandRefusalsAreCountedByLimit) {
   TestServer server([](ServerOptions& o) { o.limits.max_classes = 2; });
   Client client = server.NewClient();

@@ -83,6 +83,38 @@ TEST_F(TokensTest, ACallWithoutAKnownTokenIsUnauthenticated) {
   EXPECT_TRUE(absl::IsUnauthenticated(predictions->Finish()));
 }
 
+// Remembering predictions for delayed labels changes the model: it needs
+// the train permission, as the feedback does.
+TEST_F(TokensTest, RememberingAndFeedbackNeedTheTrainPermission) {
+  ASSERT_TRUE(
+      admin_.CreateModel("spam-1", TextAlgorithm("perceptron"), 1).ok());
+  v1::PredictRequest remember;
+  remember.set_model("spam-1");
+  remember.set_remember(true);
+  remember.add_instances()->add_dense(1);
+  absl::StatusOr<std::vector<v1::Prediction>> denied =
+      As(kReader).Predict(remember);
+  EXPECT_TRUE(absl::IsPermissionDenied(denied.status())) << denied.status();
+  std::unique_ptr<PredictionStream> stream = As(kReader).PredictStream();
+  v1::PredictStreamRequest streamed;
+  streamed.set_model("spam-1");
+  streamed.set_remember(true);
+  streamed.add_instances()->add_dense(1);
+  EXPECT_TRUE(absl::IsPermissionDenied(stream->Predict(streamed).status()));
+  absl::StatusOr<std::vector<v1::Prediction>> remembered =
+      As(kTrainer).Predict(remember);
+  ASSERT_TRUE(remembered.ok()) << remembered.status();
+  v1::FeedbackRequest feedback;
+  feedback.set_model("spam-1");
+  feedback.add_feedback()->set_example_id((*remembered)[0].example_id());
+  feedback.mutable_feedback(0)->set_label(1);
+  EXPECT_TRUE(
+      absl::IsPermissionDenied(As(kReader).Feedback(feedback).status()));
+  absl::StatusOr<v1::FeedbackResponse> learned = As(kTrainer).Feedback(feedback);
+  ASSERT_TRUE(learned.ok()) << learned.status();
+  EXPECT_FALSE(learned->results(0).has_error());
+}
+
 TEST_F(TokensTest, EachTokenDoesWhatItsPermissionsAllowAndNoMore) {
   ASSERT_TRUE(
       admin_.CreateModel("spam-1", TextAlgorithm("perceptron"), 1).ok());

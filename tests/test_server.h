@@ -4,6 +4,7 @@
 #ifndef HALFSPACE_TESTS_TEST_SERVER_H_
 #define HALFSPACE_TESTS_TEST_SERVER_H_
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -94,6 +95,43 @@ class TestServer {
   TempDir dir_;
   std::unique_ptr<Server> server_;
   mutable int channels_ = 0;
+};
+
+// A server on a copy of `data_dir`'s files taken now: the data directory as
+// a crash at this moment would leave it.
+class CrashCopy {
+ public:
+  explicit CrashCopy(const TempDir& data_dir) {
+    std::filesystem::copy(data_dir.path(), copy_.path(),
+                          std::filesystem::copy_options::recursive |
+                              std::filesystem::copy_options::overwrite_existing);
+  }
+
+  // Starts the server on the copy (after any damage done to it), with
+  // options `configure` adjusts.
+  Client Start(const std::function<void(ServerOptions&)>& configure = {}) {
+    ServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.data_dir = copy_.path();
+    options.snapshot_interval = absl::ZeroDuration();
+    if (configure) configure(options);
+    absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
+    EXPECT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    return Client(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", server_->port()),
+        grpc::InsecureChannelCredentials()));
+  }
+
+  std::string File(const std::string& name) const { return copy_.File(name); }
+  std::string target() const {
+    return absl::StrCat("127.0.0.1:", server_->port());
+  }
+  const TempDir& dir() const { return copy_; }
+
+ private:
+  TempDir copy_;
+  std::unique_ptr<Server> server_;
 };
 
 }  // namespace halfspace

@@ -22,6 +22,42 @@ std::string TrainRecord(absl::string_view request, absl::string_view source,
   return record.SerializeAsString();
 }
 
+std::string FeedbackRecord(absl::string_view request, const Batch& batch) {
+  storage::v1::LogRecord record;
+  storage::v1::TrainBatch* train = record.mutable_train();
+  train->set_request(request.data(), request.size());
+  for (const std::string& id : batch.example_ids) train->add_example_ids(id);
+  train->mutable_refused()->Add(batch.refused.begin(), batch.refused.end());
+  ToProto(batch.pending_now_micros, batch.pending_limits,
+          *train->mutable_pending());
+  return record.SerializeAsString();
+}
+
+std::string RememberRecord(absl::Span<const PendingExamples::Entry> entries,
+                           int64_t now_micros, const PendingLimits& limits) {
+  storage::v1::LogRecord record;
+  storage::v1::Remember* change = record.mutable_remember();
+  for (const PendingExamples::Entry& e : entries) {
+    storage::v1::PendingExample* example = change->add_examples();
+    example->set_id(e.id);
+    example->set_features(e.features);
+    example->set_deadline_micros(e.deadline_micros);
+  }
+  ToProto(now_micros, limits, *change->mutable_context());
+  return record.SerializeAsString();
+}
+
+void ToProto(int64_t now_micros, const PendingLimits& limits,
+             storage::v1::PendingContext& out) {
+  out.set_now_micros(now_micros);
+  out.set_max_examples(limits.max_examples);
+  out.set_max_bytes(limits.max_bytes);
+}
+
+PendingLimits LimitsOf(const storage::v1::PendingContext& context) {
+  return {context.max_examples(), context.max_bytes()};
+}
+
 std::string SetWeightsRecord(absl::string_view class_label,
                              absl::Span<const double> w, double b) {
   storage::v1::LogRecord record;

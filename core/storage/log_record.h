@@ -10,7 +10,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/journal.h"
 #include "core/model_state.h"
+#include "core/pending_examples.h"
 #include "halfspace/storage/v1/storage.pb.h"
 
 namespace halfspace {
@@ -23,6 +25,20 @@ std::string CreateRecord(const ModelSnapshot& snapshot);
 std::string TrainRecord(absl::string_view request, absl::string_view source,
                         uint64_t first_sequence,
                         absl::Span<const uint32_t> refused = {});
+
+// A batch of delayed feedback: the TrainRequest made of the remembered
+// examples and their labels, each joining the id it was remembered under
+// (see Batch::example_ids).
+std::string FeedbackRecord(absl::string_view request, const Batch& batch);
+
+// Examples remembered for delayed feedback (see Model::Remember).
+std::string RememberRecord(absl::Span<const PendingExamples::Entry> entries,
+                           int64_t now_micros, const PendingLimits& limits);
+
+// The context a logged change to pending examples was made in, and back.
+void ToProto(int64_t now_micros, const PendingLimits& limits,
+             storage::v1::PendingContext& out);
+PendingLimits LimitsOf(const storage::v1::PendingContext& context);
 
 std::string SetWeightsRecord(absl::string_view class_label,
                              absl::Span<const double> w, double b);

@@ -64,6 +64,51 @@ absl::Status CheckDecodedSpec(const ModelSpec& spec) {
   return absl::OkStatus();
 }
 
+namespace {
+
+void ToProto(const PendingExamples::Entry& e,
+             storage::v1::PendingExample& out) {
+  out.set_id(e.id);
+  out.set_features(e.features);
+  out.set_deadline_micros(e.deadline_micros);
+}
+
+PendingExamples::Entry FromProto(storage::v1::PendingExample& e) {
+  return {std::move(*e.mutable_id()), std::move(*e.mutable_features()),
+          e.deadline_micros()};
+}
+
+void ToProto(const PendingExamples::Snapshot& s,
+             storage::v1::PendingExamples& out) {
+  for (const PendingExamples::Entry& e : s.waiting) {
+    ToProto(e, *out.add_waiting());
+  }
+  for (const PendingExamples::Tombstone& t : s.tombstones) {
+    storage::v1::Tombstone* tombstone = out.add_tombstones();
+    tombstone->set_id(t.id);
+    tombstone->set_joined(t.state == PendingExamples::State::kJoined);
+  }
+  out.set_remembered(s.counters.remembered);
+  out.set_joined(s.counters.joined);
+  out.set_expired(s.counters.expired);
+}
+
+PendingExamples::Snapshot FromProto(storage::v1::PendingExamples p) {
+  PendingExamples::Snapshot s;
+  for (storage::v1::PendingExample& e : *p.mutable_waiting()) {
+    s.waiting.push_back(FromProto(e));
+  }
+  for (storage::v1::Tombstone& t : *p.mutable_tombstones()) {
+    s.tombstones.push_back({std::move(*t.mutable_id()),
+                            t.joined() ? PendingExamples::State::kJoined
+                                       : PendingExamples::State::kExpired});
+  }
+  s.counters = {p.remembered(), p.joined(), p.expired()};
+  return s;
+}
+
+}  // namespace
+
 void ToModelFile(const ModelSnapshot& s, storage::v1::ModelFile& file) {
   file.set_name(s.name);
   file.set_algorithm(static_cast<uint32_t>(AlgorithmOf(s.spec.algorithm)));
@@ -100,6 +145,7 @@ void ToModelFile(const ModelSnapshot& s, storage::v1::ModelFile& file) {
   for (const auto& [source, sequence] : s.sources) {
     (*file.mutable_sources())[source] = sequence;
   }
+  ToProto(s.pending, *file.mutable_pending());
 }
 
 absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
@@ -136,6 +182,7 @@ absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
                         file.standardizer().end());
   s.lsn = file.lsn();
   s.sources.insert(file.sources().begin(), file.sources().end());
+  s.pending = FromProto(std::move(*file.mutable_pending()));
   return s;
 }
 

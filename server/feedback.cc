@@ -1,0 +1,215 @@
+#include "server/feedback.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/pending_examples.h"
+#include "core/quoted.h"
+#include "core/storage/log_record.h"
+#include "server/convert.h"
+#include "server/status.h"
+#include "server/train_batch.h"
+
+namespace halfspace {
+namespace {
+
+PendingLimits PendingLimitsOf(const Limits& limits) {
+  return {limits.max_pending_examples, limits.max_pending_bytes};
+}
+
+// An id the server makes: 64 random bits in hex.
+std::string MakeExampleId() {
+  thread_local absl::BitGen bits;
+  return absl::StrCat(
+      absl::Hex(absl::Uniform<uint64_t>(bits), absl::kZeroPad16));
+}
+
+}  // namespace
+
+absl::Status CheckRemember(bool remember, const ExampleIds& ids,
+                           int instances) {
+  if (ids.empty()) return absl::OkStatus();
+  if (!remember) {
+    return absl::InvalidArgumentError(
+        "example_ids name remembered instances: set remember too");
+  }
+  if (ids.size() != instances) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the request has ", instances, " instances and ", ids.size(),
+        " example_ids; give one id per instance, or none"));
+  }
+  absl::flat_hash_set<absl::string_view> seen;
+  for (const std::string& id : ids) {
+    if (absl::Status s = ValidateExampleId(id); !s.ok()) return s;
+    if (!seen.insert(id).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "example id ", Quoted(id), " is given twice in one request"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RememberInstances(
+    Model& model, const ModelRegistry& registry, const Instances& instances,
+    const ExampleIds& ids,
+    google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
+    uint64_t& lsn) {
+  const Limits& limits = registry.budget().limits();
+  const PendingLimits pending = PendingLimitsOf(limits);
+  const absl::Time now = absl::Now();
+  const int64_t now_micros = absl::ToUnixMicros(now);
+  const int64_t deadline =
+      absl::ToUnixMicros(now + absl::Seconds(limits.pending_ttl_seconds));
+  const bool given = !ids.empty();
+  absl::Status status;
+  // Made ids are retried should one collide with an id in use.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::vector<PendingExamples::Entry> entries;
+    for (int i = 0; i < instances.size(); ++i) {
+      entries.push_back({given ? ids[i] : MakeExampleId(),
+                         instances[i].SerializeAsString(), deadline});
+    }
+    std::vector<std::string> named;
+    for (const PendingExamples::Entry& e : entries) named.push_back(e.id);
+    std::string record;
+    LogEntry log;
+    if (registry.journal() != nullptr) {
+      record = RememberRecord(entries, now_micros, pending);
+      log = {registry.journal(), record, 0};
+    }
+    status = model.Remember(std::move(entries), now_micros, pending, &log);
+    if (status.ok()) {
+      lsn = log.lsn;
+      for (int i = 0; i < predictions.size(); ++i) {
+        predictions[i].set_example_id(std::move(named[i]));
+      }
+      return status;
+    }
+    if (given || !absl::IsAlreadyExists(status)) break;
+  }
+  return status;
+}
+
+absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
+                           const v1::FeedbackRequest& request,
+                           const StopCheck& stop, size_t max_message_bytes,
+                           Metrics& metrics, v1::FeedbackResponse& response,
+                           uint64_t& lsn) {
+  const int n = request.feedback_size();
+  if (n == 0) {
+    return absl::InvalidArgumentError(
+        "FeedbackRequest has no feedback; send example ids with labels");
+  }
+  const Limits& limits = registry.budget().limits();
+  if (absl::Status s = CheckExamplesPerRequest(n, limits, "FeedbackRequest");
+      !s.ok()) {
+    return s;
+  }
+  const int64_t now = absl::ToUnixMicros(absl::Now());
+  // The remembered examples with their labels, as a Train stream would
+  // have sent them; feedback i's example is train.examples(example[i]).
+  v1::TrainRequest train;
+  train.set_model(model.name());
+  std::vector<std::string> ids;
+  std::vector<int> example(n, -1);
+  std::string features;
+  bool expired = false;
+  for (int i = 0; i < n; ++i) {
+    const v1::ExampleFeedback& f = request.feedback(i);
+    v1::ExampleResult* result = response.add_results();
+    absl::Status s = ValidateExampleId(f.example_id());
+    if (s.ok()) {
+      switch (model.Pending(f.example_id(), now, &features)) {
+        case PendingExamples::State::kWaiting:
+          break;
+        case PendingExamples::State::kJoined:
+          result->set_duplicate(true);
+          continue;
+        case PendingExamples::State::kExpired:
+          expired = true;
+          s = absl::NotFoundError(absl::StrCat(
+              "example ", Quoted(f.example_id()),
+              " expired before its feedback came (its time to live passed, "
+              "or newer predictions needed its room)"));
+          break;
+        case PendingExamples::State::kUnknown:
+          s = absl::NotFoundError(absl::StrCat(
+              "no example is remembered under id ", Quoted(f.example_id()),
+              " for model ", Quoted(model.name()),
+              ": predict with remember set first"));
+          break;
+      }
+    }
+    v1::Example* e = train.add_examples();
+    if (s.ok() && !e->mutable_features()->ParseFromString(features)) {
+      s = absl::DataLossError("the remembered features do not decode");
+    }
+    if (!s.ok()) {
+      train.mutable_examples()->RemoveLast();
+      metrics.RecordRefusal(s);
+      ToRpcStatus(s, result->mutable_error());
+      continue;
+    }
+    e->set_label(f.label());
+    e->set_class_label(f.class_label());
+    if (f.has_weight()) e->set_weight(f.weight());
+    example[i] = static_cast<int>(ids.size());
+    ids.push_back(f.example_id());
+  }
+  if (ids.empty()) {
+    // Nothing to learn; give back what the expired examples held.
+    if (!expired) return absl::OkStatus();
+    std::string record;
+    LogEntry log;
+    if (registry.journal() != nullptr) {
+      record = RememberRecord({}, now, PendingLimitsOf(limits));
+      log = {registry.journal(), record, 0};
+    }
+    absl::Status s = model.Remember({}, now, PendingLimitsOf(limits), &log);
+    lsn = log.lsn;
+    return s;
+  }
+
+  TrainScratch scratch;
+  if (absl::Status s = PrepareRequest(model, train, scratch, stop); !s.ok()) {
+    return s;
+  }
+  if (const size_t bound = ResponseSizeBound(model, train, scratch);
+      bound > max_message_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the FeedbackResponse could take ", bound, " bytes, over the ",
+        max_message_bytes, "-byte message limit; send fewer feedback"));
+  }
+  Batch batch;
+  batch.example_ids = ids;
+  batch.pending_now_micros = now;
+  batch.pending_limits = PendingLimitsOf(limits);
+  const std::string request_bytes = train.SerializeAsString();
+  std::string record;
+  if (registry.journal() != nullptr) {
+    record = FeedbackRecord(request_bytes, batch);
+    batch.log = {registry.journal(), record, 0};
+    batch.record_refusals = [&](Batch& b) {
+      record = FeedbackRecord(request_bytes, b);
+      b.log.record = record;
+    };
+  }
+  if (absl::Status s = LearnPrepared(model, train, batch, scratch); !s.ok()) {
+    return s;
+  }
+  lsn = batch.log.lsn;
+  for (int i = 0; i < n; ++i) {
+    if (example[i] < 0) continue;
+    const ExampleOutcome& outcome = scratch.outcomes[example[i]];
+    if (!outcome.error.ok()) metrics.RecordRefusal(outcome.error);
+    ToProto(outcome, scratch.class_names, response.mutable_results(i));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace halfspace

@@ -1,0 +1,87 @@
+// Delayed labels over the API: a Predict that remembers its instances, and
+// a Feedback that learns them once their labels come (see
+// core/pending_examples.h for what is kept, and for how long).
+//
+// A remembered instance keeps its FeatureVector as the request carried it;
+// feedback turns the remembered instances and their labels into the
+// TrainRequest a Train stream would have sent, and learns it as the stream
+// does, so that the model ends bit for bit where that stream would have left
+// it. The log holds that request with the ids it joins, so recovery learns
+// it again alike.
+
+#ifndef HALFSPACE_SERVER_FEEDBACK_H_
+#define HALFSPACE_SERVER_FEEDBACK_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "core/model.h"
+#include "core/model_registry.h"
+#include "halfspace/v1/halfspace.pb.h"
+#include "server/auth.h"
+#include "server/metrics.h"
+#include "server/predict.h"
+#include "server/service_parts.h"
+
+namespace halfspace {
+
+using Instances = google::protobuf::RepeatedPtrField<v1::FeatureVector>;
+using ExampleIds = google::protobuf::RepeatedPtrField<std::string>;
+
+// INVALID_ARGUMENT unless a request's `remember` and `ids` are usable: no
+// ids, or with remember one valid id per instance, all different. Checked
+// before predicting.
+absl::Status CheckRemember(bool remember, const ExampleIds& ids, int instances);
+
+// Remembers `instances` on `model` under `ids` (or ids it makes, if none)
+// and names each id in its prediction; sets `lsn` to the record logged. On
+// error nothing is remembered.
+absl::Status RememberInstances(
+    Model& model, const ModelRegistry& registry, const Instances& instances,
+    const ExampleIds& ids,
+    google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
+    uint64_t& lsn);
+
+// Learns the request's feedback on `model` and answers one result per
+// feedback; sets `lsn` to the record logged (0 if none was learned).
+// Predicts for a PredictRequest or PredictStreamRequest (see PredictInto)
+// on `model` and, if it asks to, remembers its instances, which needs the
+// train permission; sets `lsn` to the record its answer waits for.
+template <typename Request>
+absl::Status PredictAndRemember(
+    const ServiceParts& parts, const Principal& principal,
+    const std::string& model, const Request& request, PredictScratch& scratch,
+    const StopCheck& stop,
+    google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
+    uint64_t& lsn) {
+  if (request.remember()) {
+    if (absl::Status s = principal.Check(Permission::kTrain, model); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = CheckRemember(request.remember(), request.example_ids(),
+                                     request.instances_size());
+      !s.ok()) {
+    return s;
+  }
+  absl::Status status = PredictInto(*parts.registry, model, request.instances(),
+                                    scratch, stop, predictions);
+  if (!status.ok() || !request.remember()) return status;
+  absl::StatusOr<std::shared_ptr<Model>> found = parts.registry->Get(model);
+  if (!found.ok()) return found.status();
+  return RememberInstances(**found, *parts.registry, request.instances(),
+                           request.example_ids(), predictions, lsn);
+}
+
+// RESOURCE_EXHAUSTED, learning nothing, if the response could pass
+// `max_message_bytes`.
+absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
+                           const v1::FeedbackRequest& request,
+                           const StopCheck& stop, size_t max_message_bytes,
+                           Metrics& metrics, v1::FeedbackResponse& response,
+                           uint64_t& lsn);
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_SERVER_FEEDBACK_H_

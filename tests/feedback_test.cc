@@ -1,0 +1,327 @@
+// Delayed labels: Predict with remember, then Feedback, over real gRPC.
+// Feedback learns exactly what a Train stream of the same examples in the
+// same order learns; each id is learned once; unknown, expired and dropped
+// ids are told so; pending examples are bounded, counted, and survive a
+// restart and a crash.
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/pending_examples.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_server.h"
+
+namespace halfspace {
+namespace {
+
+using ::testing::HasSubstr;
+
+using Stub = v1::HalfspaceService::Stub;
+
+// Deterministic points and labels of a noisy linear rule.
+std::vector<std::pair<std::vector<double>, int>> Examples(int n) {
+  std::vector<std::pair<std::vector<double>, int>> out;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<double> x = {std::sin(i * 1.3), std::cos(i * 0.7),
+                                   (i % 5) * 0.25 - 0.5};
+    const int y =
+        x[0] - 0.5 * x[1] + 0.3 * x[2] + (i % 7 == 0 ? 0.9 : 0.0) > 0 ? 1 : -1;
+    out.push_back({x, y});
+  }
+  return out;
+}
+
+void Create(Stub& stub, const std::string& model, const std::string& algorithm,
+            int dimension) {
+  grpc::ClientContext context;
+  v1::CreateModelRequest request;
+  request.set_model(model);
+  *request.mutable_algorithm() = TextAlgorithm(algorithm);
+  request.set_dimension(dimension);
+  v1::CreateModelResponse response;
+  ASSERT_TRUE(stub.CreateModel(&context, request, &response).ok());
+}
+
+absl::StatusOr<v1::PredictResponse> Remember(
+    Stub& stub, const std::string& model,
+    const std::vector<std::vector<double>>& xs,
+    const std::vector<std::string>& ids = {}) {
+  grpc::ClientContext context;
+  v1::PredictRequest request;
+  request.set_model(model);
+  request.set_remember(true);
+  for (const auto& x : xs) {
+    request.add_instances()->mutable_dense()->Add(x.begin(), x.end());
+  }
+  for (const std::string& id : ids) request.add_example_ids(id);
+  v1::PredictResponse response;
+  const grpc::Status s = stub.Predict(&context, request, &response);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return response;
+}
+
+absl::StatusOr<v1::FeedbackResponse> Feedback(
+    Stub& stub, const std::string& model,
+    const std::vector<std::pair<std::string, int>>& labels) {
+  grpc::ClientContext context;
+  v1::FeedbackRequest request;
+  request.set_model(model);
+  for (const auto& [id, y] : labels) {
+    v1::ExampleFeedback* f = request.add_feedback();
+    f->set_example_id(id);
+    f->set_label(y);
+  }
+  v1::FeedbackResponse response;
+  const grpc::Status s = stub.Feedback(&context, request, &response);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return response;
+}
+
+v1::Model GetModel(Stub& stub, const std::string& model) {
+  grpc::ClientContext context;
+  v1::GetModelRequest request;
+  request.set_model(model);
+  v1::GetModelResponse response;
+  EXPECT_TRUE(stub.GetModel(&context, request, &response).ok());
+  return response.model();
+}
+
+std::vector<double> Weights(Stub& stub, const std::string& model) {
+  grpc::ClientContext context;
+  v1::GetWeightsRequest request;
+  request.set_model(model);
+  v1::GetWeightsResponse response;
+  EXPECT_TRUE(stub.GetWeights(&context, request, &response).ok());
+  std::vector<double> out(response.weights().begin(), response.weights().end());
+  out.push_back(response.bias());
+  return out;
+}
+
+bool BitIdentical(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+class FeedbackTest : public ::testing::Test {
+ protected:
+  TestServer server_;
+  std::unique_ptr<Stub> stub_ = server_.NewStub();
+};
+
+// Predictions remembered in one order, their labels arriving in another
+// and in several calls: the same weights, bit for bit, and the same
+// per-example results as a Train stream of the examples in the labels'
+// order.
+TEST_F(FeedbackTest, LearnsExactlyAsATrainStreamInTheFeedbacksOrder) {
+  for (const std::string algorithm :
+       {"perceptron", "sgd { loss: LOSS_LOG average_from: 5 }",
+        "confidence_weighted"}) {
+    SCOPED_TRACE(algorithm);
+    const std::string delayed = absl::StrCat("delayed", algorithm.size());
+    const std::string streamed = absl::StrCat("streamed", algorithm.size());
+    Create(*stub_, delayed, algorithm, 3);
+    Create(*stub_, streamed, algorithm, 3);
+    const auto examples = Examples(60);
+    std::vector<std::vector<double>> xs;
+    for (const auto& [x, y] : examples) xs.push_back(x);
+    absl::StatusOr<v1::PredictResponse> predicted =
+        Remember(*stub_, delayed, xs);
+    ASSERT_TRUE(predicted.ok()) << predicted.status();
+    // Labels come back to front, in three calls.
+    std::vector<int> order;
+    for (int i = 59; i >= 0; --i) order.push_back(i);
+    v1::TrainRequest train;
+    train.set_model(streamed);
+    std::vector<v1::ExampleResult> results;
+    for (int part = 0; part < 3; ++part) {
+      std::vector<std::pair<std::string, int>> labels;
+      for (int k = part * 20; k < part * 20 + 20; ++k) {
+        const int i = order[k];
+        labels.push_back(
+            {predicted->predictions(i).example_id(), examples[i].second});
+        AddExample(train, examples[i].first, examples[i].second);
+      }
+      absl::StatusOr<v1::FeedbackResponse> learned =
+          Feedback(*stub_, delayed, labels);
+      ASSERT_TRUE(learned.ok()) << learned.status();
+      ASSERT_EQ(learned->results_size(), 20);
+      results.insert(results.end(), learned->results().begin(),
+                     learned->results().end());
+    }
+    grpc::ClientContext context;
+    std::unique_ptr<TrainStream> stream = stub_->Train(&context);
+    v1::TrainResponse trained;
+    ASSERT_TRUE(stream->Write(train) && stream->Read(&trained));
+    stream->WritesDone();
+    ASSERT_TRUE(stream->Finish().ok());
+    ASSERT_EQ(trained.results_size(), 60);
+    for (int k = 0; k < 60; ++k) {
+      EXPECT_FALSE(results[k].has_error()) << results[k].error().message();
+      EXPECT_EQ(results[k].score(), trained.results(k).score()) << k;
+      EXPECT_EQ(results[k].loss(), trained.results(k).loss()) << k;
+      EXPECT_EQ(results[k].updated(), trained.results(k).updated()) << k;
+    }
+    EXPECT_TRUE(
+        BitIdentical(Weights(*stub_, delayed), Weights(*stub_, streamed)));
+    const v1::ModelStats stats = GetModel(*stub_, delayed).stats();
+    EXPECT_EQ(stats.examples_seen(), 60u);
+    EXPECT_EQ(stats.pending_remembered(), 60u);
+    EXPECT_EQ(stats.pending_joined(), 60u);
+    EXPECT_EQ(stats.pending_waiting(), 0u);
+  }
+}
+
+TEST_F(FeedbackTest, EachIdIsLearnedOnceAndUnknownOrBadOnesAreTold) {
+  Create(*stub_, "m", "perceptron", 2);
+  absl::StatusOr<v1::PredictResponse> predicted =
+      Remember(*stub_, "m", {{1, 0}, {0, 1}}, {"click-1", "click-2"});
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  EXPECT_EQ(predicted->predictions(0).example_id(), "click-1");
+  EXPECT_EQ(predicted->predictions(0).score(), 0);  // a fresh model
+  // A bad label is rejected and the example stays remembered; an unknown
+  // id, and one given twice, are told so.
+  absl::StatusOr<v1::FeedbackResponse> r =
+      Feedback(*stub_, "m",
+               {{"click-1", 0}, {"nope", 1}, {"click-1", 1}, {"click-1", 1}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->results_size(), 4);
+  EXPECT_EQ(r->results(0).error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(r->results(1).error().code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(r->results(1).error().message(), HasSubstr("'nope'"));
+  EXPECT_FALSE(r->results(2).has_error());
+  EXPECT_TRUE(r->results(2).updated());
+  EXPECT_TRUE(r->results(3).duplicate());
+  // Later, too.
+  r = Feedback(*stub_, "m", {{"click-1", -1}, {"click-2", -1}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->results(0).duplicate());
+  EXPECT_FALSE(r->results(1).has_error());
+  EXPECT_EQ(GetModel(*stub_, "m").stats().examples_seen(), 2u);
+  // An id cannot be remembered twice.
+  absl::StatusOr<v1::PredictResponse> again =
+      Remember(*stub_, "m", {{1, 1}}, {"click-2"});
+  EXPECT_TRUE(absl::IsAlreadyExists(again.status())) << again.status();
+  // Ids made by the server differ.
+  predicted = Remember(*stub_, "m", {{1, 1}, {1, 1}});
+  ASSERT_TRUE(predicted.ok());
+  EXPECT_EQ(predicted->predictions(0).example_id().size(), 16u);
+  EXPECT_NE(predicted->predictions(0).example_id(),
+            predicted->predictions(1).example_id());
+}
+
+TEST_F(FeedbackTest, APredictStreamRemembersToo) {
+  Create(*stub_, "m", "perceptron", 1);
+  Client client = server_.NewClient();
+  std::unique_ptr<PredictionStream> stream = client.PredictStream();
+  v1::PredictStreamRequest request;
+  request.set_model("m");
+  request.set_remember(true);
+  request.add_instances()->add_dense(1);
+  request.add_instances()->add_dense(-1);
+  request.add_example_ids("s-1");
+  request.add_example_ids("s-2");
+  absl::StatusOr<std::vector<v1::Prediction>> first = stream->Predict(request);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ((*first)[1].example_id(), "s-2");
+  request.clear_example_ids();  // the server's ids
+  request.clear_model();        // the stream's model
+  absl::StatusOr<std::vector<v1::Prediction>> second = stream->Predict(request);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ((*second)[0].example_id().size(), 16u);
+  absl::StatusOr<v1::FeedbackResponse> r =
+      Feedback(*stub_, "m", {{"s-1", 1}, {(*second)[0].example_id(), 1}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->results(0).has_error());
+  EXPECT_FALSE(r->results(1).has_error());
+  EXPECT_EQ(GetModel(*stub_, "m").stats().pending_waiting(), 2u);
+}
+
+TEST_F(FeedbackTest, BadRememberRequestsRememberNothing) {
+  Create(*stub_, "m", "perceptron", 2);
+  for (const std::vector<std::string>& ids :
+       std::vector<std::vector<std::string>>{{"a"},
+                                             {"a", "a"},
+                                             {"a", ""},
+                                             {"a", "has space"},
+                                             {"a", std::string(65, 'x')}}) {
+    absl::StatusOr<v1::PredictResponse> r =
+        Remember(*stub_, "m", {{1, 0}, {0, 1}}, ids);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  }
+  grpc::ClientContext context;
+  v1::PredictRequest request;  // ids without remember
+  request.set_model("m");
+  request.add_instances()->add_dense(1);
+  request.add_instances()->add_dense(1);
+  request.add_example_ids("a");
+  v1::PredictResponse response;
+  EXPECT_EQ(stub_->Predict(&context, request, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetModel(*stub_, "m").stats().pending_remembered(), 0u);
+}
+
+TEST(FeedbackLimitsTest, TheOldestAreDroppedAndExpiredOnesAreTold) {
+  TestServer server([](ServerOptions& o) {
+    o.limits.max_pending_examples = 2;
+    o.limits.pending_ttl_seconds = 1;
+  });
+  std::unique_ptr<Stub> stub = server.NewStub();
+  Create(*stub, "m", "perceptron", 1);
+  ASSERT_TRUE(Remember(*stub, "m", {{1}, {2}, {3}}, {"a", "b", "c"}).ok());
+  v1::ModelStats stats = GetModel(*stub, "m").stats();
+  EXPECT_EQ(stats.pending_waiting(), 2u);
+  EXPECT_EQ(stats.pending_expired(), 1u);
+  EXPECT_GT(stats.pending_bytes(), 0);
+  absl::StatusOr<v1::FeedbackResponse> r =
+      Feedback(*stub, "m", {{"a", 1}, {"b", 1}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->results(0).error().code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(r->results(0).error().message(), HasSubstr("expired"));
+  EXPECT_FALSE(r->results(1).has_error());
+  absl::SleepFor(absl::Milliseconds(1100));  // past c's time to live
+  r = Feedback(*stub, "m", {{"c", 1}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(r->results(0).error().message(), HasSubstr("expired"));
+  stats = GetModel(*stub, "m").stats();
+  EXPECT_EQ(stats.pending_waiting(), 0u);
+  EXPECT_EQ(stats.pending_joined(), 1u);
+  EXPECT_EQ(stats.pending_expired(), 2u);
+}
+
+// Remembered examples survive a restart (from the snapshot) and a crash
+// (from the log), and so does what was joined.
+TEST_F(FeedbackTest, PendingExamplesSurviveARestartAndACrash) {
+  Create(*stub_, "m", "sgd", 2);
+  ASSERT_TRUE(
+      Remember(*stub_, "m", {{1, 0}, {0, 1}, {1, 1}}, {"a", "b", "c"}).ok());
+  ASSERT_TRUE(Feedback(*stub_, "m", {{"a", 1}}).ok());
+  server_.Restart();
+  stub_ = server_.NewStub();
+  EXPECT_EQ(GetModel(*stub_, "m").stats().pending_waiting(), 2u);
+  ASSERT_TRUE(Remember(*stub_, "m", {{2, 0}}, {"d"}).ok());
+  ASSERT_TRUE(Feedback(*stub_, "m", {{"b", -1}}).ok());
+
+  // A crash now: the log since the restart's snapshot holds d and b.
+  CrashCopy crash(server_.data_dir());
+  Client recovered = crash.Start();
+  std::unique_ptr<Stub> stub = v1::HalfspaceService::NewStub(
+      grpc::CreateChannel(crash.target(), grpc::InsecureChannelCredentials()));
+  for (Stub* s : {stub_.get(), stub.get()}) {
+    absl::StatusOr<v1::FeedbackResponse> r =
+        Feedback(*s, "m", {{"a", 1}, {"b", 1}, {"c", 1}, {"d", -1}});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->results(0).duplicate());
+    EXPECT_TRUE(r->results(1).duplicate());
+    EXPECT_FALSE(r->results(2).has_error());
+    EXPECT_FALSE(r->results(3).has_error());
+  }
+  EXPECT_TRUE(BitIdentical(Weights(*stub_, "m"), Weights(*stub, "m")));
+  EXPECT_EQ(GetModel(*stub, "m").stats().pending_joined(), 4u);
+}
+
+}  // namespace
+}  // namespace halfspace
