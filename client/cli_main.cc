@@ -98,6 +98,12 @@ ABSL_FLAG(bool, json, false,
 ABSL_FLAG(std::string, progress, "auto",
           "train, fit: report progress on standard error: auto (work that "
           "lasts over 2 seconds), always or never");
+ABSL_FLAG(bool, remember, false,
+          "predict: remember each instance for a later feedback (delayed "
+          "labels); its example id is printed first");
+ABSL_FLAG(std::vector<std::string>, example_ids, {},
+          "predict --remember: the ids to remember the instances under, one "
+          "per instance (default: the server makes them)");
 ABSL_FLAG(bool, summary, false,
           "train: print only errors and the totals (the server sends counts "
           "per request instead of a result per example)");
@@ -228,6 +234,12 @@ void PrintModel(const v1::Model& m) {
     std::cout << "  classes: " << absl::StrJoin(m.classes(), ",")
               << (m.one_vs_rest() ? "  (one-vs-rest)" : "") << "\n";
   }
+  if (s.pending_remembered() > 0) {
+    std::cout << "  remembered=" << s.pending_remembered()
+              << "  waiting=" << s.pending_waiting()
+              << "  joined=" << s.pending_joined()
+              << "  expired=" << s.pending_expired() << "\n";
+  }
 }
 
 absl::Status Create(Client& client, const std::string& name) {
@@ -259,14 +271,24 @@ absl::Status Predict(Client& client, const std::string& name,
       return s;
     }
   }
+  v1::PredictRequest request;
+  request.set_model(name);
+  for (const std::vector<double>& x : instances) {
+    request.add_instances()->mutable_dense()->Add(x.begin(), x.end());
+  }
+  request.set_remember(absl::GetFlag(FLAGS_remember));
+  for (const std::string& id : absl::GetFlag(FLAGS_example_ids)) {
+    request.add_example_ids(id);
+  }
   absl::StatusOr<std::vector<v1::Prediction>> predictions =
-      client.Predict(name, instances);
+      client.Predict(request);
   if (!predictions.ok()) return predictions.status();
   for (const v1::Prediction& p : *predictions) {
     if (absl::GetFlag(FLAGS_json)) {
       std::cout << Json(p) << "\n";
       continue;
     }
+    if (!p.example_id().empty()) std::cout << "id=" << p.example_id() << "  ";
     if (!p.predicted_class().empty()) {
       std::cout << "class=" << p.predicted_class();
       for (const v1::ClassScore& c : p.class_scores()) {
@@ -355,6 +377,53 @@ void AppendResult(uint64_t index, const v1::ExampleResult& r,
     absl::StrAppend(&out, "  predicted=", r.predicted_class());
   }
   out += '\n';
+}
+
+// Delayed labels: learns ID:LABEL pairs (a class name for a multiclass
+// model) for examples a `predict --remember` kept, printing one result
+// line each, as train does.
+absl::Status Feedback(Client& client, const std::string& name,
+                      const std::vector<char*>& args) {
+  absl::StatusOr<bool> multiclass = IsMulticlass(client, name);
+  if (!multiclass.ok()) return multiclass.status();
+  v1::FeedbackRequest request;
+  request.set_model(name);
+  for (size_t i = 3; i < args.size(); ++i) {
+    const absl::string_view pair = args[i];
+    const size_t colon = pair.rfind(':');
+    if (colon == absl::string_view::npos || colon == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", pair, "' is not ID:LABEL (e.g. 3f2a…:1 or click-7:-1)"));
+    }
+    v1::ExampleFeedback* f = request.add_feedback();
+    f->set_example_id(std::string(pair.substr(0, colon)));
+    const std::string label(pair.substr(colon + 1));
+    int y = 0;
+    if (*multiclass) {
+      f->set_class_label(label);
+    } else if (absl::SimpleAtoi(label, &y)) {
+      f->set_label(y);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", label, "' is not a label: a binary model's are -1 and 1"));
+    }
+  }
+  absl::StatusOr<v1::FeedbackResponse> response = client.Feedback(request);
+  if (!response.ok()) return response.status();
+  std::string out;
+  int rejected = 0;
+  for (int i = 0; i < response->results_size(); ++i) {
+    AppendResult(i, response->results(i), out);
+    rejected += response->results(i).has_error() ? 1 : 0;
+  }
+  std::cout << out;
+  if (rejected > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(rejected, " of ", response->results_size(),
+                     " labels were not learned (see the lines marked "
+                     "error); the others were"));
+  }
+  return absl::OkStatus();
 }
 
 // One pass over FILE, streamed: a thread reads and sends requests of
@@ -669,6 +738,9 @@ absl::Status Run(const std::vector<char*>& args) {
   if (command == "predict" && args.size() > 3) {
     return Predict(client, name, args);
   }
+  if (command == "feedback" && args.size() > 3) {
+    return Feedback(client, name, args);
+  }
   if (args.size() == 4) {
     if (command == "export") return Export(client, name, args[3]);
     if (command == "import") return Import(client, name, args[3]);
@@ -693,6 +765,9 @@ int main(int argc, char** argv) {
       "  get NAME | list | delete NAME | weights NAME\n"
       "  health [SERVICE]  (SERVING or not; exit status 0 only if SERVING)\n"
       "  predict NAME [--] X1,X2,... [X1,X2,... ...]   (-- before a negative X1)\n"
+      "    [--remember [--example_ids=ID1,ID2,...]]  (keep them for feedback)\n"
+      "  feedback NAME ID:LABEL [ID:LABEL ...]  (delayed labels of remembered\n"
+      "                    predictions; a multiclass model's label is a class)\n"
       "  train NAME FILE   (CSV lines label,x1,...,xd, LibSVM lines\n"
       "                    label index:value ... or VW lines label |ns f:v ...;\n"
       "                    - for stdin; a multiclass model's label is the\n"

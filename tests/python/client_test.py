@@ -128,6 +128,29 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(sorted(report.confusion_labels),
                          ["bird", "cat", "dog"])
 
+    def test_delayed_labels_learn_as_training_then_would(self):
+        for name in ("py-clicks", "py-trained"):
+            self.client.create_model(name, dimension=2,
+                                     algorithm="logistic_regression")
+        shown = self.client.predict("py-clicks", [[1, 0], [0, 1]],
+                                    remember=True)
+        ids = [p.example_id for p in shown]
+        self.assertEqual(len(set(ids)), 2)
+        results = self.client.feedback(
+            "py-clicks", [(ids[1], -1), (ids[0], 1), (ids[1], 1),
+                          ("py-nope", 1)])
+        self.assertTrue(results[0].updated)
+        self.assertTrue(results[2].duplicate)
+        self.assertEqual(results[3].error.code,
+                         grpc.StatusCode.NOT_FOUND.value[0])
+        list(self.client.train("py-trained", [halfspace.example([0, 1], -1),
+                                              halfspace.example([1, 0], 1)]))
+        for x in ([1, 0], [0, 1], [2, -1]):
+            self.assertEqual(self.client.predict("py-clicks", [x])[0].score,
+                             self.client.predict("py-trained", [x])[0].score)
+        stats = self.client.get_model("py-clicks").stats
+        self.assertEqual((stats.pending_joined, stats.pending_waiting), (2, 0))
+
     def test_errors_carry_the_status_code(self):
         with self.assertRaises(grpc.RpcError) as caught:
             self.client.get_model("py-missing")

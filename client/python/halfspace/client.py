@@ -186,11 +186,33 @@ class Client:
                                          metadata=self._for(name)):
             yield from response.results
 
-    def predict(self, name, instances):
-        """One v1.Prediction per feature vector of `instances`."""
+    def predict(self, name, instances, *, remember=False, example_ids=None):
+        """One v1.Prediction per feature vector of `instances`. With
+        `remember`, the server keeps each for a later `feedback` (delayed
+        labels) under the id the prediction's `example_id` names:
+        `example_ids`, one per instance, or ids the server makes."""
         request = pb.PredictRequest(
-            model=name, instances=[features(x) for x in instances])
+            model=name, instances=[features(x) for x in instances],
+            remember=remember, example_ids=list(example_ids or []))
         return list(self._call(self._stub.Predict, request).predictions)
+
+    def feedback(self, name, labels):
+        """Delayed labels: learns `labels`, (example_id, label) or
+        (example_id, label, weight) tuples (a multiclass model's label is
+        a class name), for examples a remembering `predict` kept, exactly
+        as `train` would have then. One v1.ExampleResult per label, in
+        order: `duplicate` for an id already learned, an `error` (NOT_FOUND)
+        for an unknown or expired one."""
+        request = pb.FeedbackRequest(model=name)
+        for item in labels:
+            f = request.feedback.add(example_id=item[0])
+            if isinstance(item[1], str):
+                f.class_label = item[1]
+            else:
+                f.label = item[1]
+            if len(item) > 2:
+                f.weight = item[2]
+        return list(self._call(self._stub.Feedback, request).results)
 
     def evaluate(self, name, examples, *, batch_size=1000, threshold=None):
         """Scores `examples` without learning; returns a v1.EvaluateResponse
