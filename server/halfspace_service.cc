@@ -10,6 +10,7 @@
 #include "server/convert.h"
 #include "server/evaluate_stream.h"
 #include "server/feedback.h"
+#include "server/feedback_stream.h"
 #include "server/logging.h"
 #include "server/peer.h"
 #include "server/predict.h"
@@ -137,6 +138,11 @@ HalfspaceService::Unary HalfspaceService::Feedback(Context* c,
                                                    Bytes* out) {
   return Serve(c, in, out, "Feedback", Permission::kTrain,
                &HalfspaceService::DoFeedback);
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+HalfspaceService::FeedbackStream(Context* c) {
+  return StartFeedbackStream(parts_, c);
 }
 
 HalfspaceService::Unary HalfspaceService::Predict(Context* c, const Bytes* in,

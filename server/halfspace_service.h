@@ -30,6 +30,7 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                 v1::HalfspaceService::WithRawCallbackMethod_Train<
                     v1::HalfspaceService::WithRawCallbackMethod_Predict<
                     v1::HalfspaceService::WithRawCallbackMethod_Feedback<
+                    v1::HalfspaceService::WithRawCallbackMethod_FeedbackStream<
                     v1::HalfspaceService::WithRawCallbackMethod_PredictStream<
                         v1::HalfspaceService::WithRawCallbackMethod_Evaluate<
                             v1::HalfspaceService::WithRawCallbackMethod_GetWeights<
@@ -39,7 +40,7 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                             v1::HalfspaceService::WithRawCallbackMethod_ImportModel<
                                                 v1::HalfspaceService::WithRawCallbackMethod_RestoreModel<
                                                     v1::HalfspaceService::WithRawCallbackMethod_GetStats<
-                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>;
+                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>;
 // clang-format on
 
 class HalfspaceService final : public HalfspaceServiceBase {
@@ -63,6 +64,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
   grpc::ServerBidiReactor<Bytes, Bytes>* Train(Context* c) override;
   Unary Predict(Context* c, const Bytes* in, Bytes* out) override;
   Unary Feedback(Context* c, const Bytes* in, Bytes* out) override;
+  grpc::ServerBidiReactor<Bytes, Bytes>* FeedbackStream(Context* c) override;
   grpc::ServerBidiReactor<Bytes, Bytes>* PredictStream(Context* c) override;
   grpc::ServerReadReactor<Bytes>* Evaluate(Context* c, Bytes* out) override;
   Unary GetWeights(Context* c, const Bytes* in, Bytes* out) override;

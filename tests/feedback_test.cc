@@ -240,6 +240,43 @@ TEST_F(FeedbackTest, APredictStreamRemembersToo) {
   EXPECT_EQ(GetModel(*stub_, "m").stats().pending_waiting(), 2u);
 }
 
+TEST_F(FeedbackTest, AFeedbackStreamAnswersEachRequestInBand) {
+  Create(*stub_, "m", "perceptron", 1);
+  ASSERT_TRUE(Remember(*stub_, "m", {{1}, {-1}, {2}}, {"a", "b", "c"}).ok());
+  grpc::ClientContext context;
+  auto stream = stub_->FeedbackStream(&context);
+  auto request = [](const std::string& model,
+                    std::vector<std::pair<std::string, int>> labels) {
+    v1::FeedbackStreamRequest r;
+    r.set_model(model);
+    for (const auto& [id, y] : labels) {
+      v1::ExampleFeedback* f = r.add_feedback();
+      f->set_example_id(id);
+      f->set_label(y);
+    }
+    return r;
+  };
+  // Three requests in flight: the second means the first's model, the
+  // third's model does not exist.
+  ASSERT_TRUE(stream->Write(request("m", {{"a", 1}, {"b", 1}})));
+  ASSERT_TRUE(stream->Write(request("", {{"c", -1}, {"a", 1}})));
+  ASSERT_TRUE(stream->Write(request("nope", {{"c", 1}})));
+  stream->WritesDone();
+  v1::FeedbackStreamResponse r;
+  ASSERT_TRUE(stream->Read(&r));
+  ASSERT_EQ(r.results_size(), 2);
+  EXPECT_TRUE(r.results(0).updated());  // w = 0: the first always updates
+  ASSERT_TRUE(stream->Read(&r));
+  ASSERT_EQ(r.results_size(), 2);
+  EXPECT_FALSE(r.results(0).has_error());
+  EXPECT_TRUE(r.results(1).duplicate());
+  ASSERT_TRUE(stream->Read(&r));
+  EXPECT_EQ(r.error().code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_FALSE(stream->Read(&r));
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(GetModel(*stub_, "m").stats().pending_joined(), 3u);
+}
+
 TEST_F(FeedbackTest, BadRememberRequestsRememberNothing) {
   Create(*stub_, "m", "perceptron", 2);
   for (const std::vector<std::string>& ids :
