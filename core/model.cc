@@ -104,7 +104,8 @@ Model::Model(std::string name, const ModelSpec& spec,
       standardizer_(spec.standardize
                         ? std::make_unique<Standardizer>(spec.dimension)
                         : nullptr),
-      reserved_(reserved) {}
+      reserved_(reserved),
+      window_(spec.progress_window) {}
 
 Model::~Model() { budget_->Release(reserved_ + pending_reserved_); }
 
@@ -170,6 +171,10 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   }
   if (!s.ok()) return s;
   m.counters_ = snapshot.counters;
+  if (!snapshot.progress.empty()) {  // older files have none: a fresh one
+    s = m.window_.Import(snapshot.progress);
+    if (!s.ok()) return s;
+  }
   m.pending_.Import(std::move(snapshot.pending));
   s = m.budget_->Reserve(m.pending_.bytes(), m.name_);
   if (!s.ok()) return s;
@@ -519,6 +524,7 @@ bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome) {
   c.max_squared_norm = std::max(c.max_squared_norm, squared_norm + 1.0);
   outcome.examples_seen = c.examples_seen;
   outcome.updates = c.updates;
+  window_.Add(outcome.mistake, outcome.update.loss);
   return true;
 }
 
@@ -708,6 +714,7 @@ ModelStats Model::Stats() const {
   std::shared_lock lock(mu_);
   stats.counters = counters_;
   stats.pending = PendingStatsLocked();
+  stats.window = window_.summary();
   stats.weight_norm = learner_->WeightNorm();
   stats.bias = learner_->Bias();
   return stats;
@@ -740,6 +747,7 @@ ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   snapshot.lsn = lsn_;
   snapshot.sources.insert(sources_.begin(), sources_.end());
   snapshot.pending = pending_.Export();
+  snapshot.progress = window_.Export();
   return snapshot;
 }
 

@@ -274,7 +274,7 @@ class Model {
   // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
   // which ThreadSanitizer models even with an uninstrumented Abseil.
   // The objects learner_ and standardizer_ point to, undo_, counters_, lsn_,
-  // sources_ and pending_ are guarded by mu_.
+  // sources_, pending_ and window_ are guarded by mu_.
   mutable std::shared_mutex mu_;
   UndoLog undo_;  // what the example being learned changed
   const std::unique_ptr<Learner> learner_;
@@ -286,6 +286,7 @@ class Model {
   int64_t reserved_;  // the bytes this model holds in budget_
   PendingExamples pending_;
   int64_t pending_reserved_ = 0;  // the bytes pending_ holds in budget_
+  ProgressWindow window_;
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};

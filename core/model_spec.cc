@@ -260,6 +260,7 @@ int64_t ModelBytes(const ModelSpec& spec, int64_t classes) {
   const int64_t standardizer =
       spec.standardize ? 3 * spec.dimension * int64_t{sizeof(double)} : 0;
   return kModelOverheadBytes + standardizer +
+         ProgressWindow::Bytes(spec.progress_window) +
          (IsMulticlass(spec) ? classes : 1) * ClassBytes(spec);
 }
 
@@ -337,6 +338,11 @@ absl::Status ValidateModelName(absl::string_view name) {
 }
 
 absl::Status ValidateModelSpec(const ModelSpec& spec) {
+  if (spec.progress_window < 1 || spec.progress_window > kMaxProgressWindow) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("progress_window is ", spec.progress_window,
+                     "; it must be in [1, ", kMaxProgressWindow, "]"));
+  }
   if (absl::Status s = ValidateFeatureSpace(spec); !s.ok()) return s;
   if (absl::Status s = ValidateAlgorithm(spec.algorithm); !s.ok()) return s;
   if (spec.one_vs_rest && IsNativelyMulticlass(spec.algorithm)) {

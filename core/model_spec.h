@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/features/feature_space.h"
+#include "core/progress_window.h"
 #include "core/algorithms/confidence_weighted.h"
 #include "core/algorithms/multiclass_classifier.h"
 #include "core/algorithms/online_classifier.h"
@@ -131,6 +132,9 @@ struct ModelSpec {
   bool one_vs_rest = false;  // a multiclass model of a binary algorithm
   bool standardize = false;  // learn on online-standardized features
   bool fit_intercept = true;  // learn a bias (false: b stays 0)
+  // Progressive validation's recent window, in examples (see
+  // progress_window.h).
+  int64_t progress_window = kDefaultProgressWindow;
   int hash_bits = 0;         // 2^hash_bits buckets after the dense part
   std::vector<Interaction> interactions;  // with buckets
 };

@@ -21,6 +21,7 @@
 #include "core/linear_weights.h"
 #include "core/model_spec.h"
 #include "core/pending_examples.h"
+#include "core/progress_window.h"
 
 namespace halfspace {
 
@@ -47,6 +48,7 @@ struct PendingStats {
 struct ModelStats {
   ModelCounters counters;
   PendingStats pending;
+  ProgressWindow::Summary window;  // progressive validation lately
   double weight_norm = 0.0;  // ‖w‖; for multiclass, √Σ_k ‖w_k‖²
   double bias = 0.0;         // b; 0 for multiclass
 };
@@ -65,6 +67,7 @@ struct ModelSnapshot {
   // Per training source, the last sequence number applied.
   std::map<std::string, uint64_t> sources;
   PendingExamples::Snapshot pending;  // remembered for delayed feedback
+  std::vector<double> progress;       // ProgressWindow::Export(); may be empty
 };
 
 // An example checked and put into the model's feature space by

@@ -277,6 +277,30 @@ TEST_F(FeedbackTest, AFeedbackStreamAnswersEachRequestInBand) {
   EXPECT_EQ(GetModel(*stub_, "m").stats().pending_joined(), 3u);
 }
 
+TEST_F(FeedbackTest, AModelReportsItsRecentWindow) {
+  grpc::ClientContext context;
+  v1::CreateModelRequest create;
+  create.set_model("w");
+  *create.mutable_algorithm() = TextAlgorithm("perceptron");
+  create.set_dimension(1);
+  create.set_progress_window(2);
+  v1::CreateModelResponse created;
+  ASSERT_TRUE(stub_->CreateModel(&context, create, &created).ok());
+  EXPECT_EQ(created.model().progress_window(), 2u);
+  ASSERT_TRUE(Remember(*stub_, "w", {{1}, {1}, {1}}, {"a", "b", "c"}).ok());
+  ASSERT_TRUE(Feedback(*stub_, "w", {{"a", -1}, {"b", -1}, {"c", -1}}).ok());
+  const v1::ModelStats stats = GetModel(*stub_, "w").stats();
+  EXPECT_EQ(stats.window_examples(), 2u);
+  EXPECT_EQ(stats.window_accuracy(), 1.0);  // the first's mistake has left
+  EXPECT_NEAR(stats.progressive_accuracy(), 2.0 / 3, 1e-15);
+  EXPECT_GT(stats.decayed_accuracy(), stats.progressive_accuracy());
+  grpc::ClientContext refused;
+  create.set_model("w0");
+  create.set_progress_window(0);
+  EXPECT_EQ(stub_->CreateModel(&refused, create, &created).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(FeedbackTest, BadRememberRequestsRememberNothing) {
   Create(*stub_, "m", "perceptron", 2);
   for (const std::vector<std::string>& ids :

@@ -30,6 +30,7 @@ enum Key : uint32_t {
   kPhi = 21,
   kR = 22,
   kMaxVectors = 23,
+  kProgressWindow = 24,
 };
 
 }  // namespace
@@ -38,7 +39,8 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
   KeyedValues out = {{kOneVsRest, spec.one_vs_rest ? 1.0 : 0.0},
                      {kStandardize, spec.standardize ? 1.0 : 0.0},
                      {kHashBits, double(spec.hash_bits)},
-                     {kFitIntercept, spec.fit_intercept ? 1.0 : 0.0}};
+                     {kFitIntercept, spec.fit_intercept ? 1.0 : 0.0},
+                     {kProgressWindow, double(spec.progress_window)}};
   auto add = [&out](std::initializer_list<std::pair<uint32_t, double>> kv) {
     out.insert(out.end(), kv);
   };
@@ -109,6 +111,11 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
   spec.standardize = get(kStandardize, 0.0) != 0.0;
   spec.hash_bits = get(kHashBits, 0);
   spec.fit_intercept = get(kFitIntercept, 1.0) != 0.0;
+  // Out of range (a damaged file) becomes 0, which validation refuses.
+  const double window = get(kProgressWindow, double(kDefaultProgressWindow));
+  spec.progress_window = window >= 1 && window <= kMaxProgressWindow
+                             ? int64_t(window)
+                             : 0;
   switch (static_cast<Algorithm>(id)) {
     case Algorithm::kPerceptron: {
       PerceptronParams p;

@@ -146,6 +146,7 @@ void ToModelFile(const ModelSnapshot& s, storage::v1::ModelFile& file) {
     (*file.mutable_sources())[source] = sequence;
   }
   ToProto(s.pending, *file.mutable_pending());
+  file.mutable_progress()->Assign(s.progress.begin(), s.progress.end());
 }
 
 absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
@@ -183,6 +184,7 @@ absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
   s.lsn = file.lsn();
   s.sources.insert(file.sources().begin(), file.sources().end());
   s.pending = FromProto(std::move(*file.mutable_pending()));
+  s.progress.assign(file.progress().begin(), file.progress().end());
   return s;
 }
 
