@@ -7,22 +7,31 @@
 #include "absl/strings/str_cat.h"
 
 namespace halfspace {
+namespace {
+
+// x, or 0 once it has decayed below the smallest normal double: a long run
+// of zero losses would otherwise decay into subnormals, whose arithmetic
+// is a hundred times slower, and mean nothing more than 0.
+double Normal(double x) {
+  return std::abs(x) < std::numeric_limits<double>::min() ? 0.0 : x;
+}
+
+}  // namespace
 
 ProgressWindow::ProgressWindow(int64_t size)
     : size_(size),
       decay_(1.0 - 1.0 / static_cast<double>(size)),
       losses_(size, 0.0),
-      mistakes_(size, false) {}
+      mistakes_(size, 0) {}
 
 void ProgressWindow::Add(bool mistake, double loss) {
-  const int64_t slot = seen_ % size_;
-  if (seen_ >= size_ && mistakes_[slot]) --window_mistakes_;
-  losses_[slot] = loss;
-  mistakes_[slot] = mistake;
-  if (mistake) ++window_mistakes_;
+  window_mistakes_ += static_cast<int64_t>(mistake) - mistakes_[next_];
+  losses_[next_] = loss;
+  mistakes_[next_] = mistake;
+  if (++next_ == size_) next_ = 0;
   ++seen_;
-  decayed_correct_ = decay_ * decayed_correct_ + (mistake ? 0.0 : 1.0);
-  decayed_loss_ = decay_ * decayed_loss_ + loss;
+  decayed_correct_ = Normal(decay_ * decayed_correct_ + (mistake ? 0.0 : 1.0));
+  decayed_loss_ = Normal(decay_ * decayed_loss_ + loss);
   decayed_weight_ = decay_ * decayed_weight_ + 1.0;
 }
 
@@ -32,8 +41,10 @@ ProgressWindow::Summary ProgressWindow::summary() const {
   if (s.examples == 0) return s;
   // Oldest first, so that the sum does not depend on where the ring starts.
   double loss = 0.0;
-  for (int64_t i = seen_ - s.examples; i < seen_; ++i) {
-    loss += losses_[i % size_];
+  const int64_t oldest = seen_ < size_ ? 0 : next_;
+  for (int64_t i = 0; i < s.examples; ++i) {
+    const int64_t slot = oldest + i;
+    loss += losses_[slot < size_ ? slot : slot - size_];
   }
   const double n = static_cast<double>(s.examples);
   s.accuracy = 1.0 - static_cast<double>(window_mistakes_) / n;
@@ -48,7 +59,7 @@ std::vector<double> ProgressWindow::Export() const {
                                static_cast<double>(seen_), decayed_correct_,
                                decayed_loss_, decayed_weight_};
   state.insert(state.end(), losses_.begin(), losses_.end());
-  for (const bool m : mistakes_) state.push_back(m ? 1.0 : 0.0);
+  for (const uint8_t m : mistakes_) state.push_back(m);
   return state;
 }
 
@@ -61,14 +72,16 @@ absl::Status ProgressWindow::Import(absl::Span<const double> state) {
         expected, " for a window of ", size_));
   }
   seen_ = static_cast<int64_t>(state[1]);
+  next_ = seen_ % size_;
   decayed_correct_ = state[2];
   decayed_loss_ = state[3];
   decayed_weight_ = state[4];
   std::copy(state.begin() + 5, state.begin() + 5 + size_, losses_.begin());
   window_mistakes_ = 0;
   for (int64_t i = 0; i < size_; ++i) {
-    mistakes_[i] = state[5 + size_ + i] != 0.0;
-    if (mistakes_[i] && i < seen_) ++window_mistakes_;
+    // A slot not used yet holds 0: it takes no mistake away when reused.
+    mistakes_[i] = i < seen_ && state[5 + size_ + i] != 0.0;
+    window_mistakes_ += mistakes_[i];
   }
   return absl::OkStatus();
 }
