@@ -6,9 +6,12 @@
 //               e.g. perceptron or 'sgd { loss: LOSS_LOG alpha: 0.001 }']
 //               [--one_vs_rest] [--classes=a,b,c] [--standardize]
 //               [--hash_bits=B]
+//               [--progress_window=N]
 //   get NAME | list | delete NAME | weights NAME
+//   aliases | promote ALIAS MODEL [--expected_model=M] | unalias ALIAS
+//   compare CHAMPION CHALLENGER [...]   McNemar's test against the first
 //   predict NAME X1,X2,...  [more vectors]
-//   train NAME FILE         one pass over FILE (CSV: label,x1,...,xd, or
+//   train NAME[,NAME...] FILE  one pass over FILE (CSV: label,x1,...,xd, or
 //                           LibSVM: label index:value ...; "-" is stdin),
 //                           streamed, printing one line per example (or, with
 //                           --summary, the totals)
@@ -27,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <fstream>
 #include <iostream>
@@ -104,6 +108,15 @@ ABSL_FLAG(bool, remember, false,
 ABSL_FLAG(std::vector<std::string>, example_ids, {},
           "predict --remember: the ids to remember the instances under, one "
           "per instance (default: the server makes them)");
+ABSL_FLAG(uint32_t, progress_window, 0,
+          "create: the recent window progressive validation keeps, in "
+          "examples (default 1000)");
+ABSL_FLAG(double, alpha, 0.05,
+          "compare: the significance level of McNemar's tests");
+ABSL_FLAG(std::string, expected_model, "*",
+          "promote: move the alias only if it points to this model now; "
+          "empty (--expected_model=): only if the alias is new; * (the "
+          "default): wherever it points");
 ABSL_FLAG(bool, summary, false,
           "train: print only errors and the totals (the server sends counts "
           "per request instead of a result per example)");
@@ -234,6 +247,16 @@ void PrintModel(const v1::Model& m) {
     std::cout << "  classes: " << absl::StrJoin(m.classes(), ",")
               << (m.one_vs_rest() ? "  (one-vs-rest)" : "") << "\n";
   }
+  if (m.aliases_size() > 0) {
+    std::cout << "  aliases: " << absl::StrJoin(m.aliases(), ",") << "\n";
+  }
+  if (s.window_examples() > 0) {
+    std::cout << "  last " << s.window_examples()
+              << ": accuracy=" << s.window_accuracy()
+              << "  loss=" << s.window_loss()
+              << "  decayed: accuracy=" << s.decayed_accuracy()
+              << "  loss=" << s.decayed_loss() << "\n";
+  }
   if (s.pending_remembered() > 0) {
     std::cout << "  remembered=" << s.pending_remembered()
               << "  waiting=" << s.pending_waiting()
@@ -254,6 +277,9 @@ absl::Status Create(Client& client, const std::string& name) {
   request.set_one_vs_rest(absl::GetFlag(FLAGS_one_vs_rest));
   request.set_standardize(absl::GetFlag(FLAGS_standardize));
   request.set_fit_intercept(absl::GetFlag(FLAGS_fit_intercept));
+  if (absl::GetFlag(FLAGS_progress_window) != 0) {
+    request.set_progress_window(absl::GetFlag(FLAGS_progress_window));
+  }
   for (const std::string& label : absl::GetFlag(FLAGS_classes)) {
     request.add_classes(label);
   }
@@ -352,22 +378,54 @@ std::string Counts(uint64_t examples, uint64_t updates, uint64_t mistakes) {
       examples == 0 ? 0.0 : 100.0 * (1.0 - double(mistakes) / examples));
 }
 
-// Appends one example's result line ("3: score=…") to `out`.
-void AppendResult(uint64_t index, const v1::ExampleResult& r,
-                  std::string& out) {
+// "3" or, for one model of a fan-out stream, "3 [name]".
+std::string ResultPrefix(uint64_t index, const std::string& model) {
+  return model.empty() ? absl::StrCat(index)
+                       : absl::StrCat(index, " [", model, "]");
+}
+
+// Json(m) with "index" (and, when given, "model") fields first.
+std::string JsonResult(uint64_t index, const std::string& model,
+                       const google::protobuf::Message& m) {
+  const std::string json = JsonWithIndex(index, m);
+  if (model.empty()) return json;
+  const size_t comma = json.find_first_of(",}");
+  return absl::StrCat(json.substr(0, comma), ",\"model\":\"", model, "\"",
+                      json.substr(comma));
+}
+
+// Appends the line of an example refused for `error` to `out`.
+void AppendError(uint64_t index, const std::string& model,
+                 const google::rpc::Status& error, std::string& out) {
   if (absl::GetFlag(FLAGS_json)) {
-    absl::StrAppend(&out, JsonWithIndex(index, r), "\n");
+    absl::StrAppend(&out, "{\"index\":", index,
+                    model.empty() ? "" : absl::StrCat(",\"model\":\"", model,
+                                                      "\""),
+                    ",\"error\":", Json(error), "}\n");
+  } else {
+    absl::StrAppend(&out, ResultPrefix(index, model),
+                    ": error: ", error.message(), "\n");
+  }
+}
+
+// Appends one example's result line ("3: score=…", or "3 [name]: …" for
+// `model` of a fan-out stream) to `out`.
+void AppendResult(uint64_t index, const std::string& model,
+                  const v1::ExampleResult& r, std::string& out) {
+  if (absl::GetFlag(FLAGS_json)) {
+    absl::StrAppend(&out, JsonResult(index, model, r), "\n");
     return;
   }
   if (r.has_error()) {
-    absl::StrAppend(&out, index, ": error: ", r.error().message(), "\n");
+    AppendError(index, model, r.error(), out);
     return;
   }
+  const std::string prefix = ResultPrefix(index, model);
   if (r.duplicate()) {
-    absl::StrAppend(&out, index, ": duplicate\n");
+    absl::StrAppend(&out, prefix, ": duplicate\n");
     return;
   }
-  absl::StrAppend(&out, index, ": score=", r.score(), "  margin=", r.margin(),
+  absl::StrAppend(&out, prefix, ": score=", r.score(), "  margin=", r.margin(),
                   "  updated=", r.updated() ? "yes" : "no",
                   "  loss=", r.loss());
   if (r.has_probability()) {
@@ -413,7 +471,7 @@ absl::Status Feedback(Client& client, const std::string& name,
   std::string out;
   int rejected = 0;
   for (int i = 0; i < response->results_size(); ++i) {
-    AppendResult(i, response->results(i), out);
+    AppendResult(i, "", response->results(i), out);
     rejected += response->results(i).has_error() ? 1 : 0;
   }
   std::cout << out;
@@ -426,20 +484,23 @@ absl::Status Feedback(Client& client, const std::string& name,
   return absl::OkStatus();
 }
 
-// One pass over FILE, streamed: a thread reads and sends requests of
+// One pass over FILE, streamed (to several models at once when NAME lists
+// them, each result line then naming its model): a thread reads and sends requests of
 // --batch_size examples, up to kInFlight of them unanswered, while this one
 // prints the responses as they come; memory stays constant however long the
 // input. With --summary, the server sends counts per request, and only
 // errors and the totals are printed.
-absl::Status Train(Client& client, const std::string& name,
+absl::Status Train(Client& client, const std::string& names,
                    const std::string& path) {
   constexpr int kInFlight = 16;
+  // NAME, or NAME,NAME,... for a fan-out stream (names have no commas).
+  const std::vector<std::string> models = absl::StrSplit(names, ',');
   absl::StatusOr<std::unique_ptr<ExampleReader>> reader =
-      OpenExamples(client, name, path);
+      OpenExamples(client, models.front(), path);
   if (!reader.ok()) return reader.status();
   const size_t batch = std::max(1, absl::GetFlag(FLAGS_batch_size));
   const bool summary = absl::GetFlag(FLAGS_summary);
-  std::unique_ptr<TrainingStream> stream = client.Train(name);
+  std::unique_ptr<TrainingStream> stream = client.TrainFanOut(models);
 
   std::mutex mu;
   std::condition_variable room;
@@ -472,8 +533,14 @@ absl::Status Train(Client& client, const std::string& name,
     stream->CloseSend();
   });
 
-  uint64_t index = 0, learned = 0, updates = 0, mistakes = 0, rejected = 0;
-  double loss_sum = 0;
+  // Per model: what its results add up to.
+  struct Totals {
+    uint64_t learned = 0, updates = 0, mistakes = 0, rejected = 0;
+    double loss_sum = 0;
+  };
+  std::vector<Totals> totals(models.size());
+  const bool fan_out = models.size() > 1;
+  uint64_t index = 0;
   std::string out;
   Progress progress("train");
   for (;;) {
@@ -488,38 +555,49 @@ absl::Status Train(Client& client, const std::string& name,
     }
     room.notify_one();
     if (!response.ok()) break;
-    if (response->has_summary()) {
-      const v1::TrainSummary& s = response->summary();
-      for (const v1::ExampleError& e : s.errors()) {
-        if (absl::GetFlag(FLAGS_json)) {
-          absl::StrAppend(&out, "{\"index\":", index + e.index(),
-                          ",\"error\":", Json(e.error()), "}\n");
-        } else {
-          absl::StrAppend(&out, index + e.index(), ": error: ",
-                          e.error().message(), "\n");
+    if (response->has_summary() || response->model_summaries_size() > 0) {
+      uint64_t examples = 0;
+      for (size_t k = 0; k < models.size(); ++k) {
+        const v1::TrainSummary& s =
+            fan_out ? response->model_summaries(k) : response->summary();
+        const std::string model = fan_out ? models[k] : "";
+        for (const v1::ExampleError& e : s.errors()) {
+          AppendError(index + e.index(), model, e.error(), out);
         }
+        examples = s.examples() + s.duplicates() + s.errors_size();
+        Totals& t = totals[k];
+        t.learned += s.examples();
+        t.updates += s.updates();
+        t.mistakes += s.mistakes();
+        t.loss_sum += s.loss_sum();
+        t.rejected += s.errors_size();
       }
-      index += s.examples() + s.duplicates() + s.errors_size();
-      learned += s.examples();
-      updates += s.updates();
-      mistakes += s.mistakes();
-      loss_sum += s.loss_sum();
-      rejected += s.errors_size();
+      index += examples;
     } else {
-      for (const v1::ExampleResult& r : response->results()) {
-        if (!summary) AppendResult(index, r, out);
-        ++index;
-        if (r.has_error()) {
-          ++rejected;
-        } else if (!r.duplicate()) {
-          ++learned;
-          updates += r.updated();
-          loss_sum += r.loss();
+      const int n = fan_out ? response->fan_out_results_size()
+                            : response->results_size();
+      for (int i = 0; i < n; ++i, ++index) {
+        for (size_t k = 0; k < models.size(); ++k) {
+          const v1::ExampleResult& r =
+              fan_out ? response->fan_out_results(i).models(k)
+                      : response->results(i);
+          if (!summary) AppendResult(index, fan_out ? models[k] : "", r, out);
+          Totals& t = totals[k];
+          if (r.has_error()) {
+            ++t.rejected;
+          } else if (!r.duplicate()) {
+            ++t.learned;
+            t.updates += r.updated();
+            t.loss_sum += r.loss();
+          }
         }
       }
     }
-    progress.Report(index, summary ? Counts(learned, updates, mistakes)
-                                   : absl::StrCat(updates, " updates"));
+    const Totals& first = totals.front();
+    progress.Report(index, summary
+                               ? Counts(first.learned, first.updates,
+                                        first.mistakes)
+                               : absl::StrCat(first.updates, " updates"));
     if (out.size() >= (size_t{1} << 16)) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();
@@ -527,20 +605,28 @@ absl::Status Train(Client& client, const std::string& name,
   }
   sender.join();
   const absl::Status finished = stream->Finish();
-  const double average_loss = learned == 0 ? 0.0 : loss_sum / learned;
-  if (absl::GetFlag(FLAGS_json)) {
-    absl::StrAppend(
-        &out,
-        JsonObject({{"examples", JsonNumber(learned)},
-                    {"updates", JsonNumber(updates)},
-                    {"average_loss", JsonNumber(average_loss)},
-                    {"rejected", JsonNumber(rejected)}}),
-        "\n");
-  } else {
-    absl::StrAppend(&out, "examples=", learned, "  updates=", updates);
-    if (summary) absl::StrAppend(&out, "  mistakes=", mistakes);
-    absl::StrAppend(&out, "  average_loss=", average_loss,
-                    "  rejected=", rejected, "\n");
+  uint64_t rejected = 0;
+  for (size_t k = 0; k < models.size(); ++k) {
+    const Totals& t = totals[k];
+    rejected += t.rejected;
+    const double average_loss = t.learned == 0 ? 0.0 : t.loss_sum / t.learned;
+    if (absl::GetFlag(FLAGS_json)) {
+      const std::string model =
+          fan_out ? absl::StrCat("\"", models[k], "\"") : "";
+      std::string line =
+          JsonObject({{"examples", JsonNumber(t.learned)},
+                      {"updates", JsonNumber(t.updates)},
+                      {"average_loss", JsonNumber(average_loss)},
+                      {"rejected", JsonNumber(t.rejected)}});
+      if (fan_out) line = absl::StrCat("{\"model\":", model, ",", line.substr(1));
+      absl::StrAppend(&out, line, "\n");
+    } else {
+      if (fan_out) absl::StrAppend(&out, models[k], ": ");
+      absl::StrAppend(&out, "examples=", t.learned, "  updates=", t.updates);
+      if (summary) absl::StrAppend(&out, "  mistakes=", t.mistakes);
+      absl::StrAppend(&out, "  average_loss=", average_loss,
+                      "  rejected=", t.rejected, "\n");
+    }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
@@ -548,8 +634,9 @@ absl::Status Train(Client& client, const std::string& name,
   if (!read_status.ok()) return read_status;
   if (rejected > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        rejected, " of ", index, " examples were rejected (see the lines "
-        "marked error); the others were learned"));
+        rejected, " of ", index * models.size(),
+        fan_out ? " results were rejections" : " examples were rejected",
+        " (see the lines marked error); the others were learned"));
   }
   return absl::OkStatus();
 }
@@ -650,6 +737,61 @@ absl::Status Import(Client& client, const std::string& name,
   return model.status();
 }
 
+// Champion/challenger: each model's progressive accuracy and loss, in
+// total and lately, and McNemar's test against the first.
+absl::Status Compare(Client& client, const std::vector<char*>& args) {
+  const std::vector<std::string> models(args.begin() + 2, args.end());
+  absl::StatusOr<v1::CompareModelsResponse> r =
+      client.CompareModels(models, absl::GetFlag(FLAGS_alpha));
+  if (!r.ok()) return r.status();
+  if (absl::GetFlag(FLAGS_json)) {
+    for (const v1::ModelComparison& m : r->models()) {
+      std::cout << Json(m) << "\n";
+    }
+    return absl::OkStatus();
+  }
+  for (const v1::ModelComparison& m : r->models()) {
+    const v1::ModelStats& s = m.stats();
+    std::cout << absl::StreamFormat(
+        "%s  examples=%d  accuracy=%.4f  loss=%.4f  last %d: accuracy=%.4f "
+        " loss=%.4f\n",
+        m.model(), s.examples_seen(), s.progressive_accuracy(),
+        s.average_loss(), s.window_examples(), s.window_accuracy(),
+        s.window_loss());
+    if (!m.has_versus_first()) continue;
+    const v1::PairedTest& t = m.versus_first();
+    std::cout << absl::StreamFormat(
+        "  vs %s on %d shared examples: only %s wrong %d, only this wrong %d, "
+        "both %d; accuracy %+.4f, chi2=%.3f, p=%.4g: %s\n",
+        r->models(0).model(), t.examples(), r->models(0).model(),
+        t.only_first_wrong(), t.only_this_wrong(), t.both_wrong(),
+        t.accuracy_difference(), t.chi_square(), t.p_value(),
+        t.significant() ? "significant" : "not significant");
+  }
+  return absl::OkStatus();
+}
+
+// Points ALIAS at MODEL: promotes a challenger in one call.
+absl::Status Promote(Client& client, const std::string& alias,
+                     const std::string& model) {
+  std::optional<std::string> expected;
+  if (absl::GetFlag(FLAGS_expected_model) != "*") {
+    expected = absl::GetFlag(FLAGS_expected_model);
+  }
+  absl::StatusOr<v1::SetAliasResponse> r =
+      client.SetAlias(alias, model, expected);
+  if (!r.ok()) return r.status();
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << Json(*r) << "\n";
+  } else if (r->previous_model().empty()) {
+    std::cout << alias << " -> " << model << " (new)\n";
+  } else {
+    std::cout << alias << " -> " << model << " (was " << r->previous_model()
+              << ")\n";
+  }
+  return absl::OkStatus();
+}
+
 // --server, else $HALFSPACE_SERVER, else localhost:50051.
 std::string ServerAddress() {
   std::string server = absl::GetFlag(FLAGS_server);
@@ -703,9 +845,32 @@ absl::Status Run(const std::vector<char*>& args) {
     for (const v1::Model& m : *models) PrintModel(m);
     return absl::OkStatus();
   }
+  if (command == "aliases") {
+    absl::StatusOr<std::vector<v1::Alias>> aliases = client.ListAliases();
+    if (!aliases.ok()) return aliases.status();
+    for (const v1::Alias& a : *aliases) {
+      std::cout << (json ? Json(a) : absl::StrCat(a.alias(), " -> ", a.model()))
+                << "\n";
+    }
+    return absl::OkStatus();
+  }
+  if (command == "compare" && args.size() >= 4) return Compare(client, args);
+  if (command == "promote" && args.size() == 4) {
+    return Promote(client, args[2], args[3]);
+  }
   if (args.size() < 3) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", command, "' needs a model name"));
+  }
+  if (command == "unalias") {
+    absl::StatusOr<std::string> model = client.DeleteAlias(args[2]);
+    if (!model.ok()) return model.status();
+    std::cout << (json ? JsonObject({{"model", absl::StrCat("\"", *model,
+                                                            "\"")}})
+                       : absl::StrCat(args[2], " no longer points to ",
+                                      *model))
+              << "\n";
+    return absl::OkStatus();
   }
   const std::string name = args[2];
   if (command == "create") return Create(client, name);
@@ -761,7 +926,7 @@ int main(int argc, char** argv) {
       "halfspace [--server=HOST:PORT] [--json] COMMAND [ARGS]\n"
       "  create NAME --dimension=D [--algorithm=NAME|'NAME { PARAMETERS }']\n"
       "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hash_bits=B]\n"
-      "    [--fit_intercept=false]\n"
+      "    [--fit_intercept=false] [--progress_window=N]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  health [SERVICE]  (SERVING or not; exit status 0 only if SERVING)\n"
       "  predict NAME [--] X1,X2,... [X1,X2,... ...]   (-- before a negative X1)\n"
@@ -772,6 +937,11 @@ int main(int argc, char** argv) {
       "                    label index:value ... or VW lines label |ns f:v ...;\n"
       "                    - for stdin; a multiclass model's label is the\n"
       "                    class name; --summary)\n"
+      "  train NAME,NAME,... FILE  (one stream trains every model, in order)\n"
+      "  compare NAME NAME [NAME ...]  (champion first: progressive accuracy\n"
+      "                    and loss, McNemar's test against it; --alpha)\n"
+      "  promote ALIAS MODEL  (point ALIAS at MODEL; --expected_model)\n"
+      "  aliases | unalias ALIAS\n"
       "  fit NAME FILE     (passes until no updates; --max_passes)\n"
       "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)\n"
       "  export NAME FILE  (the model's whole state, one file)\n"

@@ -78,12 +78,16 @@ absl::Status TrainingStream::Send(absl::Span<const LabeledExample> examples,
 }
 
 absl::Status TrainingStream::Send(v1::TrainRequest& request) {
+  request.clear_model();
+  request.clear_models();
+  request.clear_source();
   if (!named_) {
-    request.set_model(model_);
+    if (models_.size() == 1) {
+      request.set_model(models_.front());
+    } else {
+      request.mutable_models()->Assign(models_.begin(), models_.end());
+    }
     request.set_source(source_);
-  } else {
-    request.clear_model();
-    request.clear_source();
   }
   if (!source_.empty()) {
     request.set_sequence(next_sequence_);
@@ -252,6 +256,8 @@ constexpr bool kReadOnly =
     std::is_same_v<Request, v1::GetStatsRequest> ||
     std::is_same_v<Request, v1::ExportModelRequest> ||
     std::is_same_v<Request, v1::GetSourceSequenceRequest> ||
+    std::is_same_v<Request, v1::CompareModelsRequest> ||
+    std::is_same_v<Request, v1::ListAliasesRequest> ||
     std::is_same_v<Request, grpc::health::v1::HealthCheckRequest>;
 
 // Whether sending `request` again is safe: a Predict that remembers its
@@ -482,11 +488,52 @@ std::unique_ptr<TrainingStream> Client::Train(const std::string& model) {
 std::unique_ptr<TrainingStream> Client::Train(const std::string& model,
                                               const std::string& source,
                                               uint64_t first_sequence) {
+  return TrainFanOut({model}, source, first_sequence);
+}
+
+std::unique_ptr<TrainingStream> Client::TrainFanOut(
+    const std::vector<std::string>& models, const std::string& source,
+    uint64_t first_sequence) {
   std::unique_ptr<TrainingStream> stream(
-      new TrainingStream(model, source, first_sequence));
-  AddMetadata(stream->context_, model);
+      new TrainingStream(models, source, first_sequence));
+  AddMetadata(stream->context_, models.empty() ? "" : models.front());
   stream->stream_ = stub_->Train(&stream->context_);
   return stream;
+}
+
+absl::StatusOr<v1::CompareModelsResponse> Client::CompareModels(
+    const std::vector<std::string>& models, std::optional<double> alpha) {
+  v1::CompareModelsRequest request;
+  request.mutable_models()->Assign(models.begin(), models.end());
+  if (alpha.has_value()) request.set_alpha(*alpha);
+  return Call(stub_.get(), &Stub::CompareModels, request);
+}
+
+absl::StatusOr<v1::SetAliasResponse> Client::SetAlias(
+    const std::string& alias, const std::string& model,
+    std::optional<std::string> expected) {
+  v1::SetAliasRequest request;
+  request.set_alias(alias);
+  request.set_model(model);
+  if (expected.has_value()) request.set_expected_model(*std::move(expected));
+  return Call(stub_.get(), &Stub::SetAlias, request);
+}
+
+absl::StatusOr<std::string> Client::DeleteAlias(const std::string& alias) {
+  v1::DeleteAliasRequest request;
+  request.set_alias(alias);
+  absl::StatusOr<v1::DeleteAliasResponse> response =
+      Call(stub_.get(), &Stub::DeleteAlias, request);
+  if (!response.ok()) return response.status();
+  return response->model();
+}
+
+absl::StatusOr<std::vector<v1::Alias>> Client::ListAliases() {
+  absl::StatusOr<v1::ListAliasesResponse> response =
+      Call(stub_.get(), &Stub::ListAliases, v1::ListAliasesRequest());
+  if (!response.ok()) return response.status();
+  return std::vector<v1::Alias>(response->aliases().begin(),
+                                response->aliases().end());
 }
 
 absl::StatusOr<std::string> Client::ExportModel(const std::string& name) {

@@ -96,12 +96,13 @@ class TrainingStream {
 
  private:
   friend class Client;
-  TrainingStream(std::string model, std::string source, uint64_t sequence)
-      : model_(std::move(model)),
+  TrainingStream(std::vector<std::string> models, std::string source,
+                 uint64_t sequence)
+      : models_(std::move(models)),
         source_(std::move(source)),
         next_sequence_(sequence) {}
 
-  const std::string model_;
+  const std::vector<std::string> models_;  // one, unless it fans out
   const std::string source_;  // empty: untagged
   uint64_t next_sequence_;    // the next example's, with a source
   bool named_ = false;  // whether a request has named the model yet
@@ -194,8 +195,8 @@ class Client {
   void set_timeout(absl::Duration timeout) { timeout_ = timeout; }
 
   // How calls that change nothing (GetModel, ListModels, Predict without
-  // remember,
-  // GetWeights, GetStats, ExportModel, GetSourceSequence, Health) are tried
+  // remember, GetWeights, GetStats, ExportModel, GetSourceSequence,
+  // CompareModels, ListAliases, Health) are tried
   // again when they fail with UNAVAILABLE: a server restarting or draining,
   // a connection lost. Calls that change a model are never retried here (a
   // lost response does not say whether they were applied); training
@@ -270,6 +271,31 @@ class Client {
   std::unique_ptr<TrainingStream> Train(const std::string& model,
                                         const std::string& source,
                                         uint64_t first_sequence);
+
+  // Opens a fan-out training stream: each request trains every one of
+  // `models` (2 to 16), in order, and each example's result holds one entry
+  // per model (TrainResponse.fan_out_results). Tagged as Train's when
+  // `source` is given. Routed as calls on the first model are.
+  std::unique_ptr<TrainingStream> TrainFanOut(
+      const std::vector<std::string>& models, const std::string& source = "",
+      uint64_t first_sequence = 0);
+
+  // Compares models trained on one fan-out stream: each one's progressive
+  // numbers and McNemar's test against the first (see CompareModels).
+  absl::StatusOr<v1::CompareModelsResponse> CompareModels(
+      const std::vector<std::string>& models,
+      std::optional<double> alpha = std::nullopt);
+
+  // Points `alias` at `model` (promotes it); with `expected`, only if the
+  // alias points there now ("": only if it is new). Returns the response
+  // with the model it pointed to before. Not retried.
+  absl::StatusOr<v1::SetAliasResponse> SetAlias(
+      const std::string& alias, const std::string& model,
+      std::optional<std::string> expected = std::nullopt);
+  // Removes `alias`; returns the model it pointed to.
+  absl::StatusOr<std::string> DeleteAlias(const std::string& alias);
+  // Every alias the caller may see, ordered.
+  absl::StatusOr<std::vector<v1::Alias>> ListAliases();
 
   // The model's whole state as one file (see ExportModelResponse).
   absl::StatusOr<std::string> ExportModel(const std::string& name);

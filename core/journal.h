@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/paired_mistakes.h"
 #include "core/pending_examples.h"
 
 namespace halfspace {
@@ -83,6 +84,10 @@ struct Batch {
   absl::Span<const std::string> example_ids;
   int64_t pending_now_micros = 0;
   PendingLimits pending_limits;
+  // A fan-out stream: what the models it trained before this one on the
+  // same examples did with each, to count paired mistakes against them
+  // (see paired_mistakes.h); empty otherwise.
+  absl::Span<const PeerOutcomes> peers;
 };
 
 }  // namespace halfspace

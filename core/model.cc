@@ -175,6 +175,8 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
     s = m.window_.Import(snapshot.progress);
     if (!s.ok()) return s;
   }
+  s = m.paired_.Import(std::move(snapshot.paired));
+  if (!s.ok()) return s;
   m.pending_.Import(std::move(snapshot.pending));
   s = m.budget_->Reserve(m.pending_.bytes(), m.name_);
   if (!s.ok()) return s;
@@ -236,6 +238,23 @@ void Model::Prepare(const Example& example, PreparedExample& prepared) const {
                      : ValidateLabel(example.label);
   }
   prepared.error = std::move(s);
+}
+
+bool Model::PreparesLike(const Model& other) const {
+  const ModelSpec& a = spec_;
+  const ModelSpec& b = other.spec_;
+  if (multiclass() != other.multiclass() || a.dimension != b.dimension ||
+      a.hash_bits != b.hash_bits ||
+      a.interactions.size() != b.interactions.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.interactions.size(); ++i) {
+    if (a.interactions[i].first != b.interactions[i].first ||
+        a.interactions[i].second != b.interactions[i].second) {
+      return false;
+    }
+  }
+  return true;
 }
 
 absl::Status Model::Learn(absl::Span<const Example> examples,
@@ -310,6 +329,7 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
     pending_.Expire(batch->pending_now_micros, batch->pending_limits);
     ReleasePendingBytes();
   }
+  if (batch != nullptr && !batch->peers.empty()) CountPeers(*batch, outcomes);
   undo_.Release();
   learner_->EndBatch();
   if (removed_class) {  // give back what AdmitBatch reserved for it
@@ -324,6 +344,19 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
     generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   return absl::OkStatus();
+}
+
+void Model::CountPeers(const Batch& batch,
+                       absl::Span<const ExampleOutcome> outcomes) {
+  own_outcomes_.resize(outcomes.size());
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    own_outcomes_[i] = PeerOutcomeOf(outcomes[i]);
+  }
+  for (const PeerOutcomes& peer : batch.peers) {
+    if (peer.outcomes.size() == outcomes.size()) {
+      paired_.Count(peer, own_outcomes_);
+    }
+  }
 }
 
 int64_t Model::AdmitBatch(absl::Span<const PreparedExample> examples,
@@ -709,6 +742,11 @@ PendingStats Model::PendingStatsLocked() const {
   return stats;
 }
 
+PairedCounts Model::Paired(absl::string_view peer) const {
+  std::shared_lock lock(mu_);
+  return paired_.Find(peer);
+}
+
 ModelStats Model::Stats() const {
   ModelStats stats;
   std::shared_lock lock(mu_);
@@ -748,6 +786,7 @@ ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   snapshot.sources.insert(sources_.begin(), sources_.end());
   snapshot.pending = pending_.Export();
   snapshot.progress = window_.Export();
+  snapshot.paired = paired_.peers();
   return snapshot;
 }
 

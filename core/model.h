@@ -48,6 +48,12 @@ using StopCheck = std::function<bool()>;
 // The most sources one model tracks for exactly-once training.
 inline constexpr size_t kMaxSources = 10000;
 
+// What an example's outcome was, as a peer of a fan-out stream counts it.
+inline uint8_t PeerOutcomeOf(const ExampleOutcome& outcome) {
+  if (!outcome.error.ok() || outcome.duplicate) return kPeerSkipped;
+  return outcome.mistake ? kPeerWrong : kPeerRight;
+}
+
 class Model {
  public:
   // A fresh model: w = 0, b = 0, zero counters. A multiclass model starts
@@ -82,6 +88,11 @@ class Model {
   // past the named-feature or interaction limits RESOURCE_EXHAUSTED. Takes
   // no lock; reusing `prepared` spares allocations.
   void Prepare(const Example& example, PreparedExample& prepared) const;
+
+  // Whether `other` prepares every example as this model does (the same
+  // feature space and kind of label), so that one's prepared examples may
+  // be learned by the other.
+  bool PreparesLike(const Model& other) const;
 
   // Learns from prepared examples in order and writes one outcome per
   // example. Rejected examples keep their error as outcome and leave the
@@ -192,6 +203,10 @@ class Model {
   // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
   ModelStats Stats() const;
 
+  // The paired mistakes counted against model `peer` in fan-out streams
+  // where it learned before this one (see paired_mistakes.h).
+  PairedCounts Paired(absl::string_view peer) const;
+
   // A consistent copy of the whole state; sets `generation` to the
   // generation it holds.
   ModelSnapshot Snapshot(uint64_t* generation = nullptr) const;
@@ -260,6 +275,9 @@ class Model {
   // Appends the change's record to its journal, if any, and notes its LSN.
   // REQUIRES: mu_ held exclusively.
   absl::Status Log(LogEntry& log);
+  // Counts paired mistakes against the batch's peers.
+  // REQUIRES: mu_ held exclusively.
+  void CountPeers(const Batch& batch, absl::Span<const ExampleOutcome> outcomes);
   // REQUIRES: mu_ held.
   void AppendClassNames(std::vector<std::string>* class_names) const;
   // x as the learner sees it: standardized into `scratch` if the model
@@ -274,7 +292,7 @@ class Model {
   // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
   // which ThreadSanitizer models even with an uninstrumented Abseil.
   // The objects learner_ and standardizer_ point to, undo_, counters_, lsn_,
-  // sources_, pending_ and window_ are guarded by mu_.
+  // sources_, pending_, window_ and paired_ are guarded by mu_.
   mutable std::shared_mutex mu_;
   UndoLog undo_;  // what the example being learned changed
   const std::unique_ptr<Learner> learner_;
@@ -287,6 +305,8 @@ class Model {
   PendingExamples pending_;
   int64_t pending_reserved_ = 0;  // the bytes pending_ holds in budget_
   ProgressWindow window_;
+  PairedMistakes paired_;
+  std::vector<uint8_t> own_outcomes_;  // a batch's, while counting pairs
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};

@@ -67,6 +67,11 @@ absl::StatusOr<uint64_t> ModelRegistry::Load() {
     if (entry->model != nullptr) max_lsn = std::max(max_lsn, entry->saved_lsn);
     Insert(s.name, std::move(entry));
   }
+  absl::StatusOr<AliasMap> aliases =
+      store_->LoadAliases();
+  if (!aliases.ok()) return aliases.status();
+  std::unique_lock lock(mu_);
+  aliases_ = *std::move(aliases);
   return max_lsn;
 }
 
@@ -169,6 +174,14 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
       batch.example_ids = ids;
       batch.pending_now_micros = logged.pending().now_micros();
       batch.pending_limits = LimitsOf(logged.pending());
+      std::vector<PeerOutcomes> peers;
+      for (const storage::v1::PeerOutcomes& peer : logged.peers()) {
+        peers.push_back({peer.model(),
+                         {reinterpret_cast<const uint8_t*>(
+                              peer.outcomes().data()),
+                          peer.outcomes().size()}});
+      }
+      batch.peers = peers;
       return train(model, logged, batch);
     }
     case storage::v1::LogRecord::kRemember: {
@@ -281,6 +294,11 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
     return absl::AlreadyExistsError(
         absl::StrCat("model ", Quoted(name), " already exists"));
   }
+  if (std::shared_lock lock(mu_); aliases_.count(name) > 0) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        Quoted(name), " is an alias (of model ", Quoted(aliases_.at(name)),
+        "); choose another name"));
+  }
   if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
   auto entry = std::make_shared<Entry>();
   entry->model = std::move(model);
@@ -339,10 +357,119 @@ std::vector<Listing> ModelRegistry::ListAll() const {
   return listings;
 }
 
+absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Lookup(
+    absl::string_view name) const {
+  std::shared_ptr<Entry> entry;
+  absl::string_view model = name;
+  {
+    std::shared_lock lock(mu_);
+    auto alias = aliases_.find(name);
+    if (alias != aliases_.end()) model = alias->second;
+    auto it = entries_.find(model);
+    if (it != entries_.end()) entry = it->second;
+    if (entry == nullptr && alias != aliases_.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("alias ", Quoted(name), " points to model ",
+                       Quoted(model), ", which does not exist"));
+    }
+  }
+  if (entry == nullptr) return NotFound(name);
+  if (!entry->unavailable.ok()) return Unavailable(model, entry->unavailable);
+  return entry->model;
+}
+
+absl::StatusOr<std::string> ModelRegistry::SetAlias(
+    absl::string_view alias, absl::string_view model,
+    const std::optional<std::string>& expected) {
+  if (absl::Status s = ValidateModelName(alias); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("alias: ", s.message()));
+  }
+  std::lock_guard io_lock(io_mu_);
+  AliasMap aliases;
+  {
+    std::shared_lock lock(mu_);
+    if (entries_.contains(alias)) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "a model is named ", Quoted(alias), "; an alias needs a name of "
+          "its own"));
+    }
+    auto target = entries_.find(model);
+    if (target == entries_.end()) {
+      return aliases_.count(model) > 0
+                 ? absl::NotFoundError(absl::StrCat(
+                       Quoted(model), " is an alias; point ", Quoted(alias),
+                       " at a model"))
+                 : NotFound(model);
+    }
+    aliases = aliases_;
+  }
+  auto it = aliases.find(alias);
+  std::string previous = it == aliases.end() ? "" : it->second;
+  if (expected.has_value() && *expected != previous) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "alias ", Quoted(alias),
+        previous.empty() ? " does not exist"
+                         : absl::StrCat(" points to ", Quoted(previous)),
+        ", not to ", expected->empty() ? "nothing" : Quoted(*expected),
+        "; nothing changed"));
+  }
+  aliases[std::string(alias)] = std::string(model);
+  // The model's creation is durable before anything points to it.
+  if (journal_ != nullptr) {
+    if (std::shared_ptr<Entry> entry = Find(model);
+        entry != nullptr && entry->model != nullptr) {
+      journal_->WaitDurable(entry->model->lsn());
+    }
+  }
+  if (absl::Status s = store_->SaveAliases(aliases); !s.ok()) return s;
+  std::unique_lock lock(mu_);
+  aliases_ = std::move(aliases);
+  return previous;
+}
+
+absl::StatusOr<std::string> ModelRegistry::DeleteAlias(
+    absl::string_view alias) {
+  std::lock_guard io_lock(io_mu_);
+  AliasMap aliases = Aliases();
+  auto it = aliases.find(alias);
+  if (it == aliases.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("alias ", Quoted(alias), " does not exist"));
+  }
+  std::string model = std::move(it->second);
+  aliases.erase(it);
+  if (absl::Status s = store_->SaveAliases(aliases); !s.ok()) return s;
+  std::unique_lock lock(mu_);
+  aliases_ = std::move(aliases);
+  return model;
+}
+
+std::vector<std::string> ModelRegistry::AliasesOf(
+    absl::string_view model) const {
+  std::vector<std::string> out;
+  std::shared_lock lock(mu_);
+  for (const auto& [alias, target] : aliases_) {
+    if (target == model) out.push_back(alias);
+  }
+  return out;
+}
+
+AliasMap ModelRegistry::Aliases() const {
+  std::shared_lock lock(mu_);
+  return aliases_;
+}
+
 absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
   std::lock_guard io_lock(io_mu_);
   std::shared_ptr<Entry> entry = Find(name);
   if (entry == nullptr) return NotFound(name);
+  if (const std::vector<std::string> aliases = AliasesOf(name);
+      !aliases.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "alias ", Quoted(aliases.front()), " points to model ", Quoted(name),
+        "; move or delete the alias first"));
+  }
   if (entry->model != nullptr) {
     const std::string record = DeleteRecord();
     LogEntry log{journal_, record, 0};

@@ -23,8 +23,10 @@
 #define HALFSPACE_CORE_MODEL_REGISTRY_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -61,7 +63,8 @@ class ModelRegistry {
   ModelRegistry(const ModelRegistry&) = delete;
   ModelRegistry& operator=(const ModelRegistry&) = delete;
 
-  // Loads every stored model; returns the largest LSN the snapshots hold.
+  // Loads every stored model and the aliases; returns the largest LSN the
+  // snapshots hold.
   // Call once, before Replay and serving.
   absl::StatusOr<uint64_t> Load();
 
@@ -121,8 +124,40 @@ class ModelRegistry {
   // Every name, available or not, ordered by name.
   std::vector<Listing> ListAll() const;
 
+  // Get, through an alias too: the model `name` names, or the one the
+  // alias `name` points to, looked up at once (an alias moving meanwhile
+  // gives one model or the other, never a mix). NOT_FOUND names the alias's
+  // model when that one is gone.
+  absl::StatusOr<std::shared_ptr<Model>> Lookup(absl::string_view name) const;
+
+  // Aliases: names such as `prod` that point to a model, so that callers
+  // need not know which model serves. They share the models' namespace (a
+  // name is a model's or an alias's) and are stored durably in the store.
+  //
+  // Points `alias` at model `model` and stores the change before it is
+  // seen; with `expected`, only if the alias points to that model now (""
+  // for an alias that must be new): a compare-and-set. Returns the model
+  // it pointed to before ("" if none). INVALID_ARGUMENT for a bad name;
+  // ALREADY_EXISTS when a model has the alias's name; NOT_FOUND for an
+  // unknown model (an alias cannot point to an alias); FAILED_PRECONDITION
+  // when `expected` does not hold; the store's error, nothing changed.
+  absl::StatusOr<std::string> SetAlias(
+      absl::string_view alias, absl::string_view model,
+      const std::optional<std::string>& expected = std::nullopt);
+
+  // Removes `alias`, stored before it is seen; returns the model it pointed
+  // to. NOT_FOUND for an unknown alias.
+  absl::StatusOr<std::string> DeleteAlias(absl::string_view alias);
+
+  // The aliases that point to `model`, ordered.
+  std::vector<std::string> AliasesOf(absl::string_view model) const;
+
+  // Every alias and its model.
+  AliasMap Aliases() const;
+
   // Removes the model (available or not) and its stored state; it stops
-  // learning at once. Sets `lsn` to the record's.
+  // learning at once. Sets `lsn` to the record's. FAILED_PRECONDITION
+  // while an alias points to it.
   absl::Status Delete(absl::string_view name, uint64_t* lsn = nullptr);
 
   // Replaces one class's weights (binary: `class_label` empty) and logs the
@@ -200,6 +235,7 @@ class ModelRegistry {
   mutable std::shared_mutex mu_;
   // guarded by mu_
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_;
+  AliasMap aliases_;  // alias -> model
 };
 
 }  // namespace halfspace

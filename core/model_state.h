@@ -20,6 +20,7 @@
 #include "core/features/features.h"
 #include "core/linear_weights.h"
 #include "core/model_spec.h"
+#include "core/paired_mistakes.h"
 #include "core/pending_examples.h"
 #include "core/progress_window.h"
 
@@ -68,6 +69,8 @@ struct ModelSnapshot {
   std::map<std::string, uint64_t> sources;
   PendingExamples::Snapshot pending;  // remembered for delayed feedback
   std::vector<double> progress;       // ProgressWindow::Export(); may be empty
+  // Paired mistakes against the models it shared fan-out streams with.
+  std::map<std::string, PairedCounts, std::less<>> paired;
 };
 
 // An example checked and put into the model's feature space by

@@ -46,17 +46,18 @@ absl::Status RememberInstances(
 // Learns the request's feedback on `model` and answers one result per
 // feedback; sets `lsn` to the record logged (0 if none was learned).
 // Predicts for a PredictRequest or PredictStreamRequest (see PredictInto)
-// on `model` and, if it asks to, remembers its instances, which needs the
-// train permission; sets `lsn` to the record its answer waits for.
-template <typename Request>
-absl::Status PredictAndRemember(
-    const ServiceParts& parts, const Principal& principal,
-    const std::string& model, const Request& request, PredictScratch& scratch,
-    const StopCheck& stop,
-    google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
-    uint64_t& lsn) {
+// on the model `name` names or points to, into `response`'s predictions and
+// model, and, if it asks to, remembers its instances, which needs the train
+// permission; sets `lsn` to the record its answer waits for.
+template <typename Request, typename Response>
+absl::Status PredictAndRemember(const ServiceParts& parts,
+                                const Principal& principal,
+                                const std::string& name,
+                                const Request& request,
+                                PredictScratch& scratch, const StopCheck& stop,
+                                Response& response, uint64_t& lsn) {
   if (request.remember()) {
-    if (absl::Status s = principal.Check(Permission::kTrain, model); !s.ok()) {
+    if (absl::Status s = principal.Check(Permission::kTrain, name); !s.ok()) {
       return s;
     }
   }
@@ -65,13 +66,18 @@ absl::Status PredictAndRemember(
       !s.ok()) {
     return s;
   }
-  absl::Status status = PredictInto(*parts.registry, model, request.instances(),
-                                    scratch, stop, predictions);
-  if (!status.ok() || !request.remember()) return status;
-  absl::StatusOr<std::shared_ptr<Model>> found = parts.registry->Get(model);
-  if (!found.ok()) return found.status();
-  return RememberInstances(**found, *parts.registry, request.instances(),
-                           request.example_ids(), predictions, lsn);
+  absl::StatusOr<std::shared_ptr<Model>> model = parts.registry->Lookup(name);
+  if (!model.ok()) return model.status();
+  absl::Status status =
+      PredictInto(**model, parts.registry->budget().limits(),
+                  request.instances(), scratch, stop,
+                  *response.mutable_predictions());
+  if (!status.ok()) return status;
+  response.set_model((*model)->name());
+  if (!request.remember()) return status;
+  return RememberInstances(**model, *parts.registry, request.instances(),
+                           request.example_ids(),
+                           *response.mutable_predictions(), lsn);
 }
 
 // RESOURCE_EXHAUSTED, learning nothing, if the response could pass

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/quoted.h"
 #include "core/storage/snapshot_codec.h"
@@ -70,10 +71,14 @@ HalfspaceService::Unary HalfspaceService::Serve(
     status = DecodeMessage(bytes, request);
   }
   if constexpr (!std::is_same_v<Request, v1::ListModelsRequest> &&
-                !std::is_same_v<Request, v1::GetStatsRequest>) {
+                !std::is_same_v<Request, v1::GetStatsRequest> &&
+                !std::is_same_v<Request, v1::CompareModelsRequest> &&
+                !std::is_same_v<Request, v1::DeleteAliasRequest> &&
+                !std::is_same_v<Request, v1::ListAliasesRequest>) {
     // Before the model is looked up: a denial does not tell whether it
-    // exists. (ListModels and GetStats show only the models the caller may
-    // see.)
+    // exists. (ListModels, GetStats and ListAliases show only what the
+    // caller may see; CompareModels checks each model it names, and the
+    // alias calls the alias.)
     if (status.ok()) status = call.principal.Check(permission, request.model());
   }
   if (status.ok()) status = (this->*handler)(request, response, call);
@@ -209,6 +214,34 @@ HalfspaceService::Unary HalfspaceService::RestoreModel(Context* c,
                &HalfspaceService::DoRestoreModel);
 }
 
+HalfspaceService::Unary HalfspaceService::CompareModels(Context* c,
+                                                        const Bytes* in,
+                                                        Bytes* out) {
+  return Serve(c, in, out, "CompareModels", Permission::kPredict,
+               &HalfspaceService::DoCompareModels);
+}
+
+HalfspaceService::Unary HalfspaceService::SetAlias(Context* c,
+                                                   const Bytes* in,
+                                                   Bytes* out) {
+  return Serve(c, in, out, "SetAlias", Permission::kAdmin,
+               &HalfspaceService::DoSetAlias);
+}
+
+HalfspaceService::Unary HalfspaceService::DeleteAlias(Context* c,
+                                                      const Bytes* in,
+                                                      Bytes* out) {
+  return Serve(c, in, out, "DeleteAlias", Permission::kAdmin,
+               &HalfspaceService::DoDeleteAlias);
+}
+
+HalfspaceService::Unary HalfspaceService::ListAliases(Context* c,
+                                                      const Bytes* in,
+                                                      Bytes* out) {
+  return Serve(c, in, out, "ListAliases", Permission::kPredict,
+               &HalfspaceService::DoListAliases);
+}
+
 absl::Status HalfspaceService::DoCreateModel(
     const v1::CreateModelRequest& request, v1::CreateModelResponse& response,
     Call& call) {
@@ -228,9 +261,12 @@ absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
                                           v1::GetModelResponse& response,
                                           Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Get(request.model());
+      parts_.registry->Lookup(request.model());
   if (model.ok()) {
     ToProto(**model, response.mutable_model());
+    for (std::string& alias : parts_.registry->AliasesOf((*model)->name())) {
+      response.mutable_model()->add_aliases(std::move(alias));
+    }
     return absl::OkStatus();
   }
   if (model.status().code() != absl::StatusCode::kDataLoss) {
@@ -267,6 +303,10 @@ absl::Status HalfspaceService::DoListModels(
   const int page_size =
       request.page_size() == 0 ? kDefaultPageSize : request.page_size();
   const std::vector<Listing> models = parts_.registry->ListAll();
+  absl::flat_hash_map<std::string, std::vector<std::string>> aliases;
+  for (const auto& [alias, model] : parts_.registry->Aliases()) {
+    aliases[model].push_back(alias);
+  }
   auto next =
       std::upper_bound(models.begin(), models.end(), after,
                        [](const std::string& name, const Listing& listing) {
@@ -280,6 +320,10 @@ absl::Status HalfspaceService::DoListModels(
       m.set_name(next->name);
     } else {
       ToProto(*next, &m);
+      auto it = aliases.find(next->name);
+      if (it != aliases.end()) {
+        m.mutable_aliases()->Assign(it->second.begin(), it->second.end());
+      }
     }
     bytes += m.ByteSizeLong();
     if (response.models_size() > 0 && bytes > kMaxPageBytes) break;
@@ -307,15 +351,14 @@ absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
                                          Call& call) {
   PredictScratch scratch;
   return PredictAndRemember(parts_, call.principal, request.model(), request,
-                            scratch, call.stop, *response.mutable_predictions(),
-                            call.lsn);
+                            scratch, call.stop, response, call.lsn);
 }
 
 absl::Status HalfspaceService::DoFeedback(const v1::FeedbackRequest& request,
                                           v1::FeedbackResponse& response,
                                           Call& call) {
   absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Get(request.model());
+      parts_.registry->Lookup(request.model());
   if (!model.ok()) return model.status();
   return LearnFeedback(**model, *parts_.registry, request, call.stop,
                        parts_.max_message_bytes, *parts_.metrics, response,
@@ -326,7 +369,7 @@ absl::Status HalfspaceService::DoGetWeights(
     const v1::GetWeightsRequest& request, v1::GetWeightsResponse& response,
     Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Get(request.model());
+      parts_.registry->Lookup(request.model());
   if (!model.ok()) return model.status();
   const int64_t width = FeatureWidth((*model)->spec());
   const int64_t offset = request.offset();
@@ -391,7 +434,7 @@ absl::Status HalfspaceService::DoGetSourceSequence(
     const v1::GetSourceSequenceRequest& request,
     v1::GetSourceSequenceResponse& response, Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Get(request.model());
+      parts_.registry->Lookup(request.model());
   if (!model.ok()) return model.status();
   if (request.source().empty()) {
     return absl::InvalidArgumentError("source is empty; name the source");
@@ -404,7 +447,7 @@ absl::Status HalfspaceService::DoExportModel(
     const v1::ExportModelRequest& request, v1::ExportModelResponse& response,
     Call&) {
   absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Get(request.model());
+      parts_.registry->Lookup(request.model());
   if (!model.ok()) return model.status();
   if (request.offset() < 0 || request.page_size() < 0) {
     return absl::InvalidArgumentError(
@@ -483,6 +526,97 @@ absl::Status HalfspaceService::DoGetStats(const v1::GetStatsRequest&,
                                           v1::GetStatsResponse& response,
                                           Call& call) {
   parts_.metrics->ToProto(call.principal, response);
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoCompareModels(
+    const v1::CompareModelsRequest& request,
+    v1::CompareModelsResponse& response, Call& call) {
+  const auto& names = request.models();
+  if (names.size() < 2 || names.size() > static_cast<int>(kMaxFanOut)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("models names ", names.size(), " models; compare 2 to ",
+                     kMaxFanOut));
+  }
+  const double alpha = request.has_alpha() ? request.alpha() : 0.05;
+  if (!(alpha > 0.0 && alpha < 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("alpha is ", alpha, "; it must lie in (0, 1)"));
+  }
+  std::vector<std::shared_ptr<Model>> models;
+  for (const std::string& name : names) {
+    if (std::count(names.begin(), names.end(), name) > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "models names ", Quoted(name), " twice; name each model once"));
+    }
+    if (absl::Status s = call.principal.Check(Permission::kPredict, name);
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Lookup(name);
+    if (!model.ok()) return model.status();
+    models.push_back(*std::move(model));
+  }
+  const Model& first = *models.front();
+  for (const std::shared_ptr<Model>& model : models) {
+    v1::ModelComparison* out = response.add_models();
+    out->set_model(model->name());
+    ToProto(model->Stats(), out->mutable_stats());
+    if (model.get() == &first) continue;
+    // Counted by whichever of the two learned second, or both.
+    PairedCounts counts = model->Paired(first.name());
+    counts += first.Paired(model->name()).Swapped();
+    ToProto(counts, alpha, out->mutable_versus_first());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoSetAlias(const v1::SetAliasRequest& request,
+                                          v1::SetAliasResponse& response,
+                                          Call& call) {
+  // The model was checked by Serve.
+  if (absl::Status s = call.principal.Check(Permission::kAdmin, request.alias());
+      !s.ok()) {
+    return s;
+  }
+  std::optional<std::string> expected;
+  if (request.has_expected_model()) expected = request.expected_model();
+  absl::StatusOr<std::string> previous =
+      parts_.registry->SetAlias(request.alias(), request.model(), expected);
+  if (!previous.ok()) return previous.status();
+  spdlog::info("rid={} alias '{}' points to '{}' (was '{}')", call.request_id,
+               request.alias(), request.model(), *previous);
+  response.mutable_alias()->set_alias(request.alias());
+  response.mutable_alias()->set_model(request.model());
+  response.set_previous_model(*std::move(previous));
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoDeleteAlias(
+    const v1::DeleteAliasRequest& request, v1::DeleteAliasResponse& response,
+    Call& call) {
+  if (absl::Status s = call.principal.Check(Permission::kAdmin, request.alias());
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::string> model =
+      parts_.registry->DeleteAlias(request.alias());
+  if (!model.ok()) return model.status();
+  spdlog::info("rid={} alias '{}' deleted (pointed to '{}')", call.request_id,
+               request.alias(), *model);
+  response.set_model(*std::move(model));
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoListAliases(const v1::ListAliasesRequest&,
+                                             v1::ListAliasesResponse& response,
+                                             Call& call) {
+  for (const auto& [alias, model] : parts_.registry->Aliases()) {
+    if (!call.principal.Allows(Permission::kPredict, alias)) continue;
+    v1::Alias* out = response.add_aliases();
+    out->set_alias(alias);
+    out->set_model(model);
+  }
   return absl::OkStatus();
 }
 

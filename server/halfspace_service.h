@@ -40,7 +40,11 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                             v1::HalfspaceService::WithRawCallbackMethod_ImportModel<
                                                 v1::HalfspaceService::WithRawCallbackMethod_RestoreModel<
                                                     v1::HalfspaceService::WithRawCallbackMethod_GetStats<
-                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>;
+                                                    v1::HalfspaceService::WithRawCallbackMethod_CompareModels<
+                                                    v1::HalfspaceService::WithRawCallbackMethod_SetAlias<
+                                                    v1::HalfspaceService::WithRawCallbackMethod_DeleteAlias<
+                                                    v1::HalfspaceService::WithRawCallbackMethod_ListAliases<
+                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>>>>>;
 // clang-format on
 
 class HalfspaceService final : public HalfspaceServiceBase {
@@ -74,6 +78,10 @@ class HalfspaceService final : public HalfspaceServiceBase {
   Unary ImportModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary RestoreModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary GetStats(Context* c, const Bytes* in, Bytes* out) override;
+  Unary CompareModels(Context* c, const Bytes* in, Bytes* out) override;
+  Unary SetAlias(Context* c, const Bytes* in, Bytes* out) override;
+  Unary DeleteAlias(Context* c, const Bytes* in, Bytes* out) override;
+  Unary ListAliases(Context* c, const Bytes* in, Bytes* out) override;
 
  private:
   // What a handler knows of its call, and tells back.
@@ -129,6 +137,15 @@ class HalfspaceService final : public HalfspaceServiceBase {
                               v1::RestoreModelResponse& response, Call& call);
   absl::Status DoGetStats(const v1::GetStatsRequest& request,
                           v1::GetStatsResponse& response, Call& call);
+  absl::Status DoCompareModels(const v1::CompareModelsRequest& request,
+                               v1::CompareModelsResponse& response,
+                               Call& call);
+  absl::Status DoSetAlias(const v1::SetAliasRequest& request,
+                          v1::SetAliasResponse& response, Call& call);
+  absl::Status DoDeleteAlias(const v1::DeleteAliasRequest& request,
+                             v1::DeleteAliasResponse& response, Call& call);
+  absl::Status DoListAliases(const v1::ListAliasesRequest& request,
+                             v1::ListAliasesResponse& response, Call& call);
 
   const ServiceParts& parts_;
 };

@@ -9,18 +9,16 @@
 namespace halfspace {
 
 absl::Status PredictInto(
-    const ModelRegistry& registry, const std::string& model_name,
+    const Model& model, const Limits& limits,
     const google::protobuf::RepeatedPtrField<v1::FeatureVector>& instances,
     PredictScratch& scratch, const StopCheck& stop,
     google::protobuf::RepeatedPtrField<v1::Prediction>& predictions) {
-  absl::StatusOr<std::shared_ptr<Model>> model = registry.Get(model_name);
-  if (!model.ok()) return model.status();
   const int n = instances.size();
   if (n == 0) {
     return absl::InvalidArgumentError(
         "PredictRequest has no instances; send at least one feature vector");
   }
-  if (absl::Status s = CheckExamplesPerRequest(n, registry.budget().limits(),
+  if (absl::Status s = CheckExamplesPerRequest(n, limits,
                                                "PredictRequest");
       !s.ok()) {
     return s;
@@ -31,7 +29,7 @@ absl::Status PredictInto(
     scratch.instances[i] = FromProto(instances[i], scratch.named[i]);
   }
   scratch.predictions.resize(n);
-  if (absl::Status s = (*model)->Predict(scratch.instances,
+  if (absl::Status s = model.Predict(scratch.instances,
                                          absl::MakeSpan(scratch.predictions),
                                          &scratch.class_names, stop);
       !s.ok()) {

@@ -22,12 +22,12 @@ struct PredictScratch {
   std::vector<std::string> class_names;
 };
 
-// Predicts for every instance of `instances` with the model `model` names,
-// into `predictions` (appended to): NOT_FOUND for an unknown model,
-// INVALID_ARGUMENT without instances or for a bad one, RESOURCE_EXHAUSTED
-// past --max_examples_per_request, CANCELLED once `stop` says so.
+// Predicts for every instance of `instances` with `model` into
+// `predictions` (appended to): INVALID_ARGUMENT without instances or for a
+// bad one, RESOURCE_EXHAUSTED past `limits`' max_examples_per_request,
+// CANCELLED once `stop` says so.
 absl::Status PredictInto(
-    const ModelRegistry& registry, const std::string& model,
+    const Model& model, const Limits& limits,
     const google::protobuf::RepeatedPtrField<v1::FeatureVector>& instances,
     PredictScratch& scratch, const StopCheck& stop,
     google::protobuf::RepeatedPtrField<v1::Prediction>& predictions);

@@ -24,8 +24,7 @@ class PredictReactor final
                       v1::PredictStreamResponse& response,
                       uint64_t& lsn) override {
     return PredictAndRemember(parts(), call().principal(), model, request,
-                              scratch_, call().stop(),
-                              *response.mutable_predictions(), lsn);
+                              scratch_, call().stop(), response, lsn);
   }
 
   PredictScratch scratch_;

@@ -13,8 +13,13 @@
 
 namespace halfspace {
 
+// Whether `requested` (a name or an alias) names `model`, or is empty: a
+// later request of a stream may repeat its model's name or alias.
+bool NamesModel(const ModelRegistry& registry, absl::string_view requested,
+                const Model& model);
+
 // Binds `model` (null before the first request) to the model `requested`
-// names: INVALID_ARGUMENT if the first request names none or a later one
+// names (or the alias `requested` points to): INVALID_ARGUMENT if the first request names none or a later one
 // names another, PERMISSION_DENIED (before the model is looked up) unless
 // `principal` has `permission` on it, NOT_FOUND for an unknown model.
 // `request_kind` names the message in errors, e.g. "TrainRequest".

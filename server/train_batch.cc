@@ -89,10 +89,12 @@ size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
 }
 
 absl::Status LearnPrepared(Model& model, const v1::TrainRequest& request,
-                           Batch& batch, TrainScratch& scratch) {
+                           Batch& batch, TrainScratch& scratch,
+                           const TrainScratch* prepared) {
   const int n = request.examples_size();
   scratch.outcomes.resize(n);
-  return model.Learn(absl::MakeConstSpan(scratch.prepared.data(), n),
+  if (prepared == nullptr) prepared = &scratch;
+  return model.Learn(absl::MakeConstSpan(prepared->prepared.data(), n),
                      absl::MakeSpan(scratch.outcomes), &scratch.class_names,
                      &batch);
 }

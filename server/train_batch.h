@@ -38,9 +38,12 @@ size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
                          const TrainScratch& scratch);
 
 // Learns the prepared request as Model::Learn does with `batch`; the
-// outcomes are in scratch.outcomes.
+// outcomes are in scratch.outcomes. The prepared examples are scratch's
+// own, or `prepared`'s when given (prepared by a model that PreparesLike
+// this one).
 absl::Status LearnPrepared(Model& model, const v1::TrainRequest& request,
-                           Batch& batch, TrainScratch& scratch);
+                           Batch& batch, TrainScratch& scratch,
+                           const TrainScratch* prepared = nullptr);
 
 // Recovery's replay of a logged batch (see ModelRegistry::TrainReplay).
 absl::Status ReplayTrainBatch(Model& model,

@@ -1,9 +1,11 @@
 #include "server/train_stream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/quoted.h"
 #include "core/storage/log_record.h"
@@ -19,6 +21,9 @@
 
 namespace halfspace {
 namespace {
+
+// A FanOutResult's tag and length, around its entries.
+constexpr size_t kFanOutResultBytes = 8;
 
 class TrainReactor final : public PipelinedStream {
  public:
@@ -41,9 +46,9 @@ class TrainReactor final : public PipelinedStream {
     absl::Status s = DecodeMessage(request_bytes, request_raw_, *request_);
     if (s.ok()) s = Learn(lsn);
     if (!s.ok()) {
-      if (model_ != nullptr) {
-        spdlog::info("rid={} train stream on '{}' ended: {}",
-                     call_.request_id(), model_->name(), s.ToString());
+      if (!models_.empty()) {
+        spdlog::info("rid={} train stream on {} ended: {}", call_.request_id(),
+                     Names(), s.ToString());
       }
       return s;
     }
@@ -55,18 +60,15 @@ class TrainReactor final : public PipelinedStream {
     return call_.End(status);
   }
 
-  // Binds the stream to its model and source on the first request, then
+  // Binds the stream to its models and source on the first request, then
   // learns from the request's examples, fills response_ and sets `lsn` to
-  // the batch's log record.
+  // the last model's log record.
   absl::Status Learn(uint64_t& lsn) {
-    const bool first = model_ == nullptr;
-    absl::Status bound =
-        BindStreamModel(*registry_, request_->model(), "TrainRequest",
-                        call_.principal(), Permission::kTrain, model_);
-    if (!bound.ok()) return bound;
+    const bool first = models_.empty();
+    if (absl::Status s = Bind(); !s.ok()) return s;
     if (first) {
-      spdlog::debug("rid={} train stream opened on '{}'", call_.request_id(),
-                    model_->name());
+      spdlog::debug("rid={} train stream opened on {}", call_.request_id(),
+                    Names());
       source_ = request_->source();
     }
     if (absl::Status s = CheckSource(); !s.ok()) return s;
@@ -81,48 +83,194 @@ class TrainReactor final : public PipelinedStream {
         !s.ok()) {
       return s;
     }
-    if (absl::Status s =
-            PrepareRequest(*model_, *request_, scratch_, call_.stop());
-        !s.ok()) {
-      return s;
+    for (size_t k = 0; k < models_.size(); ++k) {
+      if (prepared_by_[k] != k) continue;
+      if (absl::Status s = PrepareRequest(*models_[k], *request_,
+                                          scratch_[k], call_.stop());
+          !s.ok()) {
+        return s;
+      }
     }
     if (absl::Status s = CheckResponseSize(); !s.ok()) return s;
 
+    lsn = 0;
+    for (size_t k = 0; k < models_.size(); ++k) {
+      if (absl::Status s = LearnModel(k, lsn); !s.ok()) return s;
+    }
+    Respond();
+    return absl::OkStatus();
+  }
+
+  // Learns the prepared request on model k, after the models before it.
+  absl::Status LearnModel(size_t k, uint64_t& lsn) {
     Batch batch;
     batch.source = source_;
     batch.first_sequence = source_.empty() ? 0 : request_->sequence();
+    batch.peers = absl::MakeConstSpan(peers_.data(), k);
     if (registry_->journal() != nullptr) {
-      record_ = TrainRecord(request_raw_, batch.source, batch.first_sequence);
+      record_ = TrainRecord(request_raw_, batch.source, batch.first_sequence,
+                            {}, batch.peers);
       batch.log = {registry_->journal(), record_, 0};
       batch.record_refusals = [this](Batch& b) {
-        record_ =
-            TrainRecord(request_raw_, b.source, b.first_sequence, b.refused);
+        record_ = TrainRecord(request_raw_, b.source, b.first_sequence,
+                              b.refused, b.peers);
         b.log.record = record_;
       };
     }
-    absl::Status learned = LearnPrepared(*model_, *request_, batch, scratch_);
+    TrainScratch& scratch = scratch_[k];
+    absl::Status learned = LearnPrepared(*models_[k], *request_, batch,
+                                         scratch, &scratch_[prepared_by_[k]]);
     if (!learned.ok()) return learned;
-    lsn = batch.log.lsn;
+    lsn = std::max(lsn, batch.log.lsn);
+    if (k + 1 < models_.size()) {  // the models after it count against it
+      std::vector<uint8_t>& outcomes = peer_outcomes_[k];
+      outcomes.resize(scratch.outcomes.size());
+      for (size_t i = 0; i < outcomes.size(); ++i) {
+        outcomes[i] = PeerOutcomeOf(scratch.outcomes[i]);
+      }
+      peers_[k] = {models_[k]->name(), outcomes};
+    }
+    return absl::OkStatus();
+  }
 
+  // Fills response_ with what the request's examples did.
+  void Respond() {
     response_.Clear();
     const bool summarize = request_->results() == v1::TRAIN_RESULTS_SUMMARY;
-    PassCounters counts;
-    for (size_t i = 0; i < scratch_.outcomes.size(); ++i) {
-      const ExampleOutcome& outcome = scratch_.outcomes[i];
-      pass_.Count(outcome);
-      if (summarize) counts.Count(outcome);
-      if (!outcome.error.ok()) parts_.metrics->RecordRefusal(outcome.error);
-      if (!summarize) {
-        ToProto(outcome, scratch_.class_names, response_.add_results());
-      } else if (!outcome.error.ok()) {
-        v1::ExampleError* error = response_.mutable_summary()->add_errors();
-        error->set_index(i);
-        ToRpcStatus(outcome.error, error->mutable_error());
+    const size_t n = request_->examples_size();
+    if (fan_out_ && !summarize) {
+      for (size_t i = 0; i < n; ++i) response_.add_fan_out_results();
+    }
+    for (size_t k = 0; k < models_.size(); ++k) {
+      const TrainScratch& scratch = scratch_[k];
+      v1::TrainSummary* summary = nullptr;
+      if (summarize) {
+        summary = fan_out_ ? response_.add_model_summaries()
+                           : response_.mutable_summary();
+      }
+      PassCounters counts;
+      for (size_t i = 0; i < n; ++i) {
+        const ExampleOutcome& outcome = scratch.outcomes[i];
+        passes_[k].Count(outcome);
+        if (!outcome.error.ok()) parts_.metrics->RecordRefusal(outcome.error);
+        if (summary == nullptr) {
+          ToProto(outcome, scratch.class_names,
+                  fan_out_ ? response_.mutable_fan_out_results(i)->add_models()
+                           : response_.add_results());
+          continue;
+        }
+        counts.Count(outcome);
+        if (!outcome.error.ok()) {
+          v1::ExampleError* error = summary->add_errors();
+          error->set_index(i);
+          ToRpcStatus(outcome.error, error->mutable_error());
+        }
+      }
+      if (summary != nullptr) ToProto(counts, summary);
+    }
+    if (request_->end_of_pass()) EndPass();
+  }
+
+  // Binds the stream to the models its first request names; a later
+  // request may repeat them but not name others.
+  absl::Status Bind() {
+    const auto& names = request_->models();
+    if (!models_.empty()) {
+      const bool same =
+          fan_out_ ? request_->model().empty() &&
+                         (names.empty() ||
+                          std::equal(names.begin(), names.end(),
+                                     models_.begin(), models_.end(),
+                                     [this](const std::string& name,
+                                            const std::shared_ptr<Model>& m) {
+                                       return !name.empty() &&
+                                              NamesModel(*registry_, name, *m);
+                                     }))
+                   : names.empty();
+      if (!same) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "this stream trains ", Names(),
+            "; a later TrainRequest names other models. Open one stream per "
+            "set of models"));
+      }
+      std::shared_ptr<Model>& model = models_.front();
+      return fan_out_ ? absl::OkStatus()
+                      : BindStreamModel(*registry_, request_->model(),
+                                        "TrainRequest", call_.principal(),
+                                        Permission::kTrain, model);
+    }
+    if (names.empty()) {
+      models_.emplace_back();
+      absl::Status s = BindStreamModel(*registry_, request_->model(),
+                                       "TrainRequest", call_.principal(),
+                                       Permission::kTrain, models_.front());
+      if (!s.ok()) {
+        models_.clear();
+        return s;
+      }
+    } else {
+      if (absl::Status s = BindFanOut(); !s.ok()) {
+        models_.clear();
+        return s;
+      }
+      fan_out_ = true;
+    }
+    const size_t m = models_.size();
+    scratch_.resize(m);
+    passes_.resize(m);
+    peers_.resize(m);
+    peer_outcomes_.resize(m);
+    prepared_by_.resize(m);
+    for (size_t k = 0; k < m; ++k) {
+      prepared_by_[k] = k;
+      for (size_t j = 0; j < k; ++j) {
+        if (models_[j]->PreparesLike(*models_[k])) {
+          prepared_by_[k] = j;
+          break;
+        }
       }
     }
-    if (summarize) ToProto(counts, response_.mutable_summary());
-    if (request_->end_of_pass()) EndPass();
     return absl::OkStatus();
+  }
+
+  // Looks up the models of a fan-out stream's first request.
+  absl::Status BindFanOut() {
+    const auto& names = request_->models();
+    if (!request_->model().empty()) {
+      return absl::InvalidArgumentError(
+          "a TrainRequest names its model in `model` or its models in "
+          "`models`, not both");
+    }
+    if (names.size() < 2 || names.size() > static_cast<int>(kMaxFanOut)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a fan-out stream trains 2 to ", kMaxFanOut, " models; models names ",
+          names.size(), ". Name one model in `model` instead"));
+    }
+    absl::flat_hash_set<absl::string_view> seen;
+    for (const std::string& name : names) {
+      if (!seen.insert(name).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "models names ", Quoted(name), " twice; name each model once"));
+      }
+      std::shared_ptr<Model> model;
+      absl::Status s =
+          BindStreamModel(*registry_, name, "TrainRequest", call_.principal(),
+                          Permission::kTrain, model);
+      if (!s.ok()) return s;
+      models_.push_back(std::move(model));
+    }
+    return absl::OkStatus();
+  }
+
+  // The stream's models, for messages: 'a' or ['a', 'b'].
+  std::string Names() const {
+    if (models_.size() == 1) return Quoted(models_.front()->name());
+    std::string names = "[";
+    for (const std::shared_ptr<Model>& model : models_) {
+      absl::StrAppend(&names, names.size() > 1 ? ", " : "",
+                      Quoted(model->name()));
+    }
+    return names + "]";
   }
 
   // INVALID_ARGUMENT unless the request's source and sequence are usable.
@@ -159,7 +307,12 @@ class TrainReactor final : public PipelinedStream {
   // RESOURCE_EXHAUSTED, before anything is learned, when the response could
   // exceed the message limit.
   absl::Status CheckResponseSize() const {
-    const size_t bound = ResponseSizeBound(*model_, *request_, scratch_);
+    size_t bound = 0;
+    for (size_t k = 0; k < models_.size(); ++k) {
+      bound += ResponseSizeBound(*models_[k], *request_,
+                                 scratch_[prepared_by_[k]]);
+    }
+    if (fan_out_) bound += kFanOutResultBytes * request_->examples_size();
     if (bound <= parts_.max_message_bytes) return absl::OkStatus();
     return absl::ResourceExhaustedError(
         absl::StrCat("the response to this TrainRequest of ",
@@ -168,28 +321,37 @@ class TrainReactor final : public PipelinedStream {
                      "-byte message limit; send fewer examples per request"));
   }
 
-  // Sums up the pass into response_ and starts the next one.
+  // Sums up the pass of each model into response_ and starts the next one.
   void EndPass() {
-    ToProto(++passes_, pass_, model_->Stats(),
-            response_.mutable_pass_summary());
-    pass_ = PassCounters();
+    ++passes_done_;
+    for (size_t k = 0; k < models_.size(); ++k) {
+      ToProto(passes_done_, passes_[k], models_[k]->Stats(),
+              fan_out_ ? response_.add_model_pass_summaries()
+                       : response_.mutable_pass_summary());
+      passes_[k] = PassCounters();
+    }
   }
 
   const ServiceParts parts_;
   ModelRegistry* const registry_;
   const StreamCall call_;
-  std::shared_ptr<Model> model_;
+  // The models the stream trains, in order; one unless it fans out.
+  std::vector<std::shared_ptr<Model>> models_;
+  bool fan_out_ = false;
   std::string source_;
   std::string request_raw_;  // the request as received
-  std::string record_;       // its log record
+  std::string record_;       // its log record, for the model learning it
   RequestArena arena_;
   v1::TrainRequest* request_ = nullptr;  // the request being handled, in arena_
   v1::TrainResponse response_;
-  TrainScratch scratch_;
-
-  // This stream's current pass.
-  PassCounters pass_;
-  uint64_t passes_ = 0;
+  // Per model, in the order of models_:
+  std::vector<TrainScratch> scratch_;
+  std::vector<size_t> prepared_by_;  // whose scratch holds its examples
+  std::vector<PassCounters> passes_;  // this stream's current pass
+  // What the model did with each example, for the models after it.
+  std::vector<std::vector<uint8_t>> peer_outcomes_;
+  std::vector<PeerOutcomes> peers_;
+  uint64_t passes_done_ = 0;
 };
 
 }  // namespace

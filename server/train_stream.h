@@ -15,6 +15,14 @@
 // a TrainRequest (see raw_message.h), or the model's deletion ends the stream
 // with INVALID_ARGUMENT or NOT_FOUND.
 //
+// Fan-out: a first request naming several models (TrainRequest.models)
+// makes every request train each of them in turn, each as a stream of its
+// own would (models of one feature space share the examples' preparation),
+// and each answer holds one result per model per example. Each model logs
+// what the models before it did with the request's examples, so that it
+// counts its paired mistakes against them (see paired_mistakes.h) in
+// recovery too.
+//
 // The stream is pipelined (see pipelined_stream.h): it reads and learns the
 // next request while earlier responses wait for their examples to be
 // durable, so one stream's many small requests share a log sync. Learning
@@ -38,6 +46,9 @@ namespace halfspace {
 
 // The longest source id a TrainRequest may give.
 inline constexpr size_t kMaxSourceBytes = 128;
+
+// The most models one fan-out stream trains.
+inline constexpr size_t kMaxFanOut = 16;
 
 // Starts serving one Train stream, or refuses it with UNAVAILABLE when the
 // gate is closed (RESOURCE_EXHAUSTED past the stream limits, UNAUTHENTICATED

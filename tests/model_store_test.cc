@@ -457,6 +457,12 @@ class CountingStore final : public ModelStore {
   absl::StatusOr<std::vector<StoredModel>> LoadAll() override {
     return store_->LoadAll();
   }
+  absl::Status SaveAliases(const AliasMap& aliases) override {
+    return store_->SaveAliases(aliases);
+  }
+  absl::StatusOr<AliasMap> LoadAliases() override {
+    return store_->LoadAliases();
+  }
 
   std::map<std::string, int> saves;
   int failures = 0;

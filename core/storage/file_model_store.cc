@@ -14,8 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/storage/crc32c.h"
 #include "core/storage/files.h"
 #include "core/storage/snapshot_codec.h"
+#include "halfspace/storage/v1/storage.pb.h"
 
 namespace halfspace {
 namespace {
@@ -25,6 +27,22 @@ namespace fs = std::filesystem;
 constexpr absl::string_view kSuffix = ".model";
 constexpr absl::string_view kTempSuffix = ".tmp";
 constexpr absl::string_view kPreviousSuffix = ".prev";
+constexpr absl::string_view kAliasesFile = "aliases";
+
+// Writes `data` to `path` atomically: a synced temporary file renamed over
+// it, then the directory synced.
+absl::Status ReplaceFile(const std::string& dir, const std::string& path,
+                         const std::string& temp, absl::string_view data) {
+  absl::Status status = WriteFileSynced(temp, data);
+  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    status = ErrnoError("cannot rename into", path);
+  }
+  if (!status.ok()) {
+    ::unlink(temp.c_str());
+    return status;
+  }
+  return SyncDirectory(dir);
+}
 
 }  // namespace
 
@@ -149,6 +167,42 @@ absl::StatusOr<std::vector<StoredModel>> FileModelStore::LoadAll() {
     }
   }
   return models;
+}
+
+absl::Status FileModelStore::SaveAliases(const AliasMap& aliases) {
+  storage::v1::Aliases file;
+  for (const auto& [alias, model] : aliases) {
+    (*file.mutable_aliases())[alias] = model;
+  }
+  std::string payload;
+  file.SerializeToString(&payload);
+  const uint32_t crc = Crc32c(payload);
+  std::string data(reinterpret_cast<const char*>(&crc), sizeof(crc));
+  data += payload;
+  const fs::path path = fs::path(dir_) / std::string(kAliasesFile);
+  const fs::path temp =
+      fs::path(dir_) / absl::StrCat(".", kAliasesFile, kTempSuffix);
+  return ReplaceFile(dir_, path.string(), temp.string(), data);
+}
+
+absl::StatusOr<AliasMap> FileModelStore::LoadAliases() {
+  const fs::path path = fs::path(dir_) / std::string(kAliasesFile);
+  if (!fs::exists(path)) return AliasMap();
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  uint32_t crc = 0;
+  storage::v1::Aliases file;
+  if (bytes->size() < sizeof(crc) ||
+      (std::memcpy(&crc, bytes->data(), sizeof(crc)),
+       crc != Crc32c(absl::string_view(*bytes).substr(sizeof(crc)))) ||
+      !file.ParseFromArray(bytes->data() + sizeof(crc),
+                           bytes->size() - sizeof(crc))) {
+    return absl::DataLossError(absl::StrCat(
+        path.string(),
+        " is damaged; restore it from a backup, or remove it to start "
+        "without aliases"));
+  }
+  return AliasMap(file.aliases().begin(), file.aliases().end());
 }
 
 }  // namespace halfspace

@@ -1,7 +1,8 @@
 // A ModelStore that keeps snapshot files in a directory, in the format of
 // snapshot_codec.h: <dir>/<name>.model, the model's current snapshot;
 // <name>.model.prev, the one before; <name>.model.set-aside-<time>, damaged
-// ones an operator set aside.
+// ones an operator set aside; <dir>/aliases, the aliases (a CRC-32C of the
+// rest, then a halfspace.storage.v1.Aliases), saved the same way.
 //
 // Saves are atomic: write <dir>/.<name>.model.tmp and fsync it, link the
 // current file as the previous one, rename the new one over the current,
@@ -30,6 +31,8 @@ class FileModelStore final : public ModelStore {
   absl::Status SetAside(absl::string_view name) override;
   absl::Status Remove(absl::string_view name) override;
   absl::StatusOr<std::vector<StoredModel>> LoadAll() override;
+  absl::Status SaveAliases(const AliasMap& aliases) override;
+  absl::StatusOr<AliasMap> LoadAliases() override;
 
   const std::string& dir() const { return dir_; }
 

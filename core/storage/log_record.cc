@@ -12,13 +12,19 @@ std::string CreateRecord(const ModelSnapshot& snapshot) {
 
 std::string TrainRecord(absl::string_view request, absl::string_view source,
                         uint64_t first_sequence,
-                        absl::Span<const uint32_t> refused) {
+                        absl::Span<const uint32_t> refused,
+                        absl::Span<const PeerOutcomes> peers) {
   storage::v1::LogRecord record;
   storage::v1::TrainBatch* batch = record.mutable_train();
   batch->set_request(request.data(), request.size());
   batch->set_source(source.data(), source.size());
   batch->set_first_sequence(first_sequence);
   batch->mutable_refused()->Add(refused.begin(), refused.end());
+  for (const PeerOutcomes& peer : peers) {
+    storage::v1::PeerOutcomes* out = batch->add_peers();
+    out->set_model(peer.model.data(), peer.model.size());
+    out->set_outcomes(peer.outcomes.data(), peer.outcomes.size());
+  }
   return record.SerializeAsString();
 }
 

@@ -21,10 +21,12 @@ namespace halfspace {
 std::string CreateRecord(const ModelSnapshot& snapshot);
 
 // A batch of examples as the request that carried them, and the examples
-// a limit refused (see Batch::refused).
+// a limit refused (see Batch::refused) and a fan-out stream's peers (see
+// Batch::peers).
 std::string TrainRecord(absl::string_view request, absl::string_view source,
                         uint64_t first_sequence,
-                        absl::Span<const uint32_t> refused = {});
+                        absl::Span<const uint32_t> refused = {},
+                        absl::Span<const PeerOutcomes> peers = {});
 
 // A batch of delayed feedback: the TrainRequest made of the remembered
 // examples and their labels, each joining the id it was remembered under

@@ -8,6 +8,7 @@
 #ifndef HALFSPACE_CORE_STORAGE_MODEL_STORE_H_
 #define HALFSPACE_CORE_STORAGE_MODEL_STORE_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@
 #include "core/model.h"
 
 namespace halfspace {
+
+// Aliases by name, each with the model it points to.
+using AliasMap = std::map<std::string, std::string, std::less<>>;
 
 struct StoredModel {
   std::string name;
@@ -50,6 +54,15 @@ class ModelStore {
   // read (DATA_LOSS naming the file). Fails only when the store itself
   // cannot be read.
   virtual absl::StatusOr<std::vector<StoredModel>> LoadAll() = 0;
+
+  // Durably replaces the stored aliases (alias -> model), atomically as
+  // Save does.
+  virtual absl::Status SaveAliases(
+      const AliasMap& aliases) = 0;
+
+  // The stored aliases; none if never saved. DATA_LOSS if they cannot be
+  // read.
+  virtual absl::StatusOr<AliasMap> LoadAliases() = 0;
 };
 
 }  // namespace halfspace

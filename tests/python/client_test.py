@@ -151,6 +151,43 @@ class ClientTest(unittest.TestCase):
         stats = self.client.get_model("py-clicks").stats
         self.assertEqual((stats.pending_joined, stats.pending_waiting), (2, 0))
 
+    def test_champion_and_challenger_share_a_stream_and_one_is_promoted(self):
+        self.client.create_model("py-champion", dimension=2)
+        self.client.create_model("py-challenger", dimension=2,
+                                 algorithm="logistic_regression",
+                                 progress_window=2)
+        self.assertEqual(self.client.set_alias("py-prod", "py-champion"), "")
+        data = [([1, 2], 1), ([2, 1], -1), ([0, 0], -1), ([2, 2], 1)]
+        results = list(self.client.train(["py-champion", "py-challenger"],
+                                         data))
+        self.assertEqual(len(results), 4)
+        # The perceptron's first two examples, by hand: scores 0 and 5.
+        self.assertEqual([r[0].score for r in results[:2]], [0, 5])
+        self.assertEqual(results[0][1].probability, 0.5)
+        champion, challenger = self.client.compare(
+            ["py-champion", "py-challenger"])
+        self.assertFalse(champion.HasField("versus_first"))
+        self.assertEqual(challenger.stats.window_examples, 2)
+        test = challenger.versus_first
+        self.assertEqual(test.examples, 4)
+        wrong = [[r[k].predicted_label != y for r, (_, y) in zip(results, data)]
+                 for k in (0, 1)]
+        self.assertEqual(test.only_first_wrong,
+                         sum(a and not b for a, b in zip(*wrong)))
+        self.assertEqual(test.only_this_wrong,
+                         sum(b and not a for a, b in zip(*wrong)))
+        self.assertEqual(self.client.set_alias(
+            "py-prod", "py-challenger", expected="py-champion"), "py-champion")
+        with self.assertRaises(grpc.RpcError) as caught:
+            self.client.set_alias("py-prod", "py-champion",
+                                  expected="py-champion")
+        self.assertEqual(caught.exception.code(),
+                         grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertEqual(self.client.get_model("py-prod").name,
+                         "py-challenger")
+        self.assertEqual(self.client.aliases(), {"py-prod": "py-challenger"})
+        self.assertEqual(self.client.delete_alias("py-prod"), "py-challenger")
+
     def test_errors_carry_the_status_code(self):
         with self.assertRaises(grpc.RpcError) as caught:
             self.client.get_model("py-missing")

@@ -120,7 +120,7 @@ class Client:
 
     def create_model(self, name, dimension, algorithm="perceptron", *,
                      classes=(), hash_bits=0, standardize=False,
-                     fit_intercept=True,
+                     fit_intercept=True, progress_window=None,
                      **parameters):
         """Creates a model and returns its v1.Model. `algorithm` is a field
         of v1.Algorithm (perceptron, logistic_regression, sgd,
@@ -138,6 +138,8 @@ class Client:
             model=name, algorithm=spec, dimension=dimension,
             hash_bits=hash_bits, standardize=standardize, classes=classes,
             fit_intercept=fit_intercept)
+        if progress_window is not None:
+            request.progress_window = progress_window
         return self._call(self._stub.CreateModel, request).model
 
     def get_model(self, name):
@@ -168,8 +170,13 @@ class Client:
 
         With a `source`, examples are numbered from first_sequence and a
         model applies each number once: resending after a failure is safe.
+
+        With a list of names, one stream trains every model in order (a
+        fan-out: a champion and its challengers on the same traffic) and
+        yields, per example, a list of one v1.ExampleResult per model.
         """
-        first = {"model": name}
+        fan_out = not isinstance(name, str)
+        first = {"models": list(name)} if fan_out else {"model": name}
         if source is not None:
             first["source"] = source
 
@@ -182,9 +189,46 @@ class Client:
                     sequence += len(request.examples)
                 yield request
 
-        for response in self._stub.Train(requests(),
-                                         metadata=self._for(name)):
-            yield from response.results
+        for response in self._stub.Train(
+                requests(), metadata=self._for(name[0] if fan_out else name)):
+            if fan_out:
+                yield from (list(r.models) for r in response.fan_out_results)
+            else:
+                yield from response.results
+
+    def compare(self, models, *, alpha=None):
+        """Champion/challenger: one v1.ModelComparison per model of
+        `models` (the champion first), each with its progressive accuracy
+        and loss (`stats`) and, but the first, McNemar's test against the
+        champion on the examples both learned in fan-out streams
+        (`versus_first`: the paired counts, p_value, significant)."""
+        request = pb.CompareModelsRequest(models=list(models))
+        if alpha is not None:
+            request.alpha = alpha
+        return list(self._call(self._stub.CompareModels, request).models)
+
+    def set_alias(self, alias, model, *, expected=None):
+        """Points `alias` at `model` (promotes it) and returns the model it
+        pointed to before ("" if none); with `expected`, only if it points
+        to that model now ("": only if new). Calls through the alias reach
+        one model or the other, never a mix."""
+        request = pb.SetAliasRequest(alias=alias, model=model)
+        if expected is not None:
+            request.expected_model = expected
+        return self._call(self._stub.SetAlias, request).previous_model
+
+    def delete_alias(self, alias):
+        """Removes `alias`; returns the model it pointed to."""
+        return self._stub.DeleteAlias(pb.DeleteAliasRequest(alias=alias),
+                                      timeout=self._timeout,
+                                      metadata=self._metadata).model
+
+    def aliases(self):
+        """Every alias as {alias: model}."""
+        response = self._stub.ListAliases(pb.ListAliasesRequest(),
+                                          timeout=self._timeout,
+                                          metadata=self._metadata)
+        return {a.alias: a.model for a in response.aliases}
 
     def predict(self, name, instances, *, remember=False, example_ids=None):
         """One v1.Prediction per feature vector of `instances`. With
