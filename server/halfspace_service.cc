@@ -555,6 +555,11 @@ absl::Status HalfspaceService::DoCompareModels(
     }
     absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Lookup(name);
     if (!model.ok()) return model.status();
+    if (std::find(models.begin(), models.end(), *model) != models.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "models names model ", Quoted((*model)->name()),
+          " twice (an alias is its model); name each model once"));
+    }
     models.push_back(*std::move(model));
   }
   const Model& first = *models.front();

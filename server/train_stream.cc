@@ -257,6 +257,11 @@ class TrainReactor final : public PipelinedStream {
           BindStreamModel(*registry_, name, "TrainRequest", call_.principal(),
                           Permission::kTrain, model);
       if (!s.ok()) return s;
+      if (std::find(models_.begin(), models_.end(), model) != models_.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "models names model ", Quoted(model->name()),
+            " twice (an alias is its model); name each model once"));
+      }
       models_.push_back(std::move(model));
     }
     return absl::OkStatus();

@@ -121,6 +121,16 @@ TEST_F(AliasTest, BadAliasesAreRefusedAndNothingChanges) {
       client_.SetAlias("prod", "challenger", "").status()));
   EXPECT_TRUE(client_.SetAlias("canary", "challenger", "").ok());
   EXPECT_TRUE(client_.SetAlias("prod", "challenger", "champion").ok());
+  // A fan-out stream or a comparison names each model once, aliases
+  // included.
+  std::unique_ptr<TrainingStream> both =
+      client_.TrainFanOut({"prod", "challenger"});
+  (void)both->Send({{{1, 0}, 1}});
+  s = both->Finish();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("twice"));
+  s = client_.CompareModels({"challenger", "prod"}).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   // A model an alias points to is not deleted.
   s = client_.DeleteModel("challenger");
   EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
