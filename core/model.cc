@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/quoted.h"
@@ -94,9 +95,10 @@ absl::Status Overflow(double squared_norm, const ExampleOutcome& outcome,
 
 }  // namespace
 
-Model::Model(std::string name, const ModelSpec& spec,
+Model::Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
              std::shared_ptr<ResourceBudget> budget, int64_t reserved)
     : name_(std::move(name)),
+      incarnation_(incarnation),
       spec_(spec),
       space_(MakeFeatureSpace(spec)),
       budget_(std::move(budget)),
@@ -112,7 +114,7 @@ Model::~Model() { budget_->Release(reserved_ + pending_reserved_); }
 absl::StatusOr<std::unique_ptr<Model>> Model::Create(
     std::string name, const ModelSpec& spec,
     const std::vector<std::string>& classes,
-    std::shared_ptr<ResourceBudget> budget) {
+    std::shared_ptr<ResourceBudget> budget, uint64_t incarnation) {
   if (absl::Status s = ValidateModelName(name); !s.ok()) return s;
   if (absl::Status s = ValidateModelSpec(spec); !s.ok()) return s;
   const int64_t bytes = ModelBytes(spec, classes.size());
@@ -134,7 +136,13 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(
   }
   if (absl::Status s = budget->Reserve(bytes, name); !s.ok()) return s;
   std::unique_ptr<Model> model(
-      new Model(std::move(name), spec, std::move(budget), bytes));
+      new Model(std::move(name),
+                incarnation != 0
+                    ? incarnation
+                    : absl::Uniform<uint64_t>(
+                          absl::BitGen(), 1,
+                          std::numeric_limits<uint64_t>::max()),
+                spec, std::move(budget), bytes));
   std::unique_lock lock(model->mu_);
   for (const std::string& label : classes) {
     if (absl::Status s = model->learner_->AddClass(label); !s.ok()) return s;
@@ -171,6 +179,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   }
   if (!s.ok()) return s;
   m.counters_ = snapshot.counters;
+  m.incarnation_ = snapshot.incarnation;
   if (!snapshot.progress.empty()) {  // older files have none: a fresh one
     s = m.window_.Import(snapshot.progress);
     if (!s.ok()) return s;
@@ -742,9 +751,10 @@ PendingStats Model::PendingStatsLocked() const {
   return stats;
 }
 
-PairedCounts Model::Paired(absl::string_view peer) const {
+PairedCounts Model::Paired(absl::string_view peer,
+                           uint64_t incarnation) const {
   std::shared_lock lock(mu_);
-  return paired_.Find(peer);
+  return paired_.Find(peer, incarnation);
 }
 
 ModelStats Model::Stats() const {
@@ -787,6 +797,7 @@ ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   snapshot.pending = pending_.Export();
   snapshot.progress = window_.Export();
   snapshot.paired = paired_.peers();
+  snapshot.incarnation = incarnation_;
   return snapshot;
 }
 

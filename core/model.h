@@ -61,10 +61,12 @@ class Model {
   // examples. The model lives within `budget`'s limits and holds its
   // memory there (see limits.h): RESOURCE_EXHAUSTED, before any memory is
   // taken, when it would exceed them.
+  // Its incarnation is `incarnation`, or drawn at random if 0.
   static absl::StatusOr<std::unique_ptr<Model>> Create(
       std::string name, const ModelSpec& spec,
       const std::vector<std::string>& classes = {},
-      std::shared_ptr<ResourceBudget> budget = UnlimitedBudget());
+      std::shared_ptr<ResourceBudget> budget = UnlimitedBudget(),
+      uint64_t incarnation = 0);
   // A model restored from a snapshot (validated like user input).
   static absl::StatusOr<std::unique_ptr<Model>> Restore(
       ModelSnapshot snapshot,
@@ -76,6 +78,10 @@ class Model {
   ~Model();
 
   const std::string& name() const { return name_; }
+  // Tells this model from an earlier one of the same name: drawn at random
+  // when the model is created, kept in its snapshots (0 in files from
+  // before it).
+  uint64_t incarnation() const { return incarnation_; }
   const ModelSpec& spec() const { return spec_; }
   bool multiclass() const { return IsMulticlass(spec_); }
 
@@ -203,9 +209,10 @@ class Model {
   // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
   ModelStats Stats() const;
 
-  // The paired mistakes counted against model `peer` in fan-out streams
-  // where it learned before this one (see paired_mistakes.h).
-  PairedCounts Paired(absl::string_view peer) const;
+  // The paired mistakes counted against model `peer` (of `incarnation`) in
+  // fan-out streams where it learned before this one (see
+  // paired_mistakes.h).
+  PairedCounts Paired(absl::string_view peer, uint64_t incarnation) const;
 
   // A consistent copy of the whole state; sets `generation` to the
   // generation it holds.
@@ -233,7 +240,7 @@ class Model {
   }
 
  private:
-  Model(std::string name, const ModelSpec& spec,
+  Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
         std::shared_ptr<ResourceBudget> budget, int64_t reserved);
 
   // Puts `input` into the model's feature space: prepared.x, scratch and
@@ -285,6 +292,7 @@ class Model {
   Features Standardized(Features x, std::vector<double>& scratch) const;
 
   const std::string name_;
+  uint64_t incarnation_;  // set before the model is shared
   const ModelSpec spec_;
   const FeatureSpace space_;
   const std::shared_ptr<ResourceBudget> budget_;

@@ -176,7 +176,7 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
       batch.pending_limits = LimitsOf(logged.pending());
       std::vector<PeerOutcomes> peers;
       for (const storage::v1::PeerOutcomes& peer : logged.peers()) {
-        peers.push_back({peer.model(),
+        peers.push_back({peer.model(), peer.incarnation(),
                          {reinterpret_cast<const uint8_t*>(
                               peer.outcomes().data()),
                           peer.outcomes().size()}});
@@ -230,8 +230,9 @@ absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::ModelFromRecord(
       std::all_of(snapshot->class_weights.begin(), snapshot->class_weights.end(),
                   [](const LinearWeights& w) { return w.w.empty(); });
   if (!fresh) return Model::Restore(*std::move(snapshot), budget_);
-  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(
-      snapshot->name, snapshot->spec, snapshot->classes, budget_);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Create(snapshot->name, snapshot->spec, snapshot->classes, budget_,
+                    snapshot->incarnation);
   if (!model.ok()) return model.status();
   ReplayJournal journal(lsn);
   LogEntry log{&journal, {}, 0};
@@ -266,6 +267,7 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
   fresh.spec = spec;
   fresh.classes = (*model)->classes();
   fresh.class_weights.resize(fresh.classes.size());
+  fresh.incarnation = (*model)->incarnation();
   return Add(*std::move(model), CreateRecord(fresh), lsn);
 }
 

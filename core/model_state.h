@@ -69,6 +69,7 @@ struct ModelSnapshot {
   std::map<std::string, uint64_t> sources;
   PendingExamples::Snapshot pending;  // remembered for delayed feedback
   std::vector<double> progress;       // ProgressWindow::Export(); may be empty
+  uint64_t incarnation = 0;  // see Model::incarnation
   // Paired mistakes against the models it shared fan-out streams with.
   std::map<std::string, PairedCounts, std::less<>> paired;
 };

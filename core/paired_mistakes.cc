@@ -37,6 +37,10 @@ void PairedMistakes::Count(const PeerOutcomes& peer,
   }
   if (added.examples == 0) return;
   auto it = peers_.find(peer.model);
+  if (it != peers_.end() && it->second.peer_incarnation != peer.incarnation) {
+    it->second = PairedCounts();  // a new model of that name
+    it->second.peer_incarnation = peer.incarnation;
+  }
   if (it == peers_.end()) {
     if (peers_.size() >= kMaxPeers) {
       peers_.erase(std::min_element(
@@ -45,6 +49,7 @@ void PairedMistakes::Count(const PeerOutcomes& peer,
           }));
     }
     it = peers_.emplace(std::string(peer.model), PairedCounts()).first;
+    it->second.peer_incarnation = peer.incarnation;
   }
   it->second += added;
 }
@@ -68,9 +73,13 @@ absl::Status PairedMistakes::Import(
   return absl::OkStatus();
 }
 
-PairedCounts PairedMistakes::Find(absl::string_view peer) const {
+PairedCounts PairedMistakes::Find(absl::string_view peer,
+                                  uint64_t incarnation) const {
   auto it = peers_.find(peer);
-  return it == peers_.end() ? PairedCounts() : it->second;
+  if (it == peers_.end() || it->second.peer_incarnation != incarnation) {
+    return PairedCounts();
+  }
+  return it->second;
 }
 
 namespace {

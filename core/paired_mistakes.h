@@ -8,8 +8,9 @@
 // hypothesis that both err equally often, each discordant example is a fair
 // coin toss between them.
 //
-// Counts are kept by the peer's name, since they started sharing a stream,
-// for at most kMaxPeers peers (past that, the peer with the fewest shared
+// Counts are kept by the peer's name and incarnation (a model deleted and
+// created again under its name starts afresh), since they started sharing
+// a stream, for at most kMaxPeers peers (past that, the peer with the fewest shared
 // examples is forgotten). A plain value type; not thread-safe (its Model
 // serializes access).
 
@@ -32,7 +33,11 @@ struct PairedCounts {
   uint64_t both_wrong = 0;
   uint64_t only_self_wrong = 0;  // this model wrong, the peer right
   uint64_t only_peer_wrong = 0;  // the peer wrong, this model right
+  // Which model of the peer's name they were counted against (see
+  // Model::incarnation).
+  uint64_t peer_incarnation = 0;
 
+  // Adds the cells (not the incarnation).
   PairedCounts& operator+=(const PairedCounts& other);
   // The same table seen from the peer's side.
   PairedCounts Swapped() const;
@@ -48,6 +53,7 @@ enum PeerOutcome : uint8_t {
 // One peer's outcomes for a batch, one per example.
 struct PeerOutcomes {
   absl::string_view model;
+  uint64_t incarnation = 0;  // see Model::incarnation
   absl::Span<const uint8_t> outcomes;
 };
 
@@ -56,12 +62,13 @@ class PairedMistakes {
   static constexpr size_t kMaxPeers = 64;
 
   // Counts the examples of a batch that both this model (`own`, its
-  // outcomes as PeerOutcome values) and the peer learned.
+  // outcomes as PeerOutcome values) and the peer learned; counts against
+  // an earlier model of the peer's name start over.
   // REQUIRES: peer.outcomes.size() == own.size().
   void Count(const PeerOutcomes& peer, absl::Span<const uint8_t> own);
 
-  // The counts against `peer`, zero if none.
-  PairedCounts Find(absl::string_view peer) const;
+  // The counts against `peer` of `incarnation`, zero if none.
+  PairedCounts Find(absl::string_view peer, uint64_t incarnation) const;
 
   const std::map<std::string, PairedCounts, std::less<>>& peers() const {
     return peers_;

@@ -569,8 +569,8 @@ absl::Status HalfspaceService::DoCompareModels(
     ToProto(model->Stats(), out->mutable_stats());
     if (model.get() == &first) continue;
     // Counted by whichever of the two learned second, or both.
-    PairedCounts counts = model->Paired(first.name());
-    counts += first.Paired(model->name()).Swapped();
+    PairedCounts counts = model->Paired(first.name(), first.incarnation());
+    counts += first.Paired(model->name(), model->incarnation()).Swapped();
     ToProto(counts, alpha, out->mutable_versus_first());
   }
   return absl::OkStatus();

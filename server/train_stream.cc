@@ -128,7 +128,7 @@ class TrainReactor final : public PipelinedStream {
       for (size_t i = 0; i < outcomes.size(); ++i) {
         outcomes[i] = PeerOutcomeOf(scratch.outcomes[i]);
       }
-      peers_[k] = {models_[k]->name(), outcomes};
+      peers_[k] = {models_[k]->name(), models_[k]->incarnation(), outcomes};
     }
     return absl::OkStatus();
   }

@@ -419,6 +419,30 @@ TEST_F(ChampionChallengerTest, ComparisonCountsThePairedMistakesOfTheStream) {
   check(*stub_);
 }
 
+// Counts are against a model, not a name: one deleted and created again
+// under its name starts with an empty table.
+TEST_F(ChampionChallengerTest, AModelCreatedAgainUnderItsNameStartsAfresh) {
+  Create("a", "perceptron");
+  Create("b", "logistic_regression");
+  auto shared = [&](int n) {
+    EXPECT_TRUE(TrainOn(*stub_, Batches(Examples(n), {"a", "b"})).ok());
+    absl::StatusOr<v1::CompareModelsResponse> c = Compare(*stub_, {"a", "b"});
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? c->models(1).versus_first().examples() : 0;
+  };
+  EXPECT_EQ(shared(20), 20u);
+  grpc::ClientContext context;
+  v1::DeleteModelRequest request;
+  request.set_model("a");
+  v1::DeleteModelResponse response;
+  ASSERT_TRUE(stub_->DeleteModel(&context, request, &response).ok());
+  Create("a", "perceptron");
+  absl::StatusOr<v1::CompareModelsResponse> c = Compare(*stub_, {"a", "b"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->models(1).versus_first().examples(), 0u);
+  EXPECT_EQ(shared(5), 5u);
+}
+
 TEST_F(ChampionChallengerTest, BadComparisonsAreRefused) {
   Create("a", "perceptron");
   Create("b", "perceptron");

@@ -23,6 +23,7 @@ std::string TrainRecord(absl::string_view request, absl::string_view source,
   for (const PeerOutcomes& peer : peers) {
     storage::v1::PeerOutcomes* out = batch->add_peers();
     out->set_model(peer.model.data(), peer.model.size());
+    out->set_incarnation(peer.incarnation);
     out->set_outcomes(peer.outcomes.data(), peer.outcomes.size());
   }
   return record.SerializeAsString();

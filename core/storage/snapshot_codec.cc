@@ -147,12 +147,14 @@ void ToModelFile(const ModelSnapshot& s, storage::v1::ModelFile& file) {
   }
   ToProto(s.pending, *file.mutable_pending());
   file.mutable_progress()->Assign(s.progress.begin(), s.progress.end());
+  file.set_incarnation(s.incarnation);
   for (const auto& [peer, counts] : s.paired) {
     storage::v1::PairedCounts& out = (*file.mutable_paired())[peer];
     out.set_examples(counts.examples);
     out.set_both_wrong(counts.both_wrong);
     out.set_only_self_wrong(counts.only_self_wrong);
     out.set_only_peer_wrong(counts.only_peer_wrong);
+    out.set_peer_incarnation(counts.peer_incarnation);
   }
 }
 
@@ -192,9 +194,11 @@ absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
   s.sources.insert(file.sources().begin(), file.sources().end());
   s.pending = FromProto(std::move(*file.mutable_pending()));
   s.progress.assign(file.progress().begin(), file.progress().end());
+  s.incarnation = file.incarnation();
   for (const auto& [peer, counts] : file.paired()) {
     s.paired[peer] = {counts.examples(), counts.both_wrong(),
-                      counts.only_self_wrong(), counts.only_peer_wrong()};
+                      counts.only_self_wrong(), counts.only_peer_wrong(),
+                      counts.peer_incarnation()};
   }
   return s;
 }
