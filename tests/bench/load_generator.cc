@@ -563,19 +563,28 @@ std::vector<v1::TrainRequest> TrainRequests(
   return requests;
 }
 
-// Examples per second into a new perceptron, `batch` per message.
+// Examples per second into a new perceptron, `batch` per message; with
+// fan_out > 1, into that many new perceptrons on one fan-out stream.
 double Train(Stub& stub, Client& client, const Data& data, size_t n,
              size_t batch, const std::string& model,
-             v1::TrainResults results = v1::TRAIN_RESULTS_PER_EXAMPLE) {
-  (void)client.DeleteModel(model);
-  (void)client.CreateModel(model, *ParseAlgorithm("perceptron"),
-                           data.dimension);
-  const std::vector<v1::TrainRequest> requests =
+             v1::TrainResults results = v1::TRAIN_RESULTS_PER_EXAMPLE,
+             int fan_out = 1) {
+  std::vector<std::string> models = {model};
+  for (int k = 1; k < fan_out; ++k) models.push_back(absl::StrCat(model, k));
+  for (const std::string& m : models) {
+    (void)client.DeleteModel(m);
+    (void)client.CreateModel(m, *ParseAlgorithm("perceptron"), data.dimension);
+  }
+  std::vector<v1::TrainRequest> requests =
       TrainRequests(data, n, batch, model, results);
+  if (fan_out > 1) {
+    requests.front().clear_model();
+    requests.front().mutable_models()->Assign(models.begin(), models.end());
+  }
   grpc::ClientContext context;
   auto stream = stub.Train(&context);
   const double messages = Pipelined(*stream, requests);
-  (void)client.DeleteModel(model);
+  for (const std::string& m : models) (void)client.DeleteModel(m);
   return messages * static_cast<double>(n) / requests.size();
 }
 
@@ -672,9 +681,19 @@ void Round(const std::string& target, const std::string& noop_target,
   report.Add({"Train stream, 1 example per message", "/s",
               Train(*stub, client, data, n / 4, 1, "load-single"), 0,
               floors.pipelined});
+  const double batched = Train(*stub, client, data, n * 5, batch,
+                               "load-batched");
   report.Add(
       {absl::StrCat("Train stream, ", batch, " examples per message, examples"),
-       "/s", Train(*stub, client, data, n * 5, batch, "load-batched")});
+       "/s", batched});
+  // Fan-out: the floor is the single-model stream of this round, so the
+  // ratio is what each model added costs (1/3 if learning were all).
+  report.Add({absl::StrCat("Train stream, ", batch,
+                           " examples per message, fan-out to 3, examples"),
+              "/s",
+              Train(*stub, client, data, n * 5, batch, "load-fan-out",
+                    v1::TRAIN_RESULTS_PER_EXAMPLE, 3),
+              0, batched});
   report.Add({absl::StrCat("Train stream, ", batch,
                            " examples per message, summaries, examples"),
               "/s",
