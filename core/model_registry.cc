@@ -416,6 +416,13 @@ absl::StatusOr<std::string> ModelRegistry::SetAlias(
         ", not to ", expected->empty() ? "nothing" : Quoted(*expected),
         "; nothing changed"));
   }
+  const int64_t limit = budget_->limits().max_models;
+  if (previous.empty() && budget_->enforcing() &&
+      static_cast<int64_t>(aliases.size()) >= limit) {
+    return LimitExceeded(absl::StrCat("the server holds ", aliases.size(),
+                                      " aliases; delete one first"),
+                         limit, "max_models");
+  }
   aliases[std::string(alias)] = std::string(model);
   // The model's creation is durable before anything points to it.
   if (journal_ != nullptr) {

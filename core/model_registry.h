@@ -140,7 +140,9 @@ class ModelRegistry {
   // it pointed to before ("" if none). INVALID_ARGUMENT for a bad name;
   // ALREADY_EXISTS when a model has the alias's name; NOT_FOUND for an
   // unknown model (an alias cannot point to an alias); FAILED_PRECONDITION
-  // when `expected` does not hold; the store's error, nothing changed.
+  // when `expected` does not hold; RESOURCE_EXHAUSTED for a new alias when
+  // the server holds as many as max_models; the store's error, nothing
+  // changed.
   absl::StatusOr<std::string> SetAlias(
       absl::string_view alias, absl::string_view model,
       const std::optional<std::string>& expected = std::nullopt);

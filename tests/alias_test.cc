@@ -197,6 +197,18 @@ TEST_F(AliasTest, MovesAreAtomicUnderConcurrentPredictions) {
   EXPECT_GT(from_challenger.load(), 0);
 }
 
+TEST(AliasLimitTest, AServerHoldsAsManyAliasesAsModels) {
+  TestServer server([](ServerOptions& o) { o.limits.max_models = 2; });
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel("m", TextAlgorithm("perceptron"), 1).ok());
+  ASSERT_TRUE(client.SetAlias("a1", "m").ok());
+  ASSERT_TRUE(client.SetAlias("a2", "m").ok());
+  absl::Status s = client.SetAlias("a3", "m").status();
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("max_models"));
+  EXPECT_TRUE(client.SetAlias("a2", "m").ok());  // a move is no new alias
+}
+
 TEST_F(AliasTest, PredictResponsesNameTheModelThatAnswered) {
   ASSERT_TRUE(client_.SetAlias("prod", "challenger").ok());
   auto stub = server_.NewStub();
