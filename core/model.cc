@@ -7,13 +7,22 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/quoted.h"
 
 namespace halfspace {
 namespace {
+
+// A model's incarnation (see Model::incarnation), never 0: the time it was
+// made, told apart from others made within the same clock tick by a count
+// (no allocation, unlike a random generator's entropy pool, so that a
+// model's memory is what ModelBytes says).
+uint64_t NewIncarnation() {
+  static std::atomic<uint64_t> made{0};
+  const uint64_t now = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+  return (now ^ (made.fetch_add(1) * 0x9E3779B97F4A7C15u)) | 1;
+}
 
 // A LinearWeights from user input: one weight per coordinate of the
 // feature space (`width`), all finite.
@@ -137,11 +146,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(
   if (absl::Status s = budget->Reserve(bytes, name); !s.ok()) return s;
   std::unique_ptr<Model> model(
       new Model(std::move(name),
-                incarnation != 0
-                    ? incarnation
-                    : absl::Uniform<uint64_t>(
-                          absl::BitGen(), 1,
-                          std::numeric_limits<uint64_t>::max()),
+                incarnation != 0 ? incarnation : NewIncarnation(),
                 spec, std::move(budget), bytes));
   std::unique_lock lock(model->mu_);
   for (const std::string& label : classes) {

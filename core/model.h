@@ -61,7 +61,7 @@ class Model {
   // examples. The model lives within `budget`'s limits and holds its
   // memory there (see limits.h): RESOURCE_EXHAUSTED, before any memory is
   // taken, when it would exceed them.
-  // Its incarnation is `incarnation`, or drawn at random if 0.
+  // Its incarnation is `incarnation`, or a new one if 0.
   static absl::StatusOr<std::unique_ptr<Model>> Create(
       std::string name, const ModelSpec& spec,
       const std::vector<std::string>& classes = {},
@@ -78,9 +78,9 @@ class Model {
   ~Model();
 
   const std::string& name() const { return name_; }
-  // Tells this model from an earlier one of the same name: drawn at random
-  // when the model is created, kept in its snapshots (0 in files from
-  // before it).
+  // Tells this model from an earlier one of the same name: made from the
+  // time of its creation, kept in its snapshots (0 in files from before
+  // it).
   uint64_t incarnation() const { return incarnation_; }
   const ModelSpec& spec() const { return spec_; }
   bool multiclass() const { return IsMulticlass(spec_); }

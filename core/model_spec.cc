@@ -295,6 +295,13 @@ bool IsNativelyMulticlass(const AlgorithmParams& algorithm) {
          std::holds_alternative<SoftmaxRegressionParams>(algorithm);
 }
 
+ModelSpec DenseSpec(AlgorithmParams algorithm, int64_t dimension) {
+  ModelSpec spec;
+  spec.algorithm = std::move(algorithm);
+  spec.dimension = dimension;
+  return spec;
+}
+
 bool IsMulticlass(const ModelSpec& spec) {
   return spec.one_vs_rest || IsNativelyMulticlass(spec.algorithm);
 }

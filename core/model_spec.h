@@ -139,6 +139,10 @@ struct ModelSpec {
   std::vector<Interaction> interactions;  // with buckets
 };
 
+// A dense model of `dimension` features learning with `algorithm`; every
+// other field at its default.
+ModelSpec DenseSpec(AlgorithmParams algorithm, int64_t dimension);
+
 // The most hash bits, and interactions, a model may have.
 inline constexpr int kMaxHashBits = 24;
 inline constexpr int kMaxInteractions = 16;

@@ -57,9 +57,9 @@ void PairedMistakes::Count(const PeerOutcomes& peer,
 absl::Status PairedMistakes::Import(
     std::map<std::string, PairedCounts, std::less<>> peers) {
   if (peers.size() > kMaxPeers) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "paired mistakes against ", peers.size(), " models; the most is ",
-        kMaxPeers));
+    return absl::InvalidArgumentError(
+        absl::StrCat("paired mistakes against ", peers.size(),
+                     " models; the most is ", kMaxPeers));
   }
   for (const auto& [name, c] : peers) {
     const uint64_t discordant = c.only_self_wrong + c.only_peer_wrong;
@@ -109,19 +109,17 @@ McNemarTest McNemar(uint64_t b, uint64_t c) {
     int exponent = 0;
     for (uint64_t i = 1; i <= k; ++i) {
       int e;
-      mantissa = std::frexp(mantissa * ((n - static_cast<double>(k) +
-                                         static_cast<double>(i)) /
-                                        static_cast<double>(i)),
-                            &e);
+      mantissa = std::frexp(
+          mantissa * ((n - static_cast<double>(k) + static_cast<double>(i)) /
+                      static_cast<double>(i)),
+          &e);
       exponent += e;
     }
-    term = std::ldexp(mantissa, exponent - static_cast<int>(std::min(
-                                               n, 1e9)));
+    term = std::ldexp(mantissa, exponent - static_cast<int>(std::min(n, 1e9)));
   } else {
-    term = std::exp(std::lgamma(n + 1.0) -
-                    std::lgamma(static_cast<double>(k) + 1.0) -
-                    std::lgamma(n - static_cast<double>(k) + 1.0) -
-                    n * std::log(2.0));
+    term = std::exp(
+        std::lgamma(n + 1.0) - std::lgamma(static_cast<double>(k) + 1.0) -
+        std::lgamma(n - static_cast<double>(k) + 1.0) - n * std::log(2.0));
   }
   double tail = 0.0;
   for (uint64_t i = k;; --i) {

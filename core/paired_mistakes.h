@@ -10,8 +10,8 @@
 //
 // Counts are kept by the peer's name and incarnation (a model deleted and
 // created again under its name starts afresh), since they started sharing
-// a stream, for at most kMaxPeers peers (past that, the peer with the fewest shared
-// examples is forgotten). A plain value type; not thread-safe (its Model
+// a stream, for at most kMaxPeers peers (past that, the peer with the fewest
+// shared examples is forgotten). A plain value type; not thread-safe (its Model
 // serializes access).
 
 #ifndef HALFSPACE_CORE_PAIRED_MISTAKES_H_
@@ -29,7 +29,7 @@ namespace halfspace {
 
 // The 2×2 table of two models' mistakes on the examples both learned.
 struct PairedCounts {
-  uint64_t examples = 0;         // learned by both
+  uint64_t examples = 0;  // learned by both
   uint64_t both_wrong = 0;
   uint64_t only_self_wrong = 0;  // this model wrong, the peer right
   uint64_t only_peer_wrong = 0;  // the peer wrong, this model right

@@ -111,8 +111,8 @@ TEST_F(AliasTest, BadAliasesAreRefusedAndNothingChanges) {
   // Only models are pointed to, and only models that exist.
   EXPECT_TRUE(absl::IsNotFound(client_.SetAlias("staging", "prod").status()));
   EXPECT_TRUE(absl::IsNotFound(client_.SetAlias("staging", "nope").status()));
-  EXPECT_TRUE(
-      absl::IsInvalidArgument(client_.SetAlias("bad name", "champion").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      client_.SetAlias("bad name", "champion").status()));
   // Compare-and-set.
   s = client_.SetAlias("prod", "challenger", "challenger").status();
   EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
@@ -163,8 +163,7 @@ TEST_F(AliasTest, MovesAreAtomicUnderConcurrentPredictions) {
         x->add_dense(i == 0 ? 0 : 1);
       }
       while (!stop.load()) {
-        absl::StatusOr<std::vector<v1::Prediction>> p =
-            client.Predict(request);
+        absl::StatusOr<std::vector<v1::Prediction>> p = client.Predict(request);
         if (!p.ok()) {
           ++failed;
           continue;

@@ -21,19 +21,6 @@ using ::testing::HasSubstr;
 
 using Stub = v1::HalfspaceService::Stub;
 
-// Deterministic points and labels of a noisy linear rule.
-std::vector<std::pair<std::vector<double>, int>> Examples(int n) {
-  std::vector<std::pair<std::vector<double>, int>> out;
-  for (int i = 0; i < n; ++i) {
-    const std::vector<double> x = {std::sin(i * 1.3), std::cos(i * 0.7),
-                                   (i % 5) * 0.25 - 0.5};
-    const int y =
-        x[0] - 0.5 * x[1] + 0.3 * x[2] + (i % 7 == 0 ? 0.9 : 0.0) > 0 ? 1 : -1;
-    out.push_back({x, y});
-  }
-  return out;
-}
-
 // Sends each request on a new stream and returns the responses, or the
 // stream's error.
 absl::StatusOr<std::vector<v1::TrainResponse>> TrainOn(
@@ -130,7 +117,7 @@ TEST_F(ChampionChallengerTest, AFanOutStreamEqualsOneStreamPerModel) {
     Create(fanned.back(), kAlgorithms[k], hash_bits);
     Create(alone.back(), kAlgorithms[k], hash_bits);
   }
-  const auto examples = Examples(100);
+  const auto examples = NoisyExamples(100);
   absl::StatusOr<std::vector<v1::TrainResponse>> together =
       TrainOn(*stub_, Batches(examples, fanned));
   ASSERT_TRUE(together.ok()) << together.status();
@@ -149,7 +136,8 @@ TEST_F(ChampionChallengerTest, AFanOutStreamEqualsOneStreamPerModel) {
         ASSERT_EQ(fan.fan_out_results(i).models_size(), 4);
         const v1::ExampleResult& a = fan.fan_out_results(i).models(k);
         const v1::ExampleResult& b = one.results(i);
-        EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString()) << r << " " << i;
+        EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString())
+            << r << " " << i;
       }
     }
     const v1::TrainResponse& last = together->back();
@@ -173,7 +161,8 @@ TEST_F(ChampionChallengerTest, AFanOutStreamEqualsOneStreamPerModel) {
 TEST_F(ChampionChallengerTest, SummariesComeOnePerModel) {
   Create("a", "perceptron");
   Create("b", "logistic_regression");
-  std::vector<v1::TrainRequest> requests = Batches(Examples(50), {"a", "b"});
+  std::vector<v1::TrainRequest> requests =
+      Batches(NoisyExamples(50), {"a", "b"});
   for (v1::TrainRequest& r : requests) {
     r.set_results(v1::TRAIN_RESULTS_SUMMARY);
   }
@@ -291,8 +280,7 @@ TEST_F(ChampionChallengerTest, ComparesTwoModelsTracedByHand) {
   request.add_models("champion");
   request.add_models("challenger");
   for (int y : {1, -1, -1, 1, 1, -1, 1, -1}) AddExample(request, {0, 0, 0}, y);
-  absl::StatusOr<std::vector<v1::TrainResponse>> r =
-      TrainOn(*stub_, {request});
+  absl::StatusOr<std::vector<v1::TrainResponse>> r = TrainOn(*stub_, {request});
   ASSERT_TRUE(r.ok()) << r.status();
   std::vector<int> perceptron, logistic;
   for (const v1::FanOutResult& result : (*r)[0].fan_out_results()) {
@@ -335,7 +323,7 @@ TEST_F(ChampionChallengerTest, ComparisonCountsThePairedMistakesOfTheStream) {
   Create(models[0], "perceptron");
   Create(models[1], "logistic_regression");
   Create(models[2], "confidence_weighted");
-  auto examples = Examples(300);
+  auto examples = NoisyExamples(300);
   std::vector<v1::TrainRequest> requests = Batches(examples, models);
   requests.front().add_examples();  // an empty example: refused by all
   // The last requests on a stream of their own, tagged.
@@ -345,12 +333,12 @@ TEST_F(ChampionChallengerTest, ComparisonCountsThePairedMistakesOfTheStream) {
   requests[2].set_source("pipeline");
   for (const std::string& m : models) requests[2].add_models(m);
   absl::StatusOr<std::vector<v1::TrainResponse>> first = TrainOn(
-      *stub_, std::vector<v1::TrainRequest>(requests.begin(),
-                                            requests.begin() + 2));
+      *stub_,
+      std::vector<v1::TrainRequest>(requests.begin(), requests.begin() + 2));
   ASSERT_TRUE(first.ok()) << first.status();
-  absl::StatusOr<std::vector<v1::TrainResponse>> rest =
-      TrainOn(*stub_, std::vector<v1::TrainRequest>(requests.begin() + 2,
-                                                    requests.end()));
+  absl::StatusOr<std::vector<v1::TrainResponse>> rest = TrainOn(
+      *stub_,
+      std::vector<v1::TrainRequest>(requests.begin() + 2, requests.end()));
   ASSERT_TRUE(rest.ok()) << rest.status();
   // Counted from the results, against the first model.
   std::vector<int> labels;
@@ -385,8 +373,7 @@ TEST_F(ChampionChallengerTest, ComparisonCountsThePairedMistakesOfTheStream) {
   ASSERT_GT(expected[1].only_peer_wrong + expected[1].only_self_wrong, 0u);
 
   auto check = [&](Stub& stub) {
-    absl::StatusOr<v1::CompareModelsResponse> c =
-        Compare(stub, models, 0.5);
+    absl::StatusOr<v1::CompareModelsResponse> c = Compare(stub, models, 0.5);
     ASSERT_TRUE(c.ok()) << c.status();
     for (int k = 1; k < 3; ++k) {
       SCOPED_TRACE(models[k]);
@@ -400,11 +387,10 @@ TEST_F(ChampionChallengerTest, ComparisonCountsThePairedMistakesOfTheStream) {
       EXPECT_EQ(t.p_value(), test.p_value);
       EXPECT_EQ(t.chi_square(), test.chi_square);
       EXPECT_EQ(t.significant(), test.p_value < 0.5);
-      EXPECT_DOUBLE_EQ(
-          t.accuracy_difference(),
-          (static_cast<double>(expected[k].only_peer_wrong) -
-           static_cast<double>(expected[k].only_self_wrong)) /
-              expected[k].examples);
+      EXPECT_DOUBLE_EQ(t.accuracy_difference(),
+                       (static_cast<double>(expected[k].only_peer_wrong) -
+                        static_cast<double>(expected[k].only_self_wrong)) /
+                           expected[k].examples);
     }
   };
   check(*stub_);
@@ -425,7 +411,7 @@ TEST_F(ChampionChallengerTest, AModelCreatedAgainUnderItsNameStartsAfresh) {
   Create("a", "perceptron");
   Create("b", "logistic_regression");
   auto shared = [&](int n) {
-    EXPECT_TRUE(TrainOn(*stub_, Batches(Examples(n), {"a", "b"})).ok());
+    EXPECT_TRUE(TrainOn(*stub_, Batches(NoisyExamples(n), {"a", "b"})).ok());
     absl::StatusOr<v1::CompareModelsResponse> c = Compare(*stub_, {"a", "b"});
     EXPECT_TRUE(c.ok()) << c.status();
     return c.ok() ? c->models(1).versus_first().examples() : 0;

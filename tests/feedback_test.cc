@@ -22,19 +22,6 @@ using ::testing::HasSubstr;
 
 using Stub = v1::HalfspaceService::Stub;
 
-// Deterministic points and labels of a noisy linear rule.
-std::vector<std::pair<std::vector<double>, int>> Examples(int n) {
-  std::vector<std::pair<std::vector<double>, int>> out;
-  for (int i = 0; i < n; ++i) {
-    const std::vector<double> x = {std::sin(i * 1.3), std::cos(i * 0.7),
-                                   (i % 5) * 0.25 - 0.5};
-    const int y =
-        x[0] - 0.5 * x[1] + 0.3 * x[2] + (i % 7 == 0 ? 0.9 : 0.0) > 0 ? 1 : -1;
-    out.push_back({x, y});
-  }
-  return out;
-}
-
 void Create(Stub& stub, const std::string& model, const std::string& algorithm,
             int dimension) {
   grpc::ClientContext context;
@@ -125,7 +112,7 @@ TEST_F(FeedbackTest, LearnsExactlyAsATrainStreamInTheFeedbacksOrder) {
     const std::string streamed = absl::StrCat("streamed", algorithm.size());
     Create(*stub_, delayed, algorithm, 3);
     Create(*stub_, streamed, algorithm, 3);
-    const auto examples = Examples(60);
+    const auto examples = NoisyExamples(60);
     std::vector<std::vector<double>> xs;
     for (const auto& [x, y] : examples) xs.push_back(x);
     absl::StatusOr<v1::PredictResponse> predicted =

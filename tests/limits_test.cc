@@ -25,13 +25,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-ModelSpec Spec(AlgorithmParams algorithm, int64_t dimension) {
-  ModelSpec spec;
-  spec.algorithm = std::move(algorithm);
-  spec.dimension = dimension;
-  return spec;
-}
-
 // The bytes allocated with operator new and not yet freed, in this test.
 std::atomic<int64_t> live_bytes{0};
 
@@ -45,31 +38,31 @@ TEST(ModelBytesTest, CountsWhatEveryAlgorithmKeeps) {
   constexpr int64_t d = 1000;
   constexpr int kClasses = 3;
   std::vector<ModelSpec> specs = {
-      Spec(PerceptronParams{}, d),
-      Spec(LogisticRegressionParams{}, d),
-      Spec(AveragedPerceptronParams{}, d),
-      Spec(PassiveAggressiveParams{}, d),
-      Spec(PocketPerceptronParams{}, d),
-      Spec(MulticlassPerceptronParams{}, d),
-      Spec(SoftmaxRegressionParams{}, d),
-      Spec(ConfidenceWeightedParams{}, d),
-      Spec(VotedPerceptronParams{2}, d),
+      DenseSpec(PerceptronParams{}, d),
+      DenseSpec(LogisticRegressionParams{}, d),
+      DenseSpec(AveragedPerceptronParams{}, d),
+      DenseSpec(PassiveAggressiveParams{}, d),
+      DenseSpec(PocketPerceptronParams{}, d),
+      DenseSpec(MulticlassPerceptronParams{}, d),
+      DenseSpec(SoftmaxRegressionParams{}, d),
+      DenseSpec(ConfidenceWeightedParams{}, d),
+      DenseSpec(VotedPerceptronParams{2}, d),
   };
   for (Penalty penalty : {Penalty::kL2, Penalty::kL1, Penalty::kElasticNet}) {
     for (uint64_t average_from : {0, 1}) {
       SgdParams sgd;
       sgd.options.penalty = penalty;
       sgd.options.average_from = average_from;
-      specs.push_back(Spec(sgd, d));
+      specs.push_back(DenseSpec(sgd, d));
       specs.back().one_vs_rest = average_from == 1;
     }
   }
   SgdParams adagrad;
   adagrad.options.schedule = Schedule::kAdaGrad;
-  specs.push_back(Spec(adagrad, d));
-  specs.push_back(Spec(AveragedPerceptronParams{}, d));
+  specs.push_back(DenseSpec(adagrad, d));
+  specs.push_back(DenseSpec(AveragedPerceptronParams{}, d));
   specs.back().standardize = true;
-  specs.push_back(Spec(PerceptronParams{}, d));
+  specs.push_back(DenseSpec(PerceptronParams{}, d));
   specs.back().hash_bits = 10;
 
   const std::vector<double> x(d, 0.5);
@@ -101,7 +94,7 @@ TEST(ModelBytesTest, CountsWhatEveryAlgorithmKeeps) {
 
 TEST(ModelLimitsTest, AModelTooLargeIsRefusedBeforeItTakesMemory) {
   auto budget = Budget([](Limits& l) { l.max_model_bytes = 1 << 20; });
-  ModelSpec spec = Spec(AveragedPerceptronParams{}, kMaxDimension);
+  ModelSpec spec = DenseSpec(AveragedPerceptronParams{}, kMaxDimension);
   spec.hash_bits = kMaxHashBits;
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::Create("huge", spec, {}, budget);
@@ -116,7 +109,7 @@ TEST(ModelLimitsTest, AModelTooLargeIsRefusedBeforeItTakesMemory) {
 }
 
 TEST(ModelLimitsTest, ModelsShareTheServersMemoryAndGiveItBack) {
-  const ModelSpec spec = Spec(PerceptronParams{}, 1000);
+  const ModelSpec spec = DenseSpec(PerceptronParams{}, 1000);
   const int64_t bytes = ModelBytes(spec, 0);
   Limits limits;
   limits.max_total_model_bytes = 2 * bytes + bytes / 2;
@@ -140,7 +133,7 @@ TEST(ModelLimitsTest, ModelsShareTheServersMemoryAndGiveItBack) {
 TEST(ModelLimitsTest, AClassPastTheLimitIsRefusedInBandAndRecorded) {
   auto budget = Budget([](Limits& l) { l.max_classes = 2; });
   absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::Create("m", Spec(MulticlassPerceptronParams{}, 1), {"a"}, budget);
+      Model::Create("m", DenseSpec(MulticlassPerceptronParams{}, 1), {"a"}, budget);
   ASSERT_TRUE(model.ok());
   const std::vector<double> x = {1};
   std::vector<Example> examples = {
@@ -170,7 +163,7 @@ TEST(ModelLimitsTest, AClassPastTheLimitIsRefusedInBandAndRecorded) {
 }
 
 TEST(ModelLimitsTest, ClassesStopAtTheModelsMemory) {
-  const ModelSpec spec = Spec(SoftmaxRegressionParams{}, 100);
+  const ModelSpec spec = DenseSpec(SoftmaxRegressionParams{}, 100);
   Limits limits;
   limits.max_model_bytes = ModelBytes(spec, 3);
   auto budget = std::make_shared<ResourceBudget>(limits);
@@ -189,7 +182,7 @@ TEST(ModelLimitsTest, RecoveryRefusesWhatWasRefusedAndNothingElse) {
   auto budget = Budget([](Limits& l) { l.max_classes = 1; });
   budget->set_enforcing(false);
   absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::Create("m", Spec(MulticlassPerceptronParams{}, 1), {}, budget);
+      Model::Create("m", DenseSpec(MulticlassPerceptronParams{}, 1), {}, budget);
   ASSERT_TRUE(model.ok());
   const std::vector<double> x = {1};
   std::vector<Example> examples = {
@@ -211,7 +204,7 @@ TEST(ModelLimitsTest, RecoveryRefusesWhatWasRefusedAndNothingElse) {
 }
 
 TEST(ModelLimitsTest, NamedFeaturesAndInteractionProductsPerExample) {
-  ModelSpec spec = Spec(PerceptronParams{}, 1);
+  ModelSpec spec = DenseSpec(PerceptronParams{}, 1);
   spec.hash_bits = 10;
   spec.interactions = {{"u", "u"}, {"u", "v"}};
   auto budget = Budget([](Limits& l) {

@@ -24,13 +24,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-ModelSpec Spec(AlgorithmParams algorithm, int64_t dimension) {
-  ModelSpec spec;
-  spec.algorithm = std::move(algorithm);
-  spec.dimension = dimension;
-  return spec;
-}
-
 std::unique_ptr<Model> MakeModel(const ModelSpec& spec) {
   absl::StatusOr<std::unique_ptr<Model>> model = Model::Create("m", spec);
   EXPECT_TRUE(model.ok()) << model.status();
@@ -73,30 +66,30 @@ bool AllFinite(const std::vector<double>& v) {
 // standardization, hashed features.
 std::vector<ModelSpec> AllSpecs(int64_t d) {
   std::vector<ModelSpec> specs = {
-      Spec(PerceptronParams{}, d),
-      Spec(PerceptronParams{1e6, 1}, d),  // η, τ
-      Spec(LogisticRegressionParams{}, d),
-      Spec(LogisticRegressionParams{10, 0.01}, d),  // η, λ
-      Spec(AveragedPerceptronParams{}, d),
-      Spec(PocketPerceptronParams{}, d),
-      Spec(VotedPerceptronParams{3}, d),
-      Spec(MulticlassPerceptronParams{}, d),
-      Spec(SoftmaxRegressionParams{}, d),
-      Spec(SoftmaxRegressionParams{1, 0.1}, d),
+      DenseSpec(PerceptronParams{}, d),
+      DenseSpec(PerceptronParams{1e6, 1}, d),  // η, τ
+      DenseSpec(LogisticRegressionParams{}, d),
+      DenseSpec(LogisticRegressionParams{10, 0.01}, d),  // η, λ
+      DenseSpec(AveragedPerceptronParams{}, d),
+      DenseSpec(PocketPerceptronParams{}, d),
+      DenseSpec(VotedPerceptronParams{3}, d),
+      DenseSpec(MulticlassPerceptronParams{}, d),
+      DenseSpec(SoftmaxRegressionParams{}, d),
+      DenseSpec(SoftmaxRegressionParams{1, 0.1}, d),
   };
   for (PaVariant v : {PaVariant::kPa, PaVariant::kPaI, PaVariant::kPaII}) {
     PassiveAggressiveParams pa;
     pa.variant = v;
-    specs.push_back(Spec(pa, d));
+    specs.push_back(DenseSpec(pa, d));
   }
   PassiveAggressiveParams averaged;
   averaged.average_from = 2;
-  specs.push_back(Spec(averaged, d));
+  specs.push_back(DenseSpec(averaged, d));
   for (CwVariant v : {CwVariant::kCw, CwVariant::kArow, CwVariant::kScwI,
                       CwVariant::kScwII, CwVariant::kNherd}) {
     ConfidenceWeightedParams cw;
     cw.variant = v;
-    specs.push_back(Spec(cw, d));
+    specs.push_back(DenseSpec(cw, d));
   }
   for (Penalty penalty :
        {Penalty::kNone, Penalty::kL2, Penalty::kL1, Penalty::kElasticNet}) {
@@ -106,21 +99,21 @@ std::vector<ModelSpec> AllSpecs(int64_t d) {
       sgd.options.penalty = penalty;
       sgd.options.loss = loss;
       sgd.options.average_from = penalty == Penalty::kL2 ? 3 : 0;
-      specs.push_back(Spec(sgd, d));
+      specs.push_back(DenseSpec(sgd, d));
     }
   }
   SgdParams constant;
   constant.learning_rate = 1e6;
   constant.options.schedule = Schedule::kConstant;
   constant.options.alpha = 0.5;  // w shrinks to 0 at every step: rescales
-  specs.push_back(Spec(constant, d));
+  specs.push_back(DenseSpec(constant, d));
   for (double l2 : {0.0, 0.1}) {
     SgdParams adagrad;
     adagrad.options.schedule = Schedule::kAdaGrad;
     adagrad.options.loss = LossKind::kSquaredHinge;
     adagrad.options.alpha = l2;
     adagrad.options.penalty = l2 > 0 ? Penalty::kL2 : Penalty::kNone;
-    specs.push_back(Spec(adagrad, d));
+    specs.push_back(DenseSpec(adagrad, d));
   }
   const size_t binaries = specs.size();
   for (size_t i = 0; i < binaries; ++i) {  // one-vs-rest of the first few
@@ -128,11 +121,11 @@ std::vector<ModelSpec> AllSpecs(int64_t d) {
     specs.push_back(specs[i]);
     specs.back().one_vs_rest = true;
   }
-  specs.push_back(Spec(AveragedPerceptronParams{}, d));
+  specs.push_back(DenseSpec(AveragedPerceptronParams{}, d));
   specs.back().standardize = true;
-  specs.push_back(Spec(PassiveAggressiveParams{}, d));
+  specs.push_back(DenseSpec(PassiveAggressiveParams{}, d));
   specs.back().fit_intercept = false;
-  specs.push_back(Spec(SgdParams{}, d));
+  specs.push_back(DenseSpec(SgdParams{}, d));
   specs.back().hash_bits = 4;
   return specs;
 }
@@ -215,7 +208,7 @@ TEST(OverflowTest, NoAlgorithmKeepsOrServesANonFiniteNumber) {
 }
 
 TEST(OverflowTest, AnUpdateThatWouldOverflowIsRefusedAndTheStreamGoesOn) {
-  std::unique_ptr<Model> model = MakeModel(Spec(PerceptronParams{}, 2));
+  std::unique_ptr<Model> model = MakeModel(DenseSpec(PerceptronParams{}, 2));
   const std::vector<double> a = {1, 0}, b = {0, 2};
   // 1st: w = (1, 0), b = 1. 2nd: f = 1, y = -1, a mistake whose step
   // s·y·x = -1e308·(0, 2) overflows w_1. 3rd: f = 2, correct.
@@ -238,7 +231,7 @@ TEST(OverflowTest, AnUpdateThatWouldOverflowIsRefusedAndTheStreamGoesOn) {
 }
 
 TEST(OverflowTest, APredictionWhoseScoreOverflowsIsAnError) {
-  std::unique_ptr<Model> model = MakeModel(Spec(PerceptronParams{}, 2));
+  std::unique_ptr<Model> model = MakeModel(DenseSpec(PerceptronParams{}, 2));
   ASSERT_TRUE(model->SetWeights({1e300, 1e300}, 0).ok());
   const std::vector<double> small = {1, 1}, large = {1e10, 0};
   std::vector<Prediction> p(2);
@@ -291,7 +284,7 @@ TEST(OverflowTest, ScikitLearnsOverflowDataIsRefusedAndItsScaledFormLearned) {
   sgd.options.alpha = 0.1;
   sgd.options.loss = LossKind::kSquaredHinge;
   for (int pass = 0; pass < 2; ++pass) {
-    std::unique_ptr<Model> model = MakeModel(Spec(sgd, d));
+    std::unique_ptr<Model> model = MakeModel(DenseSpec(sgd, d));
     const std::vector<Example>& data = pass == 0 ? raw : minmax;
     std::vector<ExampleOutcome> out(n);
     ASSERT_TRUE(model->Learn(data, absl::MakeSpan(out)).ok());
@@ -312,7 +305,7 @@ TEST(OverflowTest, ScikitLearnsOverflowDataIsRefusedAndItsScaledFormLearned) {
 
 TEST(OverflowTest, AClassFirstSeenInARefusedExampleIsNotAdded) {
   SoftmaxRegressionParams softmax;
-  std::unique_ptr<Model> model = MakeModel(Spec(softmax, 2));
+  std::unique_ptr<Model> model = MakeModel(DenseSpec(softmax, 2));
   const std::vector<double> a = {1, 0}, b = {0, 10};
   Example first{a, 0};
   first.class_label = "a";
@@ -329,7 +322,7 @@ TEST(OverflowTest, AClassFirstSeenInARefusedExampleIsNotAdded) {
   EXPECT_FALSE(out[1].error.ok());
   EXPECT_THAT(model->classes(), ElementsAre("a"));
   EXPECT_THAT(names, ElementsAre("a"));
-  ModelSpec spec = Spec(softmax, 2);
+  ModelSpec spec = DenseSpec(softmax, 2);
   EXPECT_EQ(model->memory_bytes(), ModelBytes(spec, 1));
   // The class comes when an example of it is learned.
   ASSERT_TRUE(model->Learn({again}, absl::MakeSpan(out).subspan(0, 1)).ok());

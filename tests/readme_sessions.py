@@ -58,7 +58,9 @@ def main(readme_path, server_binary, build_dir):
                 if os.path.exists(socket):
                     break
                 time.sleep(0.05)
-            env = dict(os.environ, HALFSPACE_SERVER="unix:" + socket)
+            # Debian's python3 first: the one with python3-grpcio.
+            env = dict(os.environ, HALFSPACE_SERVER="unix:" + socket,
+                       PATH="/usr/bin:" + os.environ.get("PATH", ""))
             failures = 0
             steps = 0
             for block in blocks:

@@ -4,10 +4,12 @@
 #ifndef HALFSPACE_TESTS_TEST_SERVER_H_
 #define HALFSPACE_TESTS_TEST_SERVER_H_
 
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +38,19 @@ inline void AddExample(v1::TrainRequest& request, std::vector<double> x,
   v1::Example* e = request.add_examples();
   e->mutable_features()->mutable_dense()->Add(x.begin(), x.end());
   e->set_label(y);
+}
+
+// n deterministic examples of a noisy linear rule in three features.
+inline std::vector<std::pair<std::vector<double>, int>> NoisyExamples(int n) {
+  std::vector<std::pair<std::vector<double>, int>> out;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<double> x = {std::sin(i * 1.3), std::cos(i * 0.7),
+                                   (i % 5) * 0.25 - 0.5};
+    const int y =
+        x[0] - 0.5 * x[1] + 0.3 * x[2] + (i % 7 == 0 ? 0.9 : 0.0) > 0 ? 1 : -1;
+    out.push_back({x, y});
+  }
+  return out;
 }
 
 class TestServer {

@@ -219,13 +219,6 @@ std::map<std::string, bool>& Checks() {
   return checks;
 }
 
-ModelSpec Spec(const AlgorithmParams& algorithm, int64_t dimension) {
-  ModelSpec spec;
-  spec.algorithm = algorithm;
-  spec.dimension = dimension;
-  return spec;
-}
-
 AlgorithmParams Logistic() {
   LogisticRegressionParams p;
   p.learning_rate = 0.1;
@@ -247,7 +240,7 @@ void Register(const std::string& algorithm, Bare bare,
       sparse ? absl::StrCat("sparse/d=", dimension, "/nnz=", nonzeros)
              : absl::StrCat("dense/d=", dimension);
   Checks()[absl::StrCat(algorithm, "/", shape)] = SameWeights(
-      bare, Spec(params, dimension), DataFor(dimension, nonzeros, sparse));
+      bare, DenseSpec(params, dimension), DataFor(dimension, nonzeros, sparse));
   benchmark::RegisterBenchmark(
       absl::StrCat("bare/", algorithm, "/", shape).c_str(),
       [=](benchmark::State& state) {
@@ -256,7 +249,7 @@ void Register(const std::string& algorithm, Bare bare,
   benchmark::RegisterBenchmark(
       absl::StrCat("model/", algorithm, "/", shape).c_str(),
       [=](benchmark::State& state) {
-        RunModel(state, Spec(params, dimension),
+        RunModel(state, DenseSpec(params, dimension),
                  DataFor(dimension, nonzeros, sparse));
       });
 }
