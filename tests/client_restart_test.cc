@@ -22,23 +22,22 @@ namespace {
 class ClientRestartTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = std::make_unique<ServerProcess>(dir_.File("data"),
-                                              dir_.File("log"), kFlags);
+    server_ = std::make_unique<ServerProcess>(
+        dir_.File("data"), dir_.File("log"), kFlags, address_);
     ASSERT_TRUE(server_->WaitUntilReady());
-    port_ = server_->port();
   }
   ~ClientRestartTest() override {
     if (restarter_.joinable()) restarter_.join();
   }
 
   void Kill() { server_->Stop(SIGKILL); }
-  // Starts the server again on the same port and data, after `delay`, on
-  // another thread.
+  // Starts the server again on the same address and data, after `delay`,
+  // on another thread.
   void RestartAfter(absl::Duration delay) {
     restarter_ = std::thread([this, delay] {
       absl::SleepFor(delay);
       server_ = std::make_unique<ServerProcess>(
-          dir_.File("data"), dir_.File("log"), kFlags, port_);
+          dir_.File("data"), dir_.File("log"), kFlags, address_);
     });
   }
   void WaitForRestart() {
@@ -46,14 +45,16 @@ class ClientRestartTest : public ::testing::Test {
     ASSERT_TRUE(server_->WaitUntilReady());
   }
   Client NewClient() {
-    return Client(FastReconnectingChannel(absl::StrCat("127.0.0.1:", port_)),
+    return Client(FastReconnectingChannel(address_),
                   absl::Seconds(20));
   }
 
   const std::vector<std::string> kFlags = {"--log_level=warn"};
   TempDir dir_;
   std::unique_ptr<ServerProcess> server_;
-  int port_ = 0;
+  // A Unix socket: a TCP port freed by a kill could be taken by another
+  // test's process before the restart binds it again.
+  const std::string address_ = "unix:" + dir_.File("sock");
   std::thread restarter_;
 };
 

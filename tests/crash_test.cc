@@ -102,9 +102,12 @@ TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
   const std::vector<std::string> flags = {
       "--durability=sync", "--checkpoint_bytes=65536",
       "--log_segment_bytes=16384", "--log_level=warn"};
-  auto server = std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags);
+  // A Unix socket: a TCP port freed by a kill could be taken by another
+  // test's process before the restart binds it again.
+  const std::string address = "unix:" + dir.File("sock");
+  auto server =
+      std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags, address);
   ASSERT_TRUE(server->WaitUntilReady());
-  const int port = server->port();
   Client admin(FastReconnectingChannel(server->target()), absl::Seconds(5));
   std::vector<std::vector<LabeledExample>> data;
   for (size_t m = 0; m < Streams().size(); ++m) {
@@ -161,7 +164,7 @@ TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
     server->Stop(SIGKILL);
     ++kills;
     server = std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags,
-                                             port);
+                                             address);
   }
   for (std::thread& t : producers) t.join();
   for (size_t m = 0; m < failures.size(); ++m) {
