@@ -51,13 +51,18 @@ void PendingExamples::Remember(Entry entry, const PendingLimits& limits) {
     Remove(order_.front().first, State::kExpired, limits);
     Trim();
   }
-  waiting_bytes_ += need;
-  bytes_ += need;
+  Insert(std::move(entry));
+  counters_.remembered += 1;
+}
+
+void PendingExamples::Insert(Entry entry) {
+  const int64_t bytes = Bytes(entry);
+  waiting_bytes_ += bytes;
+  bytes_ += bytes;
   order_.emplace_back(entry.id, next_order_);
   waiting_.emplace(
       std::move(entry.id),
       Waiting{std::move(entry.features), entry.deadline_micros, next_order_++});
-  counters_.remembered += 1;
 }
 
 void PendingExamples::Join(absl::string_view id, const PendingLimits& limits) {
@@ -135,15 +140,7 @@ PendingExamples::Snapshot PendingExamples::Export() const {
 }
 
 void PendingExamples::Import(Snapshot snapshot) {
-  for (Entry& e : snapshot.waiting) {
-    const int64_t bytes = Bytes(e);
-    waiting_bytes_ += bytes;
-    bytes_ += bytes;
-    order_.emplace_back(e.id, next_order_);
-    waiting_.emplace(
-        std::move(e.id),
-        Waiting{std::move(e.features), e.deadline_micros, next_order_++});
-  }
+  for (Entry& e : snapshot.waiting) Insert(std::move(e));
   for (Tombstone& t : snapshot.tombstones) {
     bytes_ += kTombstoneOverheadBytes + static_cast<int64_t>(t.id.size());
     tombstone_order_.push_back(t.id);

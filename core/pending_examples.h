@@ -124,6 +124,8 @@ class PendingExamples {
     uint64_t order;  // its place in order_
   };
 
+  // Adds `entry` as the newest waiting example, counting its bytes.
+  void Insert(Entry entry);
   // Removes waiting `id` and tombstones it as `state`.
   void Remove(const std::string& id, State state, const PendingLimits& limits);
   void AddTombstone(const std::string& id, State state,
