@@ -19,15 +19,18 @@ int Evaluation::ClassIndex(absl::string_view label) {
       index_.try_emplace(label, static_cast<int>(classes_.size()));
   if (inserted) {
     classes_.emplace_back(label);
-    for (std::vector<uint64_t>& row : confusion_) row.push_back(0);
-    confusion_.emplace_back(classes_.size(), 0);
+    support_.push_back(0);
+    predicted_.push_back(0);
   }
   return it->second;
 }
 
 void Evaluation::Add(int true_class, int predicted_class,
                      std::optional<double> probability) {
-  confusion_[true_class][predicted_class] += 1;
+  confusion_[Cell(true_class, predicted_class)] += 1;
+  support_[true_class] += 1;
+  predicted_[predicted_class] += 1;
+  if (true_class == predicted_class) correct_ += 1;
   examples_ += 1;
   if (probability.has_value()) {
     constexpr double kEps = std::numeric_limits<double>::epsilon();
@@ -42,19 +45,14 @@ void Evaluation::Reject(const absl::Status& error) {
 }
 
 double Evaluation::accuracy() const {
-  uint64_t correct = 0;
-  for (size_t k = 0; k < classes_.size(); ++k) correct += confusion_[k][k];
-  return Ratio(correct, examples_);
+  return Ratio(correct_, examples_);
 }
 
 Evaluation::ClassMetrics Evaluation::metrics(int cls) const {
   ClassMetrics m;
-  uint64_t predicted = 0;  // examples predicted as cls
-  for (size_t t = 0; t < classes_.size(); ++t) {
-    m.support += confusion_[cls][t];
-    predicted += confusion_[t][cls];
-  }
-  const uint64_t tp = confusion_[cls][cls];
+  m.support = support_[cls];
+  const uint64_t predicted = predicted_[cls];  // examples predicted as cls
+  const uint64_t tp = confusion(cls, cls);
   m.precision = Ratio(tp, predicted);
   m.recall = Ratio(tp, m.support);
   // F1 = 2·TP / (2·TP + FP + FN) = 2·TP / (predicted + support).

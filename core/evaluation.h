@@ -8,6 +8,9 @@
 // zero_division=0. The log loss clips probabilities to [ε, 1 - ε] with ε the
 // machine epsilon of double, as scikit-learn 1.2's log_loss does.
 //
+// The confusion matrix is kept sparse: memory grows with the classes and
+// the distinct (true, predicted) pairs seen, never with their square.
+//
 // A plain value type; not thread-safe.
 
 #ifndef HALFSPACE_CORE_EVALUATION_H_
@@ -51,8 +54,11 @@ class Evaluation {
 
   // confusion(t, p): examples of true class t predicted as class p.
   uint64_t confusion(int true_class, int predicted_class) const {
-    return confusion_[true_class][predicted_class];
+    auto it = confusion_.find(Cell(true_class, predicted_class));
+    return it == confusion_.end() ? 0 : it->second;
   }
+  // How many cells of the confusion matrix are not 0.
+  size_t nonzero_cells() const { return confusion_.size(); }
   double accuracy() const;
   ClassMetrics metrics(int cls) const;
 
@@ -62,7 +68,15 @@ class Evaluation {
  private:
   std::vector<std::string> classes_;
   absl::flat_hash_map<std::string, int> index_;
-  std::vector<std::vector<uint64_t>> confusion_;  // square, classes_.size()
+  static uint64_t Cell(int true_class, int predicted_class) {
+    return (static_cast<uint64_t>(true_class) << 32) |
+           static_cast<uint32_t>(predicted_class);
+  }
+
+  absl::flat_hash_map<uint64_t, uint64_t> confusion_;  // the cells not 0
+  std::vector<uint64_t> support_;    // per true class: its row's sum
+  std::vector<uint64_t> predicted_;  // per predicted class: its column's
+  uint64_t correct_ = 0;             // the diagonal's sum
   uint64_t examples_ = 0;
   uint64_t with_probability_ = 0;
   double log_loss_sum_ = 0.0;

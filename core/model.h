@@ -130,13 +130,16 @@ class Model {
                      std::vector<std::string>* class_names = nullptr);
 
   // Predicts for every instance, or fails naming the first bad one
-  // (INVALID_ARGUMENT, or RESOURCE_EXHAUSTED past a feature limit);
-  // `class_names` as in Learn. CANCELLED, predicting nothing, once `stop`
-  // says so. REQUIRES: out.size() == instances.size().
+  // (INVALID_ARGUMENT, or RESOURCE_EXHAUSTED past a feature limit or
+  // `options`' max_bytes); `class_names` as in Learn. A multiclass model
+  // returns the class scores `options` asks for, and holds no more than a
+  // few thousand other scores at a time. CANCELLED, predicting nothing,
+  // once `stop` says so. REQUIRES: out.size() == instances.size().
   absl::Status Predict(absl::Span<const FeatureInput> instances,
                        absl::Span<Prediction> out,
                        std::vector<std::string>* class_names = nullptr,
-                       const StopCheck& stop = nullptr) const;
+                       const StopCheck& stop = nullptr,
+                       const PredictOptions& options = {}) const;
 
   // Predicts each example without learning and counts the outcome into
   // `evaluation`; invalid examples count as rejected. With a threshold
@@ -285,6 +288,18 @@ class Model {
   // Counts paired mistakes against the batch's peers.
   // REQUIRES: mu_ held exclusively.
   void CountPeers(const Batch& batch, absl::Span<const ExampleOutcome> outcomes);
+  // RESOURCE_EXHAUSTED when predicting for `instances` with `options`
+  // could take more than options.max_bytes. REQUIRES: mu_ held.
+  absl::Status CheckPredictionSize(size_t instances,
+                                   const PredictOptions& options) const;
+  // Predicts xs into out, keeping the top_k class scores when top_k >= 0;
+  // INVALID_ARGUMENT for a score that is not finite. REQUIRES: mu_ held.
+  absl::Status PredictLocked(absl::Span<const Features> xs, int64_t top_k,
+                             absl::Span<Prediction> out) const;
+  // The learner's predictions for xs, standardized first if the model
+  // standardizes. REQUIRES: mu_ held.
+  absl::Status PredictChunk(absl::Span<const Features> xs,
+                            absl::Span<Prediction> out) const;
   // REQUIRES: mu_ held.
   void AppendClassNames(std::vector<std::string>* class_names) const;
   // x as the learner sees it: standardized into `scratch` if the model

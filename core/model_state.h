@@ -8,6 +8,7 @@
 #define HALFSPACE_CORE_MODEL_STATE_H_
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -120,8 +121,30 @@ struct Prediction {
   std::optional<double> signed_distance;  // f(x)/‖w‖; unset while w = 0
   std::optional<double> probability;      // probabilistic models only
   int predicted_class = -1;
+  // Multiclass: every class's score (and probability) in class order, or,
+  // when a prediction asked for the top k, those of the classes listed in
+  // `classes`, highest score first.
   std::vector<double> class_scores;
   std::vector<double> class_probabilities;
+  std::vector<int> classes;  // empty unless the top k were asked for
+};
+
+// What a prediction returns, and the most its answer may take.
+struct PredictOptions {
+  // Multiclass: how many class scores to return per instance, the highest
+  // first (ties in class order); -1 for every class's, in class order.
+  int64_t top_k = -1;
+  // A cost model of the answer's encoding, checked under the model's lock
+  // against the classes it predicts with: the answer takes response_bytes,
+  // each instance instance_bytes plus the longest class label, and each
+  // class score it returns class_score_bytes plus that label. Past
+  // max_bytes the call is
+  // refused before any instance is scored (RESOURCE_EXHAUSTED naming
+  // --max_message_bytes).
+  size_t max_bytes = std::numeric_limits<size_t>::max();
+  size_t response_bytes = 0;
+  size_t instance_bytes = 0;
+  size_t class_score_bytes = 0;
 };
 
 }  // namespace halfspace

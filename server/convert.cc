@@ -335,13 +335,16 @@ void ToProto(const PairedCounts& counts, double alpha, v1::PairedTest* out) {
 
 namespace {
 
+// The scores of classes `classes` (empty: of every class, in order).
 void AddClassScores(absl::Span<const double> scores,
                     absl::Span<const double> probabilities,
                     const std::vector<std::string>& class_names,
-                    google::protobuf::RepeatedPtrField<v1::ClassScore>* out) {
+                    google::protobuf::RepeatedPtrField<v1::ClassScore>* out,
+                    absl::Span<const int> classes = {}) {
+  out->Reserve(out->size() + scores.size());
   for (size_t k = 0; k < scores.size(); ++k) {
     v1::ClassScore* c = out->Add();
-    c->set_label(class_names[k]);
+    c->set_label(class_names[classes.empty() ? k : classes[k]]);
     c->set_score(scores[k]);
     if (!probabilities.empty()) c->set_probability(probabilities[k]);
   }
@@ -399,7 +402,8 @@ void ToProto(const Prediction& prediction,
   if (prediction.predicted_class >= 0) {
     out->set_predicted_class(class_names[prediction.predicted_class]);
     AddClassScores(prediction.class_scores, prediction.class_probabilities,
-                   class_names, out->mutable_class_scores());
+                   class_names, out->mutable_class_scores(),
+                   prediction.classes);
     return;
   }
   out->set_label(prediction.label);
@@ -439,7 +443,23 @@ void ToProto(const ModelSnapshot& weights, v1::GetWeightsResponse* out) {
   }
 }
 
-void ToProto(const Evaluation& e, v1::EvaluateResponse* out) {
+size_t EvaluateResponseBound(const Evaluation& e, bool confusion) {
+  // A ClassMetrics besides its label: a varint, three doubles, the label's
+  // tag and length and its own; a confusion label's tag and length.
+  constexpr size_t kClassBytes = 11 + 3 * 9 + 3 + 3 + 3;
+  size_t bound = 1024;  // the counts, the first error and the framing
+  if (!e.first_error().ok()) bound += e.first_error().message().size();
+  for (const std::string& label : e.classes()) {
+    bound += kClassBytes + 2 * label.size();
+  }
+  if (confusion) {  // packed varints: 1 byte for a 0, at most 10 otherwise
+    const size_t n = e.classes().size();
+    bound += n * n + 9 * e.nonzero_cells() + 6;
+  }
+  return bound;
+}
+
+void ToProto(const Evaluation& e, bool confusion, v1::EvaluateResponse* out) {
   out->set_examples(e.examples());
   out->set_rejected(e.rejected());
   if (!e.first_error().ok()) {
@@ -457,8 +477,11 @@ void ToProto(const Evaluation& e, v1::EvaluateResponse* out) {
     c->set_f1(m.f1);
     out->add_confusion_labels(e.classes()[cls]);
   }
-  for (int t = 0; t < n; ++t) {
-    for (int p = 0; p < n; ++p) out->add_confusion(e.confusion(t, p));
+  if (confusion) {
+    out->mutable_confusion()->Reserve(n * n);
+    for (int t = 0; t < n; ++t) {
+      for (int p = 0; p < n; ++p) out->add_confusion(e.confusion(t, p));
+    }
   }
   if (e.log_loss().has_value()) out->set_log_loss(*e.log_loss());
 }

@@ -68,7 +68,11 @@ void ToProto(const PairedCounts& counts, double alpha, v1::PairedTest* out);
 void ToProto(const ModelSnapshot& weights, v1::GetWeightsResponse* out);
 
 // What an Evaluate stream counted.
-void ToProto(const Evaluation& evaluation, v1::EvaluateResponse* out);
+// With `confusion`, the confusion matrix too.
+void ToProto(const Evaluation& evaluation, bool confusion,
+             v1::EvaluateResponse* out);
+// An upper bound on the size of ToProto's EvaluateResponse.
+size_t EvaluateResponseBound(const Evaluation& evaluation, bool confusion);
 
 // One prediction; `class_names` as above.
 void ToProto(const Prediction& prediction,

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/evaluation.h"
+#include "core/limits.h"
 #include "core/quoted.h"
 #include "server/convert.h"
 #include "server/raw_message.h"
@@ -22,6 +23,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                   grpc::CallbackServerContext* context,
                   grpc::ByteBuffer* response)
       : registry_(parts.registry),
+        max_message_bytes_(parts.max_message_bytes),
         response_(response),
         call_("Evaluate", parts, context) {
     if (call_.status().ok()) {
@@ -75,6 +77,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
         }
         threshold_ = t;
       }
+      confusion_ = !request_.omit_confusion();
     }
     const int n = request_.examples_size();
     if (absl::Status s = CheckExamplesPerRequest(
@@ -87,7 +90,26 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     for (int i = 0; i < n; ++i) {
       examples_[i] = FromProto(request_.examples(i), named_[i]);
     }
-    return model_->Evaluate(examples_, threshold_, evaluation_, call_.stop());
+    if (absl::Status s = model_->Evaluate(examples_, threshold_, evaluation_,
+                                          call_.stop());
+        !s.ok()) {
+      return s;
+    }
+    return CheckResponseSize();
+  }
+
+  // RESOURCE_EXHAUSTED once the response could pass the message limit: a
+  // request adds at most its examples' classes, so memory stays bounded.
+  absl::Status CheckResponseSize() const {
+    const size_t bound = EvaluateResponseBound(evaluation_, confusion_);
+    if (bound <= max_message_bytes_) return absl::OkStatus();
+    return LimitExceeded(
+        absl::StrCat("the EvaluateResponse of ", evaluation_.classes().size(),
+                     " classes could take ", bound, " bytes",
+                     confusion_ ? " (set omit_confusion to leave the "
+                                  "confusion matrix out)"
+                                : ""),
+        max_message_bytes_, "max_message_bytes");
   }
 
   // Fills the response from what was counted.
@@ -96,17 +118,19 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       return absl::InvalidArgumentError(
           "the stream ended before a request named the model");
     }
-    ToProto(evaluation_, &summary_);
+    ToProto(evaluation_, confusion_, &summary_);
     return absl::OkStatus();
   }
 
   ModelRegistry* const registry_;
+  const size_t max_message_bytes_;
   grpc::ByteBuffer* const response_;
   const StreamCall call_;
   grpc::ByteBuffer request_bytes_;
   v1::EvaluateResponse summary_;
   std::shared_ptr<Model> model_;
   std::optional<double> threshold_;
+  bool confusion_ = true;
   v1::EvaluateRequest request_;
   std::vector<Example> examples_;
   std::vector<std::vector<NamedFeature>> named_;  // one per example

@@ -8,6 +8,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/limits.h"
 #include "core/pending_examples.h"
 #include "core/quoted.h"
 #include "core/storage/log_record.h"
@@ -181,9 +182,10 @@ absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
   }
   if (const size_t bound = ResponseSizeBound(model, train, scratch);
       bound > max_message_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the FeedbackResponse could take ", bound, " bytes, over the ",
-        max_message_bytes, "-byte message limit; send fewer feedback"));
+    return LimitExceeded(
+        absl::StrCat("the FeedbackResponse could take ", bound,
+                     " bytes (send fewer feedback per request)"),
+        max_message_bytes, "max_message_bytes");
   }
   Batch batch;
   batch.example_ids = ids;

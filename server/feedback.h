@@ -43,8 +43,6 @@ absl::Status RememberInstances(
     google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
     uint64_t& lsn);
 
-// Learns the request's feedback on `model` and answers one result per
-// feedback; sets `lsn` to the record logged (0 if none was learned).
 // Predicts for a PredictRequest or PredictStreamRequest (see PredictInto)
 // on the model `name` names or points to, into `response`'s predictions and
 // model, and, if it asks to, remembers its instances, which needs the train
@@ -68,10 +66,10 @@ absl::Status PredictAndRemember(const ServiceParts& parts,
   }
   absl::StatusOr<std::shared_ptr<Model>> model = parts.registry->Lookup(name);
   if (!model.ok()) return model.status();
-  absl::Status status =
-      PredictInto(**model, parts.registry->budget().limits(),
-                  request.instances(), scratch, stop,
-                  *response.mutable_predictions());
+  absl::Status status = PredictInto(
+      **model, parts.registry->budget().limits(), request.instances(),
+      PredictOptionsFor(request, parts.max_message_bytes), scratch, stop,
+      *response.mutable_predictions());
   if (!status.ok()) return status;
   response.set_model((*model)->name());
   if (!request.remember()) return status;
@@ -80,6 +78,8 @@ absl::Status PredictAndRemember(const ServiceParts& parts,
                            *response.mutable_predictions(), lsn);
 }
 
+// Learns the request's feedback on `model` and answers one result per
+// feedback; sets `lsn` to the record logged (0 if none was learned).
 // RESOURCE_EXHAUSTED, learning nothing, if the response could pass
 // `max_message_bytes`.
 absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,

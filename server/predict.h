@@ -22,14 +22,31 @@ struct PredictScratch {
   std::vector<std::string> class_names;
 };
 
+// The cost model of a v1::Prediction's encoding (see PredictOptions).
+PredictOptions PredictionEncoding(bool remember, size_t max_message_bytes);
+
+// What a PredictRequest or PredictStreamRequest asks to have returned
+// (top_k), and the most its predictions may take in a response of at most
+// `max_message_bytes`, remembered ids included.
+template <typename Request>
+PredictOptions PredictOptionsFor(const Request& request,
+                                 size_t max_message_bytes) {
+  PredictOptions options = PredictionEncoding(request.remember(),
+                                              max_message_bytes);
+  if (request.has_top_k()) options.top_k = request.top_k();
+  return options;
+}
+
 // Predicts for every instance of `instances` with `model` into
-// `predictions` (appended to): INVALID_ARGUMENT without instances or for a
-// bad one, RESOURCE_EXHAUSTED past `limits`' max_examples_per_request,
-// CANCELLED once `stop` says so.
+// `predictions` (appended to), as `options` asks: INVALID_ARGUMENT without
+// instances or for a bad one, RESOURCE_EXHAUSTED past `limits`'
+// max_examples_per_request or `options`' max_bytes, CANCELLED once `stop`
+// says so.
 absl::Status PredictInto(
     const Model& model, const Limits& limits,
     const google::protobuf::RepeatedPtrField<v1::FeatureVector>& instances,
-    PredictScratch& scratch, const StopCheck& stop,
+    const PredictOptions& options, PredictScratch& scratch,
+    const StopCheck& stop,
     google::protobuf::RepeatedPtrField<v1::Prediction>& predictions);
 
 }  // namespace halfspace

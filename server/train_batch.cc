@@ -20,6 +20,24 @@ constexpr size_t kClassScoreBytes = 32;
 // The pass summary, and the response's own framing.
 constexpr size_t kSummaryBytes = 256;
 
+// The response's framing and summaries, `valid` bytes for each valid
+// example, and each rejected example's error with its index.
+size_t ErrorsSizeBound(const v1::TrainRequest& request,
+                       const TrainScratch& scratch, size_t valid) {
+  size_t bound = kSummaryBytes;
+  v1::ExampleResult rejected;
+  for (int i = 0; i < request.examples_size(); ++i) {
+    const PreparedExample& e = scratch.prepared[i];
+    if (e.error.ok()) {
+      bound += valid;
+    } else {
+      ToRpcStatus(e.error, rejected.mutable_error());
+      bound += rejected.ByteSizeLong() + 8;
+    }
+  }
+  return bound;
+}
+
 }  // namespace
 
 absl::Status PrepareRequest(const Model& model, const v1::TrainRequest& request,
@@ -43,6 +61,11 @@ absl::Status PrepareRequest(const Model& model, const v1::TrainRequest& request,
 size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
                          const TrainScratch& scratch) {
   const int n = request.examples_size();
+  if (request.results() == v1::TRAIN_RESULTS_SUMMARY) {
+    // A summary lists only the examples that fail; a valid one can fail
+    // only while it is learned.
+    return ErrorsSizeBound(request, scratch, kLearnErrorBytes);
+  }
   size_t class_bytes = 0;  // every class's score, the classes to come too
   size_t longest_label = 0;
   if (model.multiclass()) {
@@ -74,18 +97,7 @@ size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
       std::max(kScalarResultBytes +
                    (model.multiclass() ? longest_label + 8 + class_bytes : 0),
                kLearnErrorBytes);
-  size_t bound = kSummaryBytes;
-  v1::ExampleResult rejected;
-  for (int i = 0; i < n; ++i) {
-    const PreparedExample& e = scratch.prepared[i];
-    if (e.error.ok()) {
-      bound += valid;
-    } else {
-      ToRpcStatus(e.error, rejected.mutable_error());
-      bound += rejected.ByteSizeLong() + 8;
-    }
-  }
-  return bound;
+  return ErrorsSizeBound(request, scratch, valid);
 }
 
 absl::Status LearnPrepared(Model& model, const v1::TrainRequest& request,

@@ -317,13 +317,16 @@ class TrainReactor final : public PipelinedStream {
       bound += ResponseSizeBound(*models_[k], *request_,
                                  scratch_[prepared_by_[k]]);
     }
-    if (fan_out_) bound += kFanOutResultBytes * request_->examples_size();
+    if (fan_out_ && request_->results() != v1::TRAIN_RESULTS_SUMMARY) {
+      bound += kFanOutResultBytes * request_->examples_size();
+    }
     if (bound <= parts_.max_message_bytes) return absl::OkStatus();
-    return absl::ResourceExhaustedError(
+    return LimitExceeded(
         absl::StrCat("the response to this TrainRequest of ",
                      request_->examples_size(), " examples could take ", bound,
-                     " bytes, over the ", parts_.max_message_bytes,
-                     "-byte message limit; send fewer examples per request"));
+                     " bytes (send fewer examples per request, or ask for "
+                     "TRAIN_RESULTS_SUMMARY)"),
+        parts_.max_message_bytes, "max_message_bytes");
   }
 
   // Sums up the pass of each model into response_ and starts the next one.

@@ -122,11 +122,20 @@ class ClientTest(unittest.TestCase):
             list(self.client.train("py-animals", data))
         [p] = self.client.predict("py-animals", [data[2][0]])
         self.assertEqual(p.predicted_class, "bird")
+        self.assertEqual(len(p.class_scores), 3)
+        [top] = self.client.predict("py-animals", [data[2][0]], top_k=1)
+        self.assertEqual([c.label for c in top.class_scores], ["bird"])
+        [bare] = self.client.predict("py-animals", [data[2][0]], top_k=0)
+        self.assertEqual((bare.predicted_class, len(bare.class_scores)),
+                         ("bird", 0))
         report = self.client.evaluate("py-animals", data)
         self.assertEqual((report.examples, report.rejected), (3, 0))
         self.assertEqual(report.accuracy, 1.0)
         self.assertEqual(sorted(report.confusion_labels),
                          ["bird", "cat", "dog"])
+        self.assertEqual(len(report.confusion), 9)
+        lean = self.client.evaluate("py-animals", data, omit_confusion=True)
+        self.assertEqual((lean.accuracy, len(lean.confusion)), (1.0, 0))
 
     def test_delayed_labels_learn_as_training_then_would(self):
         for name in ("py-clicks", "py-trained"):

@@ -230,14 +230,19 @@ class Client:
                                           metadata=self._metadata)
         return {a.alias: a.model for a in response.aliases}
 
-    def predict(self, name, instances, *, remember=False, example_ids=None):
+    def predict(self, name, instances, *, remember=False, example_ids=None,
+                top_k=None):
         """One v1.Prediction per feature vector of `instances`. With
         `remember`, the server keeps each for a later `feedback` (delayed
         labels) under the id the prediction's `example_id` names:
-        `example_ids`, one per instance, or ids the server makes."""
+        `example_ids`, one per instance, or ids the server makes. A
+        multiclass model returns every class's score, or with `top_k` the
+        k highest, highest first (0: the predicted class alone)."""
         request = pb.PredictRequest(
             model=name, instances=[features(x) for x in instances],
             remember=remember, example_ids=list(example_ids or []))
+        if top_k is not None:
+            request.top_k = top_k
         return list(self._call(self._stub.Predict, request).predictions)
 
     def feedback(self, name, labels):
@@ -258,12 +263,16 @@ class Client:
                 f.weight = item[2]
         return list(self._call(self._stub.Feedback, request).results)
 
-    def evaluate(self, name, examples, *, batch_size=1000, threshold=None):
+    def evaluate(self, name, examples, *, batch_size=1000, threshold=None,
+                 omit_confusion=False):
         """Scores `examples` without learning; returns a v1.EvaluateResponse
-        (accuracy, per-class metrics, confusion matrix, log loss)."""
+        (accuracy, per-class metrics, confusion matrix unless
+        `omit_confusion`, log loss)."""
         first = {"model": name}
         if threshold is not None:
             first["threshold"] = threshold
+        if omit_confusion:
+            first["omit_confusion"] = True
         return self._stub.Evaluate(
             _requests(pb.EvaluateRequest, examples, batch_size, first),
             timeout=self._timeout, metadata=self._for(name))
