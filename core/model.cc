@@ -373,11 +373,16 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
   // The examples in `refused` (ascending) were rejected by AdmitBatch.
   size_t next = 0;
   bool removed_class = false;
+  // Whether the state changes: a source's position, an example learned, a
+  // remembered example joined or expired. Refusals change nothing.
+  bool changed = tagged && fresh < n;
+  const PendingExamples::Counters pending_before = pending_.counters();
   for (size_t i = fresh; i < n; ++i) {
     while (next < refused.size() && refused[next] < i) ++next;
     if (next < refused.size() && refused[next] == i) continue;
     if (!JoinsPending(batch, i, outcomes[i])) continue;
     removed_class |= !LearnOne(examples[i], outcomes[i]);
+    changed |= outcomes[i].error.ok();
     if (batch != nullptr && !batch->example_ids.empty() &&
         outcomes[i].error.ok()) {
       pending_.Join(batch->example_ids[i], batch->pending_limits);
@@ -396,11 +401,13 @@ absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
     if (unused > 0) Unreserve(unused);
   }
   AppendClassNames(class_names);
-  if (fresh < n) {
-    if (tagged)
-      sources_[std::string(batch->source)] = batch->first_sequence + n - 1;
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+  if (tagged && fresh < n) {
+    sources_[std::string(batch->source)] = batch->first_sequence + n - 1;
   }
+  const PendingExamples::Counters& pending_after = pending_.counters();
+  changed |= pending_after.joined != pending_before.joined ||
+             pending_after.expired != pending_before.expired;
+  if (changed) generation_.fetch_add(1, std::memory_order_acq_rel);
   return absl::OkStatus();
 }
 

@@ -339,6 +339,83 @@ TEST(BoundedWorkTest, WeightsTooLargeForAMessageAreReadInPages) {
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+TEST(BoundedWorkTest, AVersionChangesExactlyWhenTheStateDoes) {
+  TestServer server;
+  std::unique_ptr<v1::HalfspaceService::Stub> stub = server.NewStub();
+  {
+    v1::CreateModelRequest create;
+    create.set_model("m");
+    *create.mutable_algorithm() = TextAlgorithm("perceptron");
+    create.set_dimension(1);
+    grpc::ClientContext context;
+    v1::CreateModelResponse created;
+    ASSERT_TRUE(stub->CreateModel(&context, create, &created).ok());
+  }
+  auto version = [&] {
+    v1::GetWeightsRequest request;
+    request.set_model("m");
+    v1::GetWeightsResponse response;
+    grpc::ClientContext context;
+    EXPECT_TRUE(stub->GetWeights(&context, request, &response).ok());
+    return response.version();
+  };
+  grpc::ClientContext context;
+  auto stream = stub->Train(&context);
+  // Sends one request of examples x (labels +1) and returns how many were
+  // learned.
+  auto train = [&](std::vector<double> xs, uint64_t sequence) {
+    v1::TrainRequest request;
+    request.set_model("m");
+    request.set_source("producer");
+    request.set_sequence(sequence);
+    for (double x : xs) AddExample(request, {x}, 1);
+    EXPECT_TRUE(stream->Write(request));
+    v1::TrainResponse response;
+    EXPECT_TRUE(stream->Read(&response));
+    int learned = 0;
+    for (const v1::ExampleResult& r : response.results()) {
+      learned += !r.has_error() && !r.duplicate();
+    }
+    return learned;
+  };
+  ASSERT_EQ(train({1.0}, 1), 1);
+  const uint64_t first = version();
+  EXPECT_EQ(version(), first);
+  ASSERT_EQ(train({1.0}, 1), 0);  // a duplicate
+  EXPECT_EQ(version(), first);
+  // A source's position moves: state, though no weight changes.
+  ASSERT_EQ(train({1e200}, 2), 0);  // ‖x‖² overflows: refused
+  const uint64_t moved = version();
+  EXPECT_NE(moved, first);
+  ASSERT_EQ(train({1e200}, 2), 0);  // a duplicate of the refused one
+  EXPECT_EQ(version(), moved);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+
+  // Without a source, a request whose every example is refused changes
+  // nothing.
+  grpc::ClientContext plain_context;
+  auto plain = stub->Train(&plain_context);
+  v1::TrainRequest refused;
+  refused.set_model("m");
+  AddExample(refused, {1e200}, 1);
+  AddExample(refused, {1.0, 2.0}, 1);  // of the wrong dimension
+  ASSERT_TRUE(plain->Write(refused));
+  v1::TrainResponse response;
+  ASSERT_TRUE(plain->Read(&response));
+  ASSERT_EQ(response.results_size(), 2);
+  EXPECT_TRUE(response.results(0).has_error());
+  EXPECT_TRUE(response.results(1).has_error());
+  EXPECT_EQ(version(), moved);
+  v1::TrainRequest learned;
+  AddExample(learned, {-1.0}, 1);
+  ASSERT_TRUE(plain->Write(learned));
+  ASSERT_TRUE(plain->Read(&response));
+  EXPECT_NE(version(), moved);
+  plain->WritesDone();
+  EXPECT_TRUE(plain->Finish().ok());
+}
+
 TEST(BoundedWorkTest, APredictionWhoseCallerGaveUpStopsBetweenInstances) {
   TestServer server([](ServerOptions& o) {
     o.limits.max_interaction_products = int64_t{1} << 40;
