@@ -398,11 +398,12 @@ absl::StatusOr<std::string> ModelRegistry::SetAlias(
     }
     auto target = entries_.find(model);
     if (target == entries_.end()) {
-      return aliases_.count(model) > 0
-                 ? absl::NotFoundError(absl::StrCat(
-                       Quoted(model), " is an alias; point ", Quoted(alias),
-                       " at a model"))
-                 : NotFound(model);
+      auto chained = aliases_.find(model);
+      if (chained == aliases_.end()) return NotFound(model);
+      return absl::InvalidArgumentError(absl::StrCat(
+          Quoted(model), " is an alias, and an alias points to a model, never "
+          "to another alias (one name, one lookup); point ", Quoted(alias),
+          " at model ", Quoted(chained->second)));
     }
     aliases = aliases_;
   }

@@ -1,5 +1,6 @@
 // The one place where absl::Status becomes a gRPC status: canonical codes map
-// one to one, the message is kept.
+// one to one, the message is kept, and payloads (such as the path of a file
+// an error concerns) are logged, never sent.
 
 #ifndef HALFSPACE_SERVER_STATUS_H_
 #define HALFSPACE_SERVER_STATUS_H_

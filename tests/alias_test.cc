@@ -109,7 +109,10 @@ TEST_F(AliasTest, BadAliasesAreRefusedAndNothingChanges) {
   EXPECT_TRUE(absl::IsAlreadyExists(s)) << s;
   EXPECT_THAT(s.message(), HasSubstr("alias"));
   // Only models are pointed to, and only models that exist.
-  EXPECT_TRUE(absl::IsNotFound(client_.SetAlias("staging", "prod").status()));
+  s = client_.SetAlias("staging", "prod").status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;  // an alias of an alias
+  EXPECT_THAT(s.message(), HasSubstr("never to another alias"));
+  EXPECT_THAT(s.message(), HasSubstr("at model 'champion'"));
   EXPECT_TRUE(absl::IsNotFound(client_.SetAlias("staging", "nope").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(
       client_.SetAlias("bad name", "champion").status()));

@@ -98,14 +98,17 @@ absl::StatusOr<ModelSnapshot> FileModelStore::LoadPrevious(
     absl::string_view name) {
   const std::string path = absl::StrCat(PathFor(name), kPreviousSuffix);
   if (!fs::exists(path)) {
-    return absl::NotFoundError(absl::StrCat("no previous snapshot ", path));
+    return WithFile(absl::NotFoundError(absl::StrCat("no previous snapshot ",
+                                                     FileName(path))),
+                    path);
   }
   absl::StatusOr<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(*bytes);
   if (!snapshot.ok()) {
-    return absl::DataLossError(
-        absl::StrCat(path, ": ", snapshot.status().message()));
+    return WithFile(absl::DataLossError(absl::StrCat(
+                        FileName(path), ": ", snapshot.status().message())),
+                    path);
   }
   return snapshot;
 }
@@ -158,12 +161,16 @@ absl::StatusOr<std::vector<StoredModel>> FileModelStore::LoadAll() {
     }
     stored.snapshot = DecodeSnapshot(*bytes);
     if (!stored.snapshot.ok()) {
-      stored.snapshot = absl::DataLossError(
-          absl::StrCat(path.string(), ": ", stored.snapshot.status().message()));
+      stored.snapshot = WithFile(
+          absl::DataLossError(absl::StrCat(FileName(path.string()), ": ",
+                                           stored.snapshot.status().message())),
+          path.string());
     } else if (stored.snapshot->name != stored.name) {
-      stored.snapshot = absl::DataLossError(absl::StrCat(
-          path.string(), " holds model '", stored.snapshot->name,
-          "'; a model file must be named after its model"));
+      stored.snapshot = WithFile(
+          absl::DataLossError(absl::StrCat(
+              FileName(path.string()), " holds model '", stored.snapshot->name,
+              "'; a model file must be named after its model")),
+          path.string());
     }
   }
   return models;

@@ -8,18 +8,38 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
 namespace halfspace {
 
 namespace fs = std::filesystem;
 
+std::string FileName(const std::string& path) {
+  const fs::path name = fs::path(path).lexically_normal().filename();
+  return name.empty() ? fs::path(path).lexically_normal().parent_path()
+                            .filename().string()
+                      : name.string();
+}
+
+absl::Status WithFile(absl::Status status, const std::string& path) {
+  status.SetPayload(kFilePayload, absl::Cord(path));
+  return status;
+}
+
+std::string FileOf(const absl::Status& status) {
+  const auto path = status.GetPayload(kFilePayload);
+  return path.has_value() ? std::string(*path) : std::string();
+}
+
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
   const int err = errno;
   const std::string message =
-      absl::StrCat(what, " ", path, ": ", std::strerror(err));
-  return err == ENOSPC || err == EDQUOT ? absl::ResourceExhaustedError(message)
-                                        : absl::InternalError(message);
+      absl::StrCat(what, " ", FileName(path), ": ", std::strerror(err));
+  return WithFile(err == ENOSPC || err == EDQUOT
+                      ? absl::ResourceExhaustedError(message)
+                      : absl::InternalError(message),
+                  path);
 }
 
 absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
@@ -60,8 +80,10 @@ absl::Status CreateDirectory(const std::string& dir) {
     }
   }
   if (!fs::create_directory(path, ec) && ec) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create directory ", dir, ": ", ec.message()));
+    return WithFile(absl::FailedPreconditionError(absl::StrCat(
+                        "cannot create directory ", FileName(dir), ": ",
+                        ec.message())),
+                    dir);
   }
   return SyncDirectory(path.parent_path().string());
 }
@@ -71,7 +93,9 @@ absl::StatusOr<std::string> ReadFile(const fs::path& path) {
   std::ostringstream contents;
   contents << in.rdbuf();
   if (!in.good() && !in.eof()) {
-    return absl::InternalError(absl::StrCat("cannot read ", path.string()));
+    return WithFile(absl::InternalError(absl::StrCat(
+                        "cannot read ", FileName(path.string()))),
+                    path.string());
   }
   return std::move(contents).str();
 }

@@ -203,7 +203,8 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
       offset += RecordSize(h);
       continue;
     }
-    const std::string where = absl::StrCat(path, " at byte ", offset, ": ");
+    const std::string where =
+        absl::StrCat("log segment ", FileName(path), " at byte ", offset, ": ");
     if (parse == Parse::kWhole) {
       report({"", 0, absl::StrCat(where, "record ", h.lsn, " follows record ",
                                   last_lsn)});
