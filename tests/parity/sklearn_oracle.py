@@ -25,13 +25,19 @@ import os
 import sys
 import warnings
 
-import numpy as np
-import scipy.sparse
-from sklearn.datasets import load_breast_cancer, load_iris
-from sklearn.metrics import accuracy_score, f1_score, log_loss
-from sklearn.linear_model import (PassiveAggressiveClassifier, Perceptron,
-                                  SGDClassifier)
-from sklearn.preprocessing import StandardScaler
+import reference_blas
+
+reference_blas.ensure()
+
+import numpy as np  # noqa: E402 (after the BLAS is chosen)
+import scipy.sparse  # noqa: E402
+from sklearn.datasets import load_breast_cancer, load_iris  # noqa: E402
+from sklearn.metrics import accuracy_score, f1_score, log_loss  # noqa: E402
+from sklearn.linear_model import (  # noqa: E402
+    PassiveAggressiveClassifier, Perceptron, SGDClassifier)
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+reference_blas.check()
 
 
 def sgd(loss, hyper, **kwargs):
