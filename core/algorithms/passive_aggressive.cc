@@ -24,15 +24,16 @@ Update PassiveAggressive::Learn(Features x, int y, double s) {
   u.loss = u.margin <= 1.0 ? 1.0 - u.margin : 0.0;
 
   const double squared_norm = SquaredNorm(x);
+  // PA and PA-I have no step for x = 0 (ℓ/‖x‖²): scikit-learn's PA-I skips
+  // such an example whole, so it is neither averaged nor counted in t.
+  if (squared_norm == 0.0 && variant_ != PaVariant::kPaII) return u;
   double tau = 0.0;
   switch (variant_) {
     case PaVariant::kPa:
-      if (squared_norm > 0.0) tau = u.loss / squared_norm;
+      tau = u.loss / squared_norm;
       break;
     case PaVariant::kPaI:
-      if (squared_norm > 0.0) {
-        tau = std::min(aggressiveness_, u.loss / squared_norm);
-      }
+      tau = std::min(aggressiveness_, u.loss / squared_norm);
       break;
     case PaVariant::kPaII:
       tau = u.loss / (squared_norm + 0.5 / aggressiveness_);

@@ -8,8 +8,9 @@
 //            PA-II   τ = ℓ / (‖x‖² + 1/(2C))
 //   update:  w ← w + s·τ·y·x,  b ← b + s·τ·y      (s: importance weight)
 //
-// ‖x‖² excludes the bias, as in scikit-learn; PA and PA-I skip x = 0.
-// With averaging from example t0 on, predictions use the average of the
+// ‖x‖² excludes the bias, as in scikit-learn. PA and PA-I skip x = 0
+// whole, as scikit-learn's PA-I does: no step, not averaged, not counted
+// in the average's t; PA-II learns its bias from it. With averaging from example t0 on, predictions use the average of the
 // weights after each example since t0 (scikit-learn's average=t0), kept in
 // O(nonzeros) per example by AsgdAverage.
 //

@@ -2,7 +2,8 @@
 
 Writes two files into OUT_DIR:
   data.csv      one example per line: label (-1/+1), importance weight, x1..xd
-                (scikit-learn's breast cancer set, standardized, in file order)
+                (scikit-learn's breast cancer set, standardized, in file order,
+                with four examples of all zeros put in)
   expected.tsv  one configuration per line: name, halfspace's CreateModelRequest
                 in protobuf text format, whether the pass is weighted, the
                 intercept and the weights scikit-learn reaches after one pass
@@ -216,6 +217,13 @@ def main():
     data = load_breast_cancer()
     x = StandardScaler().fit_transform(data.data)
     y = np.where(data.target == 1, 1, -1)
+    # Examples whose features are all zero, early (before the averages of
+    # average=10 begin), late, and two in a row: scikit-learn's PA-I skips
+    # them whole (no step, not averaged, not counted), the others learn
+    # their intercepts from them.
+    zeros = [3, 200, 200, 401]
+    x = np.insert(x, zeros, 0.0, axis=0)
+    y = np.insert(y, zeros, [1, -1, 1, -1])
     # Fixed importance weights in [0.25, 2], some zero, for the weighted runs.
     weight = 0.25 + 1.75 * ((np.arange(len(y)) * 37) % 101) / 100.0
     weight[::29] = 0.0
@@ -240,7 +248,10 @@ def main():
                 estimator.partial_fit(inputs, y, classes=np.array([-1, 1]),
                                       **fit_args)
             request = "algorithm { %s { %s } } %s" % (algorithm, hyper, extra)
-            predicted = estimator.predict(x)
+            # halfspace predicts +1 at f(x) = 0, where scikit-learn predicts
+            # -1 (documented): a model without intercept scores an
+            # all-zero example exactly 0.
+            predicted = np.where(estimator.decision_function(x) >= 0, 1, -1)
             loss = (log_loss(y, estimator.predict_proba(x))
                     if hasattr(estimator, "predict_proba") else float("nan"))
             f.write("\t".join([name, request, "1" if weighted else "0",
