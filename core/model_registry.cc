@@ -116,21 +116,59 @@ std::vector<std::string> ModelRegistry::StartReplay(uint64_t first_lsn) {
 }
 
 void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
-                           absl::string_view payload,
-                           const TrainReplay& train) {
+                           absl::string_view payload, const TrainReplay& train,
+                           const ExamplesOf& examples) {
   absl::StatusOr<storage::v1::LogRecord> record = DecodeRecord(payload);
   std::shared_ptr<Entry> entry = Find(model);
-  // An unavailable model's records wait for the operator, but a roll-back
-  // replaces it whatever it was.
-  if (entry != nullptr && !entry->unavailable.ok() &&
-      !(record.ok() && record->has_restore())) {
-    return;
+  if (entry != nullptr && !entry->unavailable.ok()) {
+    // A deletion ends the model whatever it was, unless its state is of a
+    // later model of the name (created after this record).
+    if (record.ok() && record->has_delete_()) {
+      if (entry->model == nullptr || entry->model->lsn() < lsn) {
+        std::unique_lock lock(mu_);
+        entries_.erase(model);
+      }
+      return;
+    }
+    // Its other changes wait for the operator, but a roll-back replaces it.
+    if (!(record.ok() && record->has_restore())) {
+      entry->skipped_changes += 1;
+      if (record.ok() && record->has_train() && examples) {
+        entry->skipped_examples += examples(record->train());
+      }
+      return;
+    }
   }
   absl::Status s = record.ok() ? ApplyRecord(lsn, model, *record, train)
                                : record.status();
   if (!s.ok()) {
-    MarkUnavailable(model, absl::DataLossError(absl::StrCat(
-                               "log record ", lsn, ": ", s.message())));
+    MarkUnavailable(model,
+                    absl::DataLossError(
+                        absl::StrCat("log record ", lsn, ": ", s.message())),
+                    lsn);
+  }
+}
+
+void ModelRegistry::FinishReplay() {
+  std::unique_lock lock(mu_);
+  for (auto& [name, entry] : entries_) {
+    if (entry->unavailable.ok() || !entry->restorable || !entry->log_damaged) {
+      continue;
+    }
+    const std::string damaged =
+        entry->damaged_lsn != 0
+            ? absl::StrCat("the damaged record (LSN ", entry->damaged_lsn,
+                           "; what it held cannot be read, so neither can "
+                           "its examples be counted)")
+            : std::string("whatever the damaged bytes held");
+    entry->unavailable = absl::Status(
+        entry->unavailable.code(),
+        absl::StrCat(entry->unavailable.message(),
+                     ". RestoreModel rolls it back to its state before the "
+                     "damage (LSN ",
+                     entry->model->lsn(), "), giving up ", damaged, " and ",
+                     entry->skipped_changes, " later change(s) of the model (",
+                     entry->skipped_examples, " example(s) trained)"));
   }
 }
 
@@ -240,18 +278,30 @@ absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::ModelFromRecord(
   return model;
 }
 
-void ModelRegistry::MarkUnavailable(absl::string_view model,
-                                    const absl::Status& reason) {
+bool ModelRegistry::MarkUnavailable(absl::string_view model,
+                                    const absl::Status& reason, uint64_t lsn) {
   std::unique_lock lock(mu_);
+  auto mark = [&](Entry& entry) {
+    if (!entry.unavailable.ok()) return;
+    entry.unavailable = reason;
+    entry.log_damaged = true;
+    entry.damaged_lsn = lsn;
+    // What the model holds is its state before the damage.
+    entry.restorable = entry.model != nullptr;
+  };
   if (model.empty()) {
-    for (auto& [name, entry] : entries_) {
-      if (entry->unavailable.ok()) entry->unavailable = reason;
-    }
-    return;
+    for (auto& [name, entry] : entries_) mark(*entry);
+    return true;
   }
   std::shared_ptr<Entry>& entry = entries_[model];
-  if (entry == nullptr) entry = std::make_shared<Entry>();
-  if (entry->unavailable.ok()) entry->unavailable = reason;
+  if (entry == nullptr) {
+    entry = std::make_shared<Entry>();
+  } else if (lsn != 0 && entry->model != nullptr && entry->unavailable.ok() &&
+             entry->model->lsn() >= lsn) {
+    return false;  // its snapshot holds the record (or it is a later model)
+  }
+  mark(*entry);
+  return true;
 }
 
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
@@ -480,11 +530,17 @@ absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
         "alias ", Quoted(aliases.front()), " points to model ", Quoted(name),
         "; move or delete the alias first"));
   }
+  const std::string record = DeleteRecord();
   if (entry->model != nullptr) {
-    const std::string record = DeleteRecord();
     LogEntry log{journal_, record, 0};
     if (absl::Status s = entry->model->MarkDeleted(&log); !s.ok()) return s;
     if (lsn != nullptr) *lsn = log.lsn;
+  } else if (journal_ != nullptr) {
+    // An unavailable model with no state still had records: the deletion
+    // is logged, so that recovery never applies them again.
+    absl::StatusOr<uint64_t> logged = journal_->Append(name, record);
+    if (!logged.ok()) return logged.status();
+    if (lsn != nullptr) *lsn = *logged;
   }
   {
     std::unique_lock lock(mu_);
@@ -517,8 +573,9 @@ absl::Status ModelRegistry::RestorePrevious(absl::string_view name,
         "model ", Quoted(name),
         entry->unavailable.ok()
             ? " is available; only an unavailable model is rolled back"
-            : " has no readable previous snapshot; delete it, or import a "
-              "backup under its name after deleting it"));
+            : " has no state to roll back to: no snapshot of it reads back, "
+              "and its log is damaged from its first change on; delete it, "
+              "then import a backup under its name"));
   }
   if (absl::Status s = store_->SetAside(name); !s.ok()) return s;
   entry->stored = false;

@@ -81,15 +81,29 @@ class ModelRegistry {
   // back. Returns the names of the models recovered that way.
   std::vector<std::string> StartReplay(uint64_t first_lsn);
 
-  // Applies log record `lsn` of `model` during recovery, before serving.
-  // A record that cannot be applied makes its model unavailable.
-  void Replay(uint64_t lsn, absl::string_view model, absl::string_view payload,
-              const TrainReplay& train);
+  // The examples a logged batch holds (the request's encoding is the
+  // server's business), to tell what rolling a model back gives up.
+  using ExamplesOf = std::function<uint64_t(const storage::v1::TrainBatch&)>;
 
-  // Marks `model` unavailable for `reason` (recovery found its records
-  // damaged); with an empty name, every model registered so far, since the
-  // damaged record may have been any model's.
-  void MarkUnavailable(absl::string_view model, const absl::Status& reason);
+  // Applies log record `lsn` of `model` during recovery, before serving.
+  // A record that cannot be applied makes its model unavailable. An
+  // unavailable model's changes wait for the operator, but a deletion, and
+  // a creation or roll-back after it, apply whatever came before: no record
+  // from before a delete or an import reaches what comes after it.
+  void Replay(uint64_t lsn, absl::string_view model, absl::string_view payload,
+              const TrainReplay& train, const ExamplesOf& examples = nullptr);
+
+  // Recovery found log record `lsn` damaged. Marks `model` unavailable for
+  // `reason` unless its snapshot already holds that record (returns false);
+  // with an empty name, every model registered so far, since the damaged
+  // bytes may have been any model's. A model that keeps its state from
+  // before the damage can be rolled back to it (RestorePrevious).
+  bool MarkUnavailable(absl::string_view model, const absl::Status& reason,
+                       uint64_t lsn = 0);
+
+  // Called once after the last log record is replayed: each model that can
+  // be rolled back says in its reason what that gives up.
+  void FinishReplay();
 
   // Starts logging changes to `journal` (null: none). Call after recovery,
   // before serving.
@@ -193,6 +207,12 @@ class ModelRegistry {
     std::shared_ptr<Model> model;
     absl::Status unavailable;
     bool restorable = false;
+    // Log damage: the damaged record's LSN (0 if unknown), and the changes
+    // of the model after it that replay skipped.
+    bool log_damaged = false;
+    uint64_t damaged_lsn = 0;
+    uint64_t skipped_changes = 0;
+    uint64_t skipped_examples = 0;
     // Recovery from the previous snapshot awaits StartReplay: the LSN the
     // log must start at or before; 0 if none.
     uint64_t fallback_from = 0;

@@ -179,6 +179,13 @@ Metrics::Metrics(const ModelRegistry* models, CallGate* gate)
                  .Help("Syncs of the write-ahead log")
                  .Register(*registry_)
                  .Add({}, kSyncBuckets)),
+      log_damage_(prometheus::BuildCounter()
+                      .Name("halfspace_log_damaged_records_total")
+                      .Help("Damaged records (or spans of bytes) recovery "
+                            "found in the write-ahead log, kept for the "
+                            "operator beside their segment")
+                      .Register(*registry_)
+                      .Add({})),
       collector_(std::make_shared<ModelCollector>(models, gate)) {}
 
 Metrics::~Metrics() = default;
@@ -227,6 +234,8 @@ void Metrics::RecordRefusal(const absl::Status& status) {
 void Metrics::RecordSync(absl::Duration elapsed) {
   syncs_.Observe(absl::ToDoubleSeconds(elapsed));
 }
+
+void Metrics::RecordLogDamage() { log_damage_.Increment(); }
 
 std::vector<MetricFamily> Metrics::Collect() const {
   std::vector<MetricFamily> families = registry_->Collect();

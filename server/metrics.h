@@ -73,6 +73,9 @@ class Metrics {
   // Counts one sync of the write-ahead log.
   void RecordSync(absl::Duration elapsed);
 
+  // Counts one damaged span of the write-ahead log found by recovery.
+  void RecordLogDamage();
+
   // Every metric, as Prometheus scrapes them.
   std::vector<prometheus::MetricFamily> Collect() const;
 
@@ -93,6 +96,7 @@ class Metrics {
       call_histograms_ ABSL_GUARDED_BY(call_histograms_mu_);
   prometheus::Family<prometheus::Counter>& refusals_;
   prometheus::Histogram& syncs_;
+  prometheus::Counter& log_damage_;
   const std::shared_ptr<ModelCollector> collector_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };

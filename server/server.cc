@@ -411,21 +411,32 @@ absl::Status Server::RecoverModels() {
     visitor.start = [&](uint64_t first_lsn) { StartReplay(first_lsn); };
     visitor.record = [&](uint64_t lsn, absl::string_view model,
                          absl::string_view payload) {
-      registry_.Replay(lsn, model, payload, ReplayTrainBatch);
+      registry_.Replay(lsn, model, payload, ReplayTrainBatch,
+                       TrainBatchExamples);
       ++replayed;
       return absl::OkStatus();
     };
     visitor.damage = [&](const WriteAheadLog::Damage& damage) {
-      spdlog::error("the log is damaged: {}", damage.where);
-      registry_.MarkUnavailable(
-          damage.key, absl::DataLossError(absl::StrCat(
-                          "its log is damaged (", damage.where,
-                          "); changes from there on are not applied")));
+      metrics_.RecordLogDamage();
+      const bool applies = registry_.MarkUnavailable(
+          damage.key,
+          absl::DataLossError(absl::StrCat(
+              "its log is damaged (", damage.where,
+              "); changes from there on are not applied")),
+          damage.lsn);
+      spdlog::error("the log is damaged: {}; model {}; the bytes are kept in "
+                    "{}{}",
+                    damage.where,
+                    damage.key.empty() ? "unknown (any model's)"
+                                       : absl::StrCat("'", damage.key, "'"),
+                    damage.kept,
+                    applies ? "" : "; its snapshot already holds the record");
     };
     absl::StatusOr<std::unique_ptr<WriteAheadLog>> log =
         WriteAheadLog::Open(log_options, *snapshot_lsn, visitor);
     if (!log.ok()) return log.status();
     log_ = *std::move(log);
+    registry_.FinishReplay();
     registry_.set_journal(log_.get());
   } else {
     StartReplay(0);  // no log to replay

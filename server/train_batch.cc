@@ -111,6 +111,12 @@ absl::Status LearnPrepared(Model& model, const v1::TrainRequest& request,
                      &batch);
 }
 
+uint64_t TrainBatchExamples(const storage::v1::TrainBatch& record) {
+  v1::TrainRequest request;
+  return request.ParseFromString(record.request()) ? request.examples_size()
+                                                   : 0;
+}
+
 absl::Status ReplayTrainBatch(Model& model,
                               const storage::v1::TrainBatch& record,
                               Batch& batch) {

@@ -45,6 +45,10 @@ absl::Status LearnPrepared(Model& model, const v1::TrainRequest& request,
                            Batch& batch, TrainScratch& scratch,
                            const TrainScratch* prepared = nullptr);
 
+// The examples of a logged batch (see ModelRegistry::ExamplesOf); 0 for
+// one that does not decode.
+uint64_t TrainBatchExamples(const storage::v1::TrainBatch& record);
+
 // Recovery's replay of a logged batch (see ModelRegistry::TrainReplay).
 absl::Status ReplayTrainBatch(Model& model,
                               const storage::v1::TrainBatch& record,

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/exactly_once_trainer.h"
 #include "gmock/gmock.h"
@@ -534,6 +535,128 @@ TEST_F(DurabilityTest, AFlippedByteInALogRecordCostsOnlyItsModel) {
   const absl::Status predicted = client.Predict("b", {{1, 1}}).status();
   EXPECT_EQ(predicted.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(predicted.message(), Not(HasSubstr(crash.dir().path())));
+}
+
+// Flips one payload byte of the last log record that holds `marker`, in
+// the data directory `dir`; returns the segment's file name.
+std::string DamageLastRecordHolding(const TempDir& dir, double marker) {
+  std::string segment;
+  for (const auto& e : fs::directory_iterator(dir.File("wal"))) {
+    if (e.path().extension() == ".log") segment = e.path().string();
+  }
+  std::ifstream in(segment, std::ios::binary);
+  std::string bytes(std::istreambuf_iterator<char>(in), {});
+  const std::string needle(reinterpret_cast<const char*>(&marker), 8);
+  const size_t at = bytes.rfind(needle);
+  EXPECT_NE(at, std::string::npos);
+  bytes[at] ^= 1;
+  std::ofstream(segment, std::ios::binary | std::ios::trunc) << bytes;
+  return fs::path(segment).filename().string();
+}
+
+// The outside trial's sequence: r1 stored at a SIGTERM, trained once more,
+// another model trained after it, kill -9, and r1's last record damaged.
+// r1 comes back unavailable, saying what a roll-back gives up.
+class DamagedRecordTest : public DurabilityTest {
+ protected:
+  void SetUp() override {
+    CreatePerceptron("r1", 2);
+    CreatePerceptron("other", 2);
+    Train("r1", {{{1, 2}, -1}, {{2, 1}, 1}});
+    backup_ = *client_.ExportModel("r1");
+    server_.Restart();  // SIGTERM: r1's snapshot holds its two examples
+    client_ = server_.NewClient();
+    Train("r1", {{{1234.5, 1}, -1}});
+    Train("other", {{{1, 1}, 1}});
+    crash_ = std::make_unique<CrashCopy>(server_.data_dir());  // kill -9
+    segment_ = DamageLastRecordHolding(crash_->dir(), 1234.5);
+    client_ = crash_->Start();
+  }
+
+  void Train(const std::string& name, std::vector<LabeledExample> examples) {
+    std::unique_ptr<TrainingStream> stream = client_.Train(name);
+    ASSERT_TRUE(stream->Send(examples).ok());
+    ASSERT_TRUE(stream->Receive().ok());
+    ASSERT_TRUE(stream->Finish().ok());
+  }
+
+  // Stops the server (SIGTERM) and starts it again on the same files.
+  void Restart() {
+    crash_->Stop();
+    client_ = crash_->Start();
+  }
+
+  // A kill -9 of the copy's server: a copy of its files, served.
+  void Crash() {
+    again_ = std::make_unique<CrashCopy>(crash_->dir());
+    client_ = again_->Start();
+  }
+
+  std::string backup_;
+  std::unique_ptr<CrashCopy> crash_, again_;
+  std::string segment_;
+};
+
+TEST_F(DamagedRecordTest, TheModelIsUnavailableAndSaysWhatARollBackGivesUp) {
+  absl::StatusOr<v1::Model> r1 = client_.GetModel("r1");
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  EXPECT_THAT(r1->unavailable_reason(),
+              HasSubstr(absl::StrCat("log segment ", segment_, " at byte ")));
+  EXPECT_THAT(r1->unavailable_reason(),
+              HasSubstr("RestoreModel rolls it back to its state before the "
+                        "damage"));
+  EXPECT_THAT(r1->unavailable_reason(), HasSubstr("0 later change(s)"));
+  EXPECT_EQ(client_.GetModel("other")->stats().examples_seen(), 1u);
+  // The damaged bytes are kept beside the segment.
+  int kept = 0;
+  for (const auto& e : fs::directory_iterator(crash_->File("wal"))) {
+    kept += absl::StrContains(e.path().filename().string(), ".damaged-at-");
+  }
+  EXPECT_EQ(kept, 1);
+
+  absl::StatusOr<v1::Model> restored = client_.RestoreModel("r1");
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(restored->stats().examples_seen(), 2u);  // the snapshot's two
+  Restart();
+  EXPECT_EQ(client_.GetModel("r1")->stats().examples_seen(), 2u);
+  Crash();
+  EXPECT_EQ(client_.GetModel("r1")->stats().examples_seen(), 2u);
+}
+
+TEST_F(DamagedRecordTest, ADeletionIsABarrierAcrossRestartsAndCrashes) {
+  ASSERT_TRUE(client_.DeleteModel("r1").ok());
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    Restart();
+    EXPECT_TRUE(absl::IsNotFound(client_.GetModel("r1").status()));
+    Crash();
+    EXPECT_TRUE(absl::IsNotFound(client_.GetModel("r1").status()));
+  }
+  // The name is free again, and what is made under it stays as made.
+  Restart();
+  ASSERT_TRUE(
+      client_.CreateModel("r1", TextAlgorithm("perceptron"), 2).ok());
+  Train("r1", {{{5, 5}, 1}});
+  Restart();
+  EXPECT_EQ(client_.GetModel("r1")->stats().examples_seen(), 1u);
+  Crash();
+  EXPECT_EQ(client_.GetModel("r1")->stats().examples_seen(), 1u);
+}
+
+TEST_F(DamagedRecordTest, AnImportAfterTheDeletionIsWhatComesBack) {
+  ASSERT_TRUE(client_.DeleteModel("r1").ok());
+  absl::StatusOr<v1::Model> imported = client_.ImportModel("r1", backup_);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  Crash();  // before any snapshot of the import
+  EXPECT_EQ(client_.GetModel("r1")->stats().examples_seen(), 2u);
+  EXPECT_TRUE(client_.GetModel("r1")->unavailable_reason().empty());
+  Restart();
+  EXPECT_EQ(client_.GetModel("r1")->stats().examples_seen(), 2u);
+  EXPECT_TRUE(client_.GetModel("r1")->unavailable_reason().empty());
+  Train("r1", {{{3, 3}, -1}});
+  Crash();
+  EXPECT_EQ(client_.GetModel("r1")->stats().examples_seen(), 3u);
+  EXPECT_EQ(client_.GetModel("other")->stats().examples_seen(), 1u);
 }
 
 // Fills the file system holding `dir` to the last byte.

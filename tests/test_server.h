@@ -138,6 +138,10 @@ class CrashCopy {
         grpc::InsecureChannelCredentials()));
   }
 
+  // Stops the server as SIGTERM does (storing every model); Start serves
+  // the copy again.
+  void Stop() { server_.reset(); }
+
   std::string File(const std::string& name) const { return copy_.File(name); }
   std::string target() const {
     return absl::StrCat("127.0.0.1:", server_->port());

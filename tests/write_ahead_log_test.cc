@@ -167,6 +167,38 @@ TEST(WriteAheadLogTest, ReportsAFlippedPayloadByteWithItsModelAndReadsOn) {
   EXPECT_THAT(read.damage[0].where, HasSubstr("bad checksum"));
 }
 
+// A last record whole in length whose checksum fails was written whole and
+// then damaged: not a torn write, so it is reported, kept and never cut.
+TEST(WriteAheadLogTest, ADamagedLastRecordIsReportedAndKeptNotCut) {
+  TempDir dir;
+  const std::string segment = ThreeRecords(dir);
+  std::string bytes = ReadAll(segment);
+  const size_t third = bytes.size() - (22 + 1 + 5);  // header, "a", "third"
+  bytes[bytes.find("third")] ^= 1;
+  WriteAll(segment, bytes);
+  for (int reopening = 0; reopening < 2; ++reopening) {
+    Read read;
+    auto log = OpenLog(dir.path(), read);
+    ASSERT_EQ(read.damage.size(), 1u) << reopening;
+    const WriteAheadLog::Damage& d = read.damage[0];
+    EXPECT_EQ(d.key, "a");
+    EXPECT_EQ(d.lsn, 3u);
+    EXPECT_THAT(d.where, HasSubstr(absl::StrCat(
+                             "log segment ", fs::path(segment).filename().string(),
+                             " at byte ", third, ": record 3 has a bad checksum")));
+    EXPECT_EQ(d.kept, absl::StrCat(segment, ".damaged-at-", third));
+    EXPECT_EQ(ReadAll(d.kept), bytes.substr(third));
+    EXPECT_EQ(ReadAll(segment).substr(0, bytes.size()), bytes);  // not cut
+    if (reopening == 0) {
+      EXPECT_THAT(read.records, ElementsAre("1 a first", "2 b second"));
+      EXPECT_EQ(*log->Append("b", "fourth"), 4u);
+    } else {
+      EXPECT_THAT(read.records,
+                  ElementsAre("1 a first", "2 b second", "4 b fourth"));
+    }
+  }
+}
+
 TEST(WriteAheadLogTest, ReportsAFlippedHeaderByteAsAnyModelsAndReadsOn) {
   TempDir dir;
   const std::string segment = ThreeRecords(dir);

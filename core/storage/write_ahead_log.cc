@@ -66,11 +66,13 @@ uint32_t HeaderCrc(const char* header, absl::string_view key) {
 }
 
 // What ReadSegment finds at one offset.
-enum class Parse { kWhole, kBadPayload, kBad };
+enum class Parse { kWhole, kBadPayload, kShort, kBad };
 
 // Parses the record at the start of `bytes`: kWhole (header, key and
-// payload intact), kBadPayload (header and key intact, payload not), or kBad
-// (no intact header: cut short or garbled).
+// payload intact), kBadPayload (header and key intact, the payload whole in
+// length but failing its checksum), kShort (header and key intact, the
+// payload cut short by the end of `bytes`), or kBad (no intact header: cut
+// short or garbled).
 Parse ParseRecord(absl::string_view bytes, Header& h, absl::string_view& key,
                   absl::string_view& payload) {
   if (bytes.size() < kHeaderSize) return Parse::kBad;
@@ -79,13 +81,26 @@ Parse ParseRecord(absl::string_view bytes, Header& h, absl::string_view& key,
   key = bytes.substr(kHeaderSize, h.key_size);
   if (HeaderCrc(bytes.data(), key) != h.header_crc) return Parse::kBad;
   const size_t rest = bytes.size() - kHeaderSize - h.key_size;
-  if (rest < h.payload_size) return Parse::kBadPayload;
+  if (rest < h.payload_size) return Parse::kShort;
   payload = bytes.substr(kHeaderSize + h.key_size, h.payload_size);
   return Crc32c(payload) == h.payload_crc ? Parse::kWhole : Parse::kBadPayload;
 }
 
 size_t RecordSize(const Header& h) {
   return kHeaderSize + h.key_size + h.payload_size;
+}
+
+// Keeps a copy of the damaged `bytes` at `offset` of segment `path` beside
+// it, once, for the operator; returns the copy's path, or why there is none.
+std::string KeepDamaged(const std::string& path, size_t offset,
+                        absl::string_view bytes) {
+  const std::string copy = absl::StrCat(path, ".damaged-at-", offset);
+  std::error_code ec;
+  if (fs::exists(copy, ec)) return copy;
+  if (absl::Status s = WriteFileSynced(copy, bytes); !s.ok()) {
+    return absl::StrCat("none: ", s.ToString());
+  }
+  return copy;
 }
 
 // The offset of the first whole record at or after `from`, or the end.
@@ -142,7 +157,7 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
     const bool last = i + 1 == ordinals.size();
     if (i > 0 && ordinals[i] != ordinals[i - 1] + 1 && visitor.damage) {
       visitor.damage({"", 0, absl::StrCat("log segment ", ordinals[i - 1] + 1,
-                                          " is missing from ", options.dir)});
+                                          " is missing"), ""});
     }
     if (absl::Status s = log->ReadSegment(segment, last, reader, last_lsn, size);
         !s.ok()) {
@@ -207,7 +222,8 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
         absl::StrCat("log segment ", FileName(path), " at byte ", offset, ": ");
     if (parse == Parse::kWhole) {
       report({"", 0, absl::StrCat(where, "record ", h.lsn, " follows record ",
-                                  last_lsn)});
+                                  last_lsn),
+              ""});
       // Read on from a later record; skip an earlier one.
       if (h.lsn > last_lsn) {
         last_lsn = h.lsn - 1;
@@ -217,20 +233,25 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
       continue;
     }
     const size_t next = NextWholeRecord(bytes, offset + 1);
-    if (last && next == bytes.size()) {
-      // The torn tail of an unacknowledged write: cut it off.
+    if (last && next == bytes.size() && parse != Parse::kBadPayload) {
+      // The torn tail of an unacknowledged write: cut it off. A record
+      // whole in length that fails its checksum is damage, not a tear.
       if (::truncate(path.c_str(), static_cast<off_t>(offset)) != 0) {
         return ErrnoError("cannot cut the torn tail off", path);
       }
       break;
     }
+    const std::string kept =
+        KeepDamaged(path, offset, bytes.substr(offset, next - offset));
     if (parse == Parse::kBadPayload) {
       report({std::string(key), h.lsn,
-              absl::StrCat(where, "record ", h.lsn, " has a bad checksum")});
+              absl::StrCat(where, "record ", h.lsn, " has a bad checksum"),
+              kept});
       last_lsn = std::max(last_lsn, h.lsn);
     } else {
-      report({"", 0, absl::StrCat(where, next - offset,
-                                  " bytes hold no whole record")});
+      report({"", 0,
+              absl::StrCat(where, next - offset, " bytes hold no whole record"),
+              kept});
     }
     offset = next;
     resync = true;

@@ -20,11 +20,15 @@
 // process: after one, the kernel may have dropped the data, and only a
 // restart from what is on disk is sound.
 //
-// Recovery (Open) reads every segment in order. A record cut short or
-// garbled at the end of the last segment, with nothing whole after it, is
-// the torn tail of a write that was never acknowledged: it is cut off.
-// Damage anywhere else is reported (Damage) and reading goes on from the
-// next whole record.
+// Recovery (Open) reads every segment in order. A record cut short at the
+// end of the last segment (or a header garbled there), with nothing whole
+// after it, is the torn tail of a write that was never acknowledged: it is
+// cut off. Anything else that does not read back — a record whole in length
+// whose checksum fails, at the tail too, or bytes holding no record — is
+// damage: reported (Damage), its bytes copied once beside the segment as
+// <segment>.damaged-at-<offset> (never deleted by the log), and reading goes
+// on from the next whole record; the damaged bytes stay where they are, so
+// every later recovery reports them again.
 //
 // Thread safety: every method may be called concurrently.
 
@@ -69,6 +73,8 @@ class WriteAheadLog final : public Journal {
     std::string key;
     uint64_t lsn = 0;  // the damaged record's LSN, if its header is whole
     std::string where;  // file and offset, and what is wrong
+    // The copy of the damaged bytes kept beside the segment (see Open).
+    std::string kept;
   };
 
   struct Visitor {
