@@ -17,8 +17,10 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -31,6 +33,22 @@ inline absl::Status ShuttingDownError() {
   return absl::UnavailableError(
       "the server is shutting down; retry, or connect to another replica");
 }
+
+// A stream that a closing gate ends at its next request boundary (see
+// PipelinedStream): it answers what it has taken, reads nothing more, and
+// finishes with UNAVAILABLE.
+class Drainable {
+ public:
+  // Called once, under the gate's lock, when the gate closes: the stream
+  // takes no more requests. True when it has nothing in flight either: the
+  // caller then calls FinishDrained, once the lock is released.
+  virtual bool Drain() = 0;
+  // Finishes a stream whose Drain returned true.
+  virtual void FinishDrained() = 0;
+
+ protected:
+  ~Drainable() = default;
+};
 
 // The most streams (Train, Evaluate) open at once, in all and per client.
 struct StreamLimits {
@@ -91,10 +109,33 @@ class CallGate {
     if (--active_ == 0) idle_.notify_all();
   }
 
-  // Admits no more calls.
+  // Admits no more calls, and drains every stream added: each ends at its
+  // next request boundary.
   void Close() {
+    std::vector<Drainable*> idle;
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      for (Drainable* stream : drainable_) {
+        if (stream->Drain()) idle.push_back(stream);
+      }
+    }
+    // Outside the lock: a finished stream is freed, and removes itself.
+    for (Drainable* stream : idle) stream->FinishDrained();
+  }
+
+  // Adds a stream for Close to drain; false if the gate is closed already
+  // (the stream then drains itself). Every Add is followed by one Remove,
+  // before the stream is freed.
+  bool Add(Drainable* stream) {
     std::lock_guard lock(mu_);
-    closed_ = true;
+    if (closed_) return false;
+    drainable_.insert(stream);
+    return true;
+  }
+  void Remove(Drainable* stream) {
+    std::lock_guard lock(mu_);
+    drainable_.erase(stream);
   }
 
   // Waits until no call is in flight or `timeout` passes; true if idle.
@@ -119,6 +160,7 @@ class CallGate {
   int active_ = 0;       // guarded by mu_
   int64_t streams_ = 0;  // guarded by mu_
   absl::flat_hash_map<std::string, int64_t> client_streams_;  // guarded by mu_
+  absl::flat_hash_set<Drainable*> drainable_;                 // guarded by mu_
 };
 
 // One call's pass through the gate: admitted if the gate let it in, and

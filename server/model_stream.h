@@ -31,7 +31,7 @@ class ModelStream : public PipelinedStream {
   // model. The subclass calls Start(call().status()) once constructed.
   ModelStream(const char* method, Permission permission,
               const ServiceParts& parts, grpc::CallbackServerContext* context)
-      : PipelinedStream(parts.log),
+      : PipelinedStream(parts.log, parts.gate),
         parts_(parts),
         call_(method, parts, context),
         permission_(permission) {}

@@ -4,8 +4,27 @@
 
 namespace halfspace {
 
+namespace {
+
+absl::Status Drained() {
+  return absl::UnavailableError(
+      "the server is shutting down: every request answered on this stream "
+      "was learned, and none after; resume on another server");
+}
+
+}  // namespace
+
+PipelinedStream::~PipelinedStream() {
+  if (added_) gate_->Remove(this);
+}
+
 void PipelinedStream::Start(const absl::Status& status) {
   if (status.ok()) {
+    added_ = gate_ != nullptr && gate_->Add(this);
+    if (gate_ != nullptr && !added_) {
+      std::lock_guard lock(mu_);
+      DrainLocked();
+    }
     Pump();
     return;
   }
@@ -17,12 +36,18 @@ void PipelinedStream::Start(const absl::Status& status) {
 }
 
 void PipelinedStream::OnReadDone(bool ok) {
-  if (!ok) {  // the client half-closed, or the call was cancelled
-    {
-      std::lock_guard lock(mu_);
+  {
+    std::lock_guard lock(mu_);
+    // Half-closed or cancelled; or, draining, a request that is not taken.
+    if (!ok || draining_) {
       reading_ = false;
       reads_over_ = true;
+      ok = false;
+    } else {
+      handling_ = true;
     }
+  }
+  if (!ok) {
     Pump();
     return;
   }
@@ -34,6 +59,7 @@ void PipelinedStream::OnReadDone(bool ok) {
   {
     std::lock_guard lock(mu_);
     reading_ = false;
+    handling_ = false;
     if (!handled.ok()) {
       reads_over_ = true;
       end_ = handled;
@@ -84,8 +110,32 @@ void PipelinedStream::OnDurable(uint64_t id) {
 }
 
 bool PipelinedStream::CanFinish() const {
-  return reads_over_ && !reading_ && !writing_ && awaiting_durable_ == 0 &&
-         pending_.empty();
+  return reads_over_ && (!reading_ || draining_) && !handling_ &&
+         !writing_ && awaiting_durable_ == 0 && pending_.empty();
+}
+
+void PipelinedStream::DrainLocked() {
+  draining_ = true;
+  reads_over_ = true;
+  if (end_.ok()) end_ = Drained();
+}
+
+bool PipelinedStream::Drain() {
+  std::lock_guard lock(mu_);
+  if (finished_) return false;
+  DrainLocked();
+  if (!CanFinish()) return false;  // a reaction finishes it
+  finished_ = true;
+  return true;
+}
+
+void PipelinedStream::FinishDrained() {
+  absl::Status end;
+  {
+    std::lock_guard lock(mu_);
+    end = end_;
+  }
+  Finish(End(end));
 }
 
 void PipelinedStream::OnWriteDone(bool ok) {

@@ -17,8 +17,16 @@
 // Ending: when Handle fails, or the client half-closes, nothing more is
 // read; the responses before are still written, then the stream finishes
 // with Handle's error (or OK). When a write fails (the client is gone) the
-// rest are dropped. Finish is called once, when no read, write or
-// durability callback is outstanding, so OnDone may free the stream.
+// rest are dropped. Finish is called once, when no write or durability
+// callback is outstanding, nor a read unless the stream drains, so OnDone
+// may free the stream.
+//
+// Draining (the server shuts down, see CallGate::Close): the stream ends at
+// a request boundary. A request being handled is answered; no other is
+// handled (one read meanwhile is dropped unanswered: it was not learned);
+// once every response is written, the stream finishes with UNAVAILABLE, at
+// once, a read outstanding or not. So everything it learned is
+// acknowledged, and a producer resumes elsewhere from its last answer.
 //
 // Threads: reactions run on gRPC's threads, durability callbacks on the
 // log's sync thread; the queue is guarded by a mutex, and no gRPC operation
@@ -39,11 +47,13 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "grpcpp/support/status.h"
+#include "server/call_gate.h"
 
 namespace halfspace {
 
 class PipelinedStream
-    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
+      public Drainable {
  public:
   static constexpr size_t kMaxPendingResponses = 1024;
   static constexpr size_t kMaxPendingBytes = size_t{4} << 20;
@@ -53,14 +63,18 @@ class PipelinedStream
   void OnDone() final { delete this; }
 
  protected:
-  // `log` (may be null: every response is written at once) must outlive the
-  // stream.
-  explicit PipelinedStream(WriteAheadLog* log) : log_(log) {}
-  ~PipelinedStream() override = default;
+  // `log` (may be null: every response is written at once) and `gate`
+  // (may be null: the stream is never drained) must outlive the stream.
+  PipelinedStream(WriteAheadLog* log, CallGate* gate) : log_(log), gate_(gate) {}
+  ~PipelinedStream() override;
 
   // Starts reading when `status` is OK; else finishes with it at once.
   // Called once, at the end of the subclass's constructor.
   void Start(const absl::Status& status);
+
+  // Drainable, for the gate.
+  bool Drain() final;
+  void FinishDrained() final;
 
   // Handles one request: fills `response` (empty on entry) and sets `lsn`
   // to the log record its answer waits for (0: none). An error ends the
@@ -87,7 +101,12 @@ class PipelinedStream
   // Whether nothing is left to read, write or wait for. REQUIRES: mu_.
   bool CanFinish() const;
 
+  // Stops taking requests, to finish with UNAVAILABLE. REQUIRES: mu_.
+  void DrainLocked();
+
   WriteAheadLog* const log_;
+  CallGate* const gate_;
+  bool added_ = false;        // to the gate, for it to drain
   grpc::ByteBuffer request_;  // touched only by the one read in flight
 
   std::mutex mu_;
@@ -97,6 +116,8 @@ class PipelinedStream
   size_t pending_bytes_ = 0;
   int awaiting_durable_ = 0;  // durability callbacks not yet run
   bool reading_ = false;
+  bool handling_ = false;     // a read's request is being handled
+  bool draining_ = false;
   bool writing_ = false;
   bool reads_over_ = false;   // half-closed, failed or cancelled
   bool client_gone_ = false;  // a write failed: drop what waits

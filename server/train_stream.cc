@@ -28,7 +28,7 @@ constexpr size_t kFanOutResultBytes = 8;
 class TrainReactor final : public PipelinedStream {
  public:
   TrainReactor(const ServiceParts& parts, grpc::CallbackServerContext* context)
-      : PipelinedStream(parts.log),
+      : PipelinedStream(parts.log, parts.gate),
         parts_(parts),
         registry_(parts.registry),
         call_("Train", parts, context) {

@@ -1,3 +1,4 @@
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -729,7 +730,7 @@ TEST_F(ServerTest, ReportsHealthAndServesReflection) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
-TEST(ServerDrainTest, ShutdownFinishesOpenStreamsAndTurnsNewCallsAway) {
+TEST(ServerDrainTest, ShutdownEndsAnIdleStreamAtOnceAndTurnsNewCallsAway) {
   TestServer server(/*drain_timeout=*/absl::Seconds(30));
   Client client = server.NewClient();
   ASSERT_TRUE(client.CreateModel("m", TextAlgorithm("perceptron"), 1).ok());
@@ -737,29 +738,87 @@ TEST(ServerDrainTest, ShutdownFinishesOpenStreamsAndTurnsNewCallsAway) {
   ASSERT_TRUE(stream->Send({{{1}, 1}}).ok());
   ASSERT_TRUE(stream->Receive().ok());
 
+  const absl::Time start = absl::Now();
   absl::Status shutdown;
   std::thread stopper([&] { shutdown = server.server().Shutdown(); });
-  // Wait until the gate is closed: new calls are turned away.
-  absl::Status refused;
-  for (int i = 0; i < 500 && !absl::IsUnavailable(refused); ++i) {
-    refused = client.GetModel("m").status();
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  EXPECT_THAT(refused.message(), HasSubstr("shutting down"));
-
-  // The open stream still learns, and its examples are stored.
-  ASSERT_TRUE(stream->Send({{{-1}, 1}}).ok());
-  absl::StatusOr<v1::TrainResponse> response = stream->Receive();
-  ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->results(0).examples_seen(), 2u);
-  EXPECT_TRUE(stream->Finish().ok());
+  // The stream, waiting for its client's next request, ends at once (not
+  // after the 30 s drain timeout) with UNAVAILABLE saying why.
+  EXPECT_FALSE(stream->Receive().ok());
+  const absl::Status ended = stream->Finish();
+  EXPECT_TRUE(absl::IsUnavailable(ended)) << ended;
+  EXPECT_THAT(ended.message(), HasSubstr("shutting down"));
+  EXPECT_THAT(ended.message(), HasSubstr("none after"));
+  EXPECT_TRUE(absl::IsUnavailable(client.GetModel("m").status()));
   stopper.join();
   ASSERT_TRUE(shutdown.ok()) << shutdown;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
 
   auto store = FileModelStore::Open(server.data_dir().path());
   absl::StatusOr<std::vector<StoredModel>> stored = (*store)->LoadAll();
   ASSERT_TRUE(stored.ok()) << stored.status();
-  EXPECT_EQ(stored->at(0).snapshot->counters.examples_seen, 2u);
+  EXPECT_EQ(stored->at(0).snapshot->counters.examples_seen, 1u);
+}
+
+// A producer that keeps streaming batches, several in flight, while the
+// server stops: the stream ends at a request boundary with UNAVAILABLE, and
+// the server stored exactly the examples it acknowledged, in every run.
+TEST(ServerDrainTest, AStreamThatKeepsSendingEndsAtARequestBoundary) {
+  constexpr int kBatch = 100;
+  for (int run = 0; run < 8; ++run) {
+    SCOPED_TRACE(run);
+    TestServer server(/*drain_timeout=*/absl::Seconds(30));
+    auto stub = server.NewStub();
+    {
+      v1::CreateModelRequest create;
+      create.set_model("m");
+      *create.mutable_algorithm() = TextAlgorithm("perceptron");
+      create.set_dimension(2);
+      grpc::ClientContext context;
+      v1::CreateModelResponse created;
+      ASSERT_TRUE(stub->CreateModel(&context, create, &created).ok());
+    }
+    grpc::ClientContext context;
+    auto stream = stub->Train(&context);
+    std::atomic<bool> writing{true};
+    std::thread writer([&] {
+      for (uint64_t sequence = 1; writing; sequence += kBatch) {
+        v1::TrainRequest request;
+        request.set_model("m");
+        request.set_source("producer");
+        request.set_sequence(sequence);
+        for (int i = 0; i < kBatch; ++i) {
+          AddExample(request, {std::sin(sequence + i), 1.0}, i % 3 ? 1 : -1);
+        }
+        if (!stream->Write(request)) break;
+      }
+    });
+    uint64_t acknowledged = 0;
+    v1::TrainResponse response;
+    absl::Status shutdown;
+    std::thread stopper;
+    while (stream->Read(&response)) {
+      for (const v1::ExampleResult& r : response.results()) {
+        acknowledged += !r.has_error() && !r.duplicate();
+      }
+      if (acknowledged >= 20u * kBatch && !stopper.joinable()) {
+        stopper = std::thread([&] { shutdown = server.server().Shutdown(); });
+      }
+    }
+    writing = false;
+    const grpc::Status ended = stream->Finish();
+    writer.join();
+    ASSERT_TRUE(stopper.joinable());
+    stopper.join();
+    ASSERT_TRUE(shutdown.ok()) << shutdown;
+    EXPECT_EQ(ended.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(ended.error_message(), HasSubstr("shutting down"));
+    EXPECT_EQ(acknowledged % kBatch, 0u);
+
+    server.Restart();
+    absl::StatusOr<v1::Model> model = server.NewClient().GetModel("m");
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_EQ(model->stats().examples_seen(), acknowledged);
+  }
 }
 
 }  // namespace

@@ -85,7 +85,9 @@ namespace {
 
 class NoopStream final : public PipelinedStream {
  public:
-  NoopStream() : PipelinedStream(/*log=*/nullptr) { Start(absl::OkStatus()); }
+  NoopStream() : PipelinedStream(/*log=*/nullptr, /*gate=*/nullptr) {
+    Start(absl::OkStatus());
+  }
 
  private:
   absl::Status Handle(grpc::ByteBuffer& request, grpc::ByteBuffer& response,
