@@ -454,8 +454,8 @@ absl::Status HalfspaceService::DoExportModel(
         absl::StrCat("offset is ", request.offset(), " and page_size ",
                      request.page_size(), "; neither may be negative"));
   }
-  uint64_t version = 0;
-  std::string file = EncodeSnapshot((*model)->Snapshot(&version));
+  const ExportedFiles::File exported = exported_files_.Get(*model);
+  const std::string& file = *exported.bytes;
   const int64_t size = file.size();
   // The response's other fields and framing take under 64 bytes.
   const int64_t fit = static_cast<int64_t>(parts_.max_message_bytes) - 64;
@@ -475,15 +475,11 @@ absl::Status HalfspaceService::DoExportModel(
   const int64_t wanted =
       request.page_size() == 0 ? size - offset : request.page_size();
   const int64_t count = std::min({wanted, size - offset, fit});
-  if (offset == 0 && count == size) {
-    response.set_model_file(std::move(file));
-  } else {
-    response.set_model_file(file.substr(offset, count));
-  }
+  response.set_model_file(file.data() + offset, count);
   response.set_offset(offset);
   response.set_next_offset(offset + count < size ? offset + count : 0);
   response.set_file_size(size);
-  response.set_version(version);
+  response.set_version(exported.version);
   return absl::OkStatus();
 }
 

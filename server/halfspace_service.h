@@ -14,6 +14,7 @@
 #include "core/model_registry.h"
 #include "core/storage/write_ahead_log.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
+#include "server/exported_files.h"
 #include "server/service_parts.h"
 
 namespace halfspace {
@@ -148,6 +149,8 @@ class HalfspaceService final : public HalfspaceServiceBase {
                              v1::ListAliasesResponse& response, Call& call);
 
   const ServiceParts& parts_;
+  // ExportModel's files, encoded once per version of a model.
+  ExportedFiles exported_files_;
 };
 
 }  // namespace halfspace

@@ -15,6 +15,8 @@
 #include "client/halfspace_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "core/model_spec.h"
+#include "server/exported_files.h"
 #include "server/status.h"
 #include "tests/test_server.h"
 
@@ -414,6 +416,40 @@ TEST(BoundedWorkTest, AVersionChangesExactlyWhenTheStateDoes) {
   EXPECT_NE(version(), moved);
   plain->WritesDone();
   EXPECT_TRUE(plain->Finish().ok());
+}
+
+TEST(BoundedWorkTest, AModelFileIsEncodedOncePerVersion) {
+  absl::StatusOr<std::unique_ptr<Model>> made =
+      Model::Create("m", DenseSpec(PerceptronParams{}, 3));
+  ASSERT_TRUE(made.ok()) << made.status();
+  std::shared_ptr<Model> model = *std::move(made);
+  ExportedFiles files;
+  const ExportedFiles::File first = files.Get(model);
+  EXPECT_EQ(files.Get(model).bytes, first.bytes);  // the same bytes
+  EXPECT_EQ(files.encoded(), 1u);
+  std::vector<ExampleOutcome> outcomes(1);
+  // A refused example changes neither the version nor the bytes.
+  const std::vector<double> huge = {1e200, 0, 0}, plain = {1, 2, 3};
+  ASSERT_TRUE(
+      model->Learn({Example{huge, 1}}, absl::MakeSpan(outcomes)).ok());
+  ASSERT_FALSE(outcomes[0].error.ok());
+  EXPECT_EQ(files.Get(model).version, first.version);
+  EXPECT_EQ(files.encoded(), 1u);
+  ASSERT_TRUE(
+      model->Learn({Example{plain, -1}}, absl::MakeSpan(outcomes)).ok());
+  const ExportedFiles::File second = files.Get(model);
+  EXPECT_NE(second.version, first.version);
+  EXPECT_NE(*second.bytes, *first.bytes);
+  EXPECT_EQ(files.encoded(), 2u);
+  // Files of more models than it keeps push out the least recently asked.
+  std::vector<std::shared_ptr<Model>> others;
+  for (size_t k = 0; k < ExportedFiles::kMaxFiles; ++k) {
+    others.push_back(*Model::Create(absl::StrCat("o", k),
+                                    DenseSpec(PerceptronParams{}, 3)));
+    files.Get(others.back());
+  }
+  files.Get(model);
+  EXPECT_EQ(files.encoded(), 2u + ExportedFiles::kMaxFiles + 1);
 }
 
 TEST(BoundedWorkTest, APredictionWhoseCallerGaveUpStopsBetweenInstances) {

@@ -4,7 +4,7 @@
 //   build/tests/halfspace_load [--target=HOST:PORT] [--dimension=20]
 //       [--examples=200000] [--batch=1000] [--clients=8] [--calls=5000]
 //       [--durability=sync] [--transport=tcp|unix] [--rounds=3]
-//       [--json=FILE] [--sweep=batch|dimension|streams|models]
+//       [--json=FILE] [--sweep=batch|dimension|streams|models|export]
 //
 // Without --target it starts the server binary (next to this one's build)
 // as a child on a temporary data directory with --durability, listening on
@@ -21,8 +21,9 @@
 // numbers do not. Nothing is asserted: this prints numbers.
 //
 // --sweep measures training throughput against one parameter instead (batch
-// size, dimension dense and sparse, concurrent streams), or predictions and
-// the server's memory against the number of models; tests/bench/plot.py
+// size, dimension dense and sparse, concurrent streams), predictions and
+// the server's memory against the number of models, or the time to export a
+// model in pages against its size; tests/bench/plot.py
 // draws the JSON of the batch and dimension sweeps.
 
 #include <arpa/inet.h>
@@ -68,7 +69,8 @@ ABSL_FLAG(int, rounds, 3, "rounds of every measurement; medians reported");
 ABSL_FLAG(std::string, sweep, "",
           "instead of the paths: throughput against batch, dimension, "
           "streams or models (models also reports the server's memory; it "
-          "runs one round)");
+          "runs one round), or ExportModel's paging against the model's "
+          "size (export)");
 ABSL_FLAG(std::string, json, "", "also write the results to this file");
 ABSL_FLAG(std::string, transport, "tcp",
           "tcp (loopback) or unix (Unix-domain sockets) between the clients "
@@ -862,6 +864,44 @@ void SweepModels(const std::string& target, pid_t server, Report& report) {
   }
 }
 
+// ExportModel of perceptrons from 12.5 MB to 100 MB of weights, read in
+// pages of 1 MiB: the seconds per MB stay flat when paging is linear in the
+// model's size (each version's file is encoded once, not once a page).
+void SweepExport(const std::string& target, Report& report) {
+  auto channel = Connect(target, 0);
+  Client client(channel);
+  auto stub = v1::HalfspaceService::NewStub(channel);
+  double first_per_mb = 0;
+  for (double mb : {12.5, 25.0, 50.0, 100.0}) {
+    const int64_t dimension = static_cast<int64_t>(mb * 1e6 / 8);
+    const std::string name = absl::StrCat("export-", dimension);
+    (void)client.CreateModel(name, *ParseAlgorithm("perceptron"), dimension);
+    v1::ExportModelRequest request;
+    request.set_model(name);
+    request.set_page_size(1 << 20);
+    int64_t bytes = 0, pages = 0;
+    const absl::Time start = absl::Now();
+    do {
+      grpc::ClientContext context;
+      v1::ExportModelResponse page;
+      if (!stub->ExportModel(&context, request, &page).ok()) break;
+      bytes += page.model_file().size();
+      ++pages;
+      request.set_offset(page.next_offset());
+    } while (request.offset() != 0);
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    const double per_mb = seconds / (bytes / 1e6);
+    if (first_per_mb == 0) first_per_mb = per_mb;
+    report.Add({absl::StrCat("export in 1 MiB pages, s per MB, model of ",
+                             bytes / 1000000, " MB (", pages, " pages)"),
+                "s", per_mb});
+    report.Add({absl::StrCat("  per MB against the smallest model, ",
+                             bytes / 1000000, " MB"),
+                "x", per_mb / first_per_mb});
+    (void)client.DeleteModel(name);
+  }
+}
+
 int Run() {
   const int d = absl::GetFlag(FLAGS_dimension);
   const int n = absl::GetFlag(FLAGS_examples);
@@ -943,8 +983,11 @@ int Run() {
       SweepStreams(target, report);
     } else if (sweep == "models") {
       SweepModels(target, server != nullptr ? server->pid() : 0, report);
+    } else if (sweep == "export") {
+      SweepExport(target, report);
     } else {
-      std::fprintf(stderr, "--sweep is batch, dimension, streams or models\n");
+      std::fprintf(stderr,
+                   "--sweep is batch, dimension, streams, models or export\n");
       return 2;
     }
   }
