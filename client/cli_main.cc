@@ -25,6 +25,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -39,6 +40,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
@@ -89,12 +91,16 @@ ABSL_FLAG(uint32_t, hash_bits, 0,
           "create: 2^hash_bits buckets for named features (0 to 24)");
 ABSL_FLAG(int, max_passes, 100, "fit: the most passes over the data");
 ABSL_FLAG(int, batch_size, 1000, "train, fit: examples per request");
+ABSL_FLAG(absl::Duration, flush_interval, absl::Milliseconds(50),
+          "train: send the examples read so far once no more input came for "
+          "this long, so a producer writing into a pipe sees each result as "
+          "its example is learned (0: wait for --batch_size examples)");
 ABSL_FLAG(std::string, format, "auto",
-          "train, fit, evaluate: csv (label,x1,...,xd; a header line is "
+          "train, fit, evaluate, predict: csv (label,x1,...,xd; a header line is "
           "skipped), libsvm (label index:value ..., indices from 1), vw "
           "(label [weight] |namespace feature[:value] ..., named features), "
           "or auto: libsvm for .svm, .libsvm and .svmlight files, vw for "
-          ".vw, else csv");
+          ".vw, csv for .csv, else the format the first line looks like");
 ABSL_FLAG(bool, json, false,
           "print results as JSON, one object per line (protobuf's JSON "
           "mapping with the proto's field names; train adds each example's "
@@ -102,6 +108,12 @@ ABSL_FLAG(bool, json, false,
 ABSL_FLAG(std::string, progress, "auto",
           "train, fit: report progress on standard error: auto (work that "
           "lasts over 2 seconds), always or never");
+ABSL_FLAG(std::string, input, "",
+          "predict: read the instances from this file, one a line (- for "
+          "standard input), in --format");
+ABSL_FLAG(int, top_k, -1,
+          "predict: a multiclass model's k highest class scores only (0: the "
+          "predicted class alone; -1: every class's)");
 ABSL_FLAG(bool, remember, false,
           "predict: remember each instance for a later feedback (delayed "
           "labels); its example id is printed first");
@@ -123,19 +135,6 @@ ABSL_FLAG(bool, summary, false,
 
 namespace halfspace {
 namespace {
-
-absl::Status ParseVector(absl::string_view text, std::vector<double>& out) {
-  out.clear();
-  for (absl::string_view field : absl::StrSplit(text, ',')) {
-    double value = 0;
-    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(field), &value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", field, "' is not a number"));
-    }
-    out.push_back(value);
-  }
-  return absl::OkStatus();
-}
 
 // Whether model `name` is multiclass (its labels are class names).
 absl::StatusOr<bool> IsMulticlass(Client& client, const std::string& name) {
@@ -289,22 +288,53 @@ absl::Status Create(Client& client, const std::string& name) {
   return absl::OkStatus();
 }
 
-absl::Status Predict(Client& client, const std::string& name,
-                     const std::vector<char*>& args) {
-  std::vector<std::vector<double>> instances(args.size() - 3);
-  for (size_t i = 3; i < args.size(); ++i) {
-    if (absl::Status s = ParseVector(args[i], instances[i - 3]); !s.ok()) {
-      return s;
+// The instances to predict: each argument after the model's name, or, for
+// "-" or --input, one a line of a file or standard input; in --format, or
+// as each looks (CSV x1,x2,..., LibSVM index:value ..., VW |ns name ...).
+absl::Status ReadInstances(const std::vector<char*>& args,
+                           v1::PredictRequest& request) {
+  const std::string input = absl::GetFlag(FLAGS_input);
+  absl::StatusOr<ExampleFormat> format =
+      ParseExampleFormat(absl::GetFlag(FLAGS_format), input);
+  if (!format.ok()) return format.status();
+  std::vector<std::string> lines(args.begin() + 3, args.end());
+  if (!input.empty()) {
+    std::ifstream file;
+    if (input != "-") {
+      file.open(input);
+      if (!file) return absl::NotFoundError(absl::StrCat("cannot open ", input));
+    }
+    std::istream& in = input == "-" ? std::cin : file;
+    for (std::string line; std::getline(in, line);) {
+      const absl::string_view text = absl::StripAsciiWhitespace(line);
+      if (!text.empty() && text.front() != '#') lines.emplace_back(text);
     }
   }
+  if (lines.empty()) {
+    return absl::InvalidArgumentError(
+        "predict needs instances: as arguments, or --input=FILE (- for "
+        "standard input)");
+  }
+  for (const std::string& line : lines) {
+    absl::StatusOr<v1::FeatureVector> x =
+        ExampleReader::ParseInstance(line, *format);
+    if (!x.ok()) return x.status();
+    *request.add_instances() = *std::move(x);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Predict(Client& client, const std::string& name,
+                     const std::vector<char*>& args) {
   v1::PredictRequest request;
   request.set_model(name);
-  for (const std::vector<double>& x : instances) {
-    request.add_instances()->mutable_dense()->Add(x.begin(), x.end());
-  }
+  if (absl::Status s = ReadInstances(args, request); !s.ok()) return s;
   request.set_remember(absl::GetFlag(FLAGS_remember));
   for (const std::string& id : absl::GetFlag(FLAGS_example_ids)) {
     request.add_example_ids(id);
+  }
+  if (absl::GetFlag(FLAGS_top_k) >= 0) {
+    request.set_top_k(absl::GetFlag(FLAGS_top_k));
   }
   absl::StatusOr<std::vector<v1::Prediction>> predictions =
       client.Predict(request);
@@ -342,8 +372,12 @@ class Progress {
       : what_(std::move(what)),
         terminal_(isatty(STDERR_FILENO) == 1),
         mode_(absl::GetFlag(FLAGS_progress)) {}
-  ~Progress() {
+  ~Progress() { End(); }
+
+  // Ends the line rewritten in place, before anything else is printed.
+  void End() {
     if (terminal_ && shown_) std::fputc('\n', stderr);
+    shown_ = false;
   }
 
   // `examples` so far, and what to say of them.
@@ -518,7 +552,8 @@ absl::Status Train(Client& client, const std::string& names,
       v1::TrainRequest& request =
           *google::protobuf::Arena::CreateMessage<v1::TrainRequest>(&arena);
       absl::StatusOr<size_t> n =
-          (*reader)->Read(batch, *request.mutable_examples());
+          (*reader)->Read(batch, *request.mutable_examples(),
+                          absl::GetFlag(FLAGS_flush_interval));
       if (!n.ok()) read_status = n.status();
       if (request.examples_size() == 0) break;
       {
@@ -605,6 +640,7 @@ absl::Status Train(Client& client, const std::string& names,
   }
   sender.join();
   const absl::Status finished = stream->Finish();
+  progress.End();
   uint64_t rejected = 0;
   for (size_t k = 0; k < models.size(); ++k) {
     const Totals& t = totals[k];
@@ -633,10 +669,12 @@ absl::Status Train(Client& client, const std::string& names,
   if (!finished.ok()) return finished;
   if (!read_status.ok()) return read_status;
   if (rejected > 0) {
+    const uint64_t all = index * models.size();
     return absl::InvalidArgumentError(absl::StrCat(
-        rejected, " of ", index * models.size(),
+        rejected, " of ", all,
         fan_out ? " results were rejections" : " examples were rejected",
-        " (see the lines marked error); the others were learned"));
+        " (see the lines marked error); ",
+        rejected == all ? "none was learned" : "the others were learned"));
   }
   return absl::OkStatus();
 }
@@ -657,6 +695,7 @@ absl::Status Fit(Client& client, const std::string& name,
                                               pass.mistakes())));
   };
   absl::StatusOr<FitReport> report = client.Fit(name, *examples, options);
+  progress.End();
   if (!report.ok()) return report.status();
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << JsonObject(
@@ -801,9 +840,55 @@ std::string ServerAddress() {
   return server.empty() ? "localhost:50051" : server;
 }
 
+// The commands, for help and for "did you mean".
+constexpr absl::string_view kCommands[] = {
+    "aliases", "compare", "create",  "delete",  "evaluate", "export",
+    "feedback", "fit",    "get",     "health",  "help",     "import",
+    "list",    "predict", "promote", "restore", "train",    "unalias",
+    "weights"};
+
+// The Levenshtein distance between a and b.
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean X?)" for the candidate closest to `name`, if close.
+template <typename Names>
+std::string DidYouMean(absl::string_view name, const Names& candidates,
+                       absl::string_view prefix = "") {
+  absl::string_view best;
+  size_t distance = std::max<size_t>(2, name.size() / 3) + 1;
+  for (absl::string_view candidate : candidates) {
+    const size_t d = EditDistance(name, candidate);
+    if (d < distance) {
+      distance = d;
+      best = candidate;
+    }
+  }
+  return best.empty() ? "" : absl::StrCat(" (did you mean ", prefix, best, "?)");
+}
+
 absl::Status Run(const std::vector<char*>& args) {
   if (args.size() < 2) {
-    return absl::InvalidArgumentError("no command; see --help");
+    return absl::InvalidArgumentError("no command; see halfspace help");
+  }
+  if (std::find(std::begin(kCommands), std::end(kCommands),
+                absl::string_view(args[1])) == std::end(kCommands)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown command '", args[1], "'",
+                     DidYouMean(args[1], kCommands), "; see halfspace help"));
   }
   Client::ConnectOptions connect;
   connect.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
@@ -900,7 +985,7 @@ absl::Status Run(const std::vector<char*>& args) {
     }
     return absl::OkStatus();
   }
-  if (command == "predict" && args.size() > 3) {
+  if (command == "predict") {
     return Predict(client, name, args);
   }
   if (command == "feedback" && args.size() > 3) {
@@ -913,9 +998,67 @@ absl::Status Run(const std::vector<char*>& args) {
     if (command == "fit") return Fit(client, name, args[3]);
     if (command == "evaluate") return Evaluate(client, name, args[3]);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown command or wrong arguments: '", command,
-                   "'; see --help"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "wrong arguments for '", command, "'; see halfspace help"));
+}
+
+// The usage, and this program's flags (not those of the libraries).
+void PrintUsage() {
+  std::cout << "usage: " << absl::ProgramUsageMessage() << "\n\nflags:\n";
+  std::vector<const absl::CommandLineFlag*> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (absl::EndsWith(flag->Filename(), "client/cli_main.cc")) {
+      flags.push_back(flag);
+    }
+  }
+  std::sort(flags.begin(), flags.end(), [](auto* a, auto* b) {
+    return a->Name() < b->Name();
+  });
+  for (const absl::CommandLineFlag* flag : flags) {
+    std::cout << "  --" << flag->Name() << "  " << flag->Help()
+              << " (default: " << flag->DefaultValue() << ")\n";
+  }
+}
+
+// INVALID_ARGUMENT for the first "--name" in `argv` that is no flag, with
+// the closest that is; OK if every one is.
+absl::Status CheckFlags(int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (absl::EndsWith(flag->Filename(), "client/cli_main.cc")) {
+      names.emplace_back(name);
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) {
+      continue;
+    }
+    const absl::string_view name = arg.substr(0, arg.find('='));
+    if (name.empty() || absl::ascii_isdigit(name[0]) || name[0] == '.' ||
+        absl::FindCommandLineFlag(name) != nullptr ||
+        (absl::StartsWith(name, "no") &&
+         absl::FindCommandLineFlag(name.substr(2)) != nullptr)) {
+      continue;
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown flag --", name, DidYouMean(name, names, "--"),
+                     "; see halfspace help"));
+  }
+  return absl::OkStatus();
+}
+
+// A failure to connect says where it tried and how to choose another.
+absl::Status Explained(const absl::Status& status) {
+  if (!absl::IsUnavailable(status) ||
+      !absl::StrContains(status.message(), "failed to connect")) {
+    return status;
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "cannot reach a halfspace server at ", ServerAddress(), " (",
+      status.message(), "); start one, or name another with "
+      "--server=HOST:PORT or $HALFSPACE_SERVER"));
 }
 
 }  // namespace
@@ -929,8 +1072,12 @@ int main(int argc, char** argv) {
       "    [--fit_intercept=false] [--progress_window=N]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  health [SERVICE]  (SERVING or not; exit status 0 only if SERVING)\n"
-      "  predict NAME [--] X1,X2,... [X1,X2,... ...]   (-- before a negative X1)\n"
+      "  predict NAME [--] INSTANCE [INSTANCE ...]  (-- before a negative x1;\n"
+      "                    an instance is x1,x2,..., index:value ... or\n"
+      "                    '|ns name[:value] ...', as --format or as it looks)\n"
+      "  predict NAME --input=FILE  (one instance a line; - for stdin)\n"
       "    [--remember [--example_ids=ID1,ID2,...]]  (keep them for feedback)\n"
+      "    [--top_k=K]      (a multiclass model's K best class scores)\n"
       "  feedback NAME ID:LABEL [ID:LABEL ...]  (delayed labels of remembered\n"
       "                    predictions; a multiclass model's label is a class)\n"
       "  train NAME FILE   (CSV lines label,x1,...,xd, LibSVM lines\n"
@@ -947,16 +1094,25 @@ int main(int argc, char** argv) {
       "  export NAME FILE  (the model's whole state, one file)\n"
       "  import NAME FILE  (a new model NAME from an exported file)\n"
       "  restore NAME      (an unavailable model back to its previous snapshot)");
-  // --help lists this file's flags (by default, absl lists those of files
-  // named after the binary).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "client/cli_main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  for (int i = 1; i < argc; ++i) {  // help, before anything else
+    const absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-help" || arg == "-h" ||
+        arg == "--helpfull") {
+      halfspace::PrintUsage();
+      return 0;
+    }
+  }
+  if (absl::Status s = halfspace::CheckFlags(argc, argv); !s.ok()) {
+    std::cerr << "halfspace: " << s << "\n";
+    return 1;
+  }
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  absl::Status status = halfspace::Run(args);
+  if (args.size() >= 2 && absl::string_view(args[1]) == "help") {
+    halfspace::PrintUsage();
+    return 0;
+  }
+  absl::Status status = halfspace::Explained(halfspace::Run(args));
   if (!status.ok()) {
     std::cerr << "halfspace: " << status << "\n";
     return 1;

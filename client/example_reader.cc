@@ -1,5 +1,9 @@
 #include "client/example_reader.h"
 
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -99,6 +103,29 @@ bool IsCsvHeader(absl::string_view line) {
   return true;
 }
 
+// The format a line looks like: vw with a '|', libsvm when its second
+// field is index:value, else csv.
+ExampleFormat LooksLike(absl::string_view line) {
+  if (line.find('|') != absl::string_view::npos) return ExampleFormat::kVw;
+  const std::vector<absl::string_view> fields =
+      absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+  if (fields.size() >= 2 && fields[1].find(':') != absl::string_view::npos) {
+    return ExampleFormat::kLibsvm;
+  }
+  return ExampleFormat::kCsv;
+}
+
+const char* FormatName(ExampleFormat format) {
+  switch (format) {
+    case ExampleFormat::kLibsvm:
+      return "libsvm";
+    case ExampleFormat::kVw:
+      return "vw";
+    default:
+      return "csv";
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ExampleFormat> ParseExampleFormat(absl::string_view name,
@@ -111,7 +138,8 @@ absl::StatusOr<ExampleFormat> ParseExampleFormat(absl::string_view name,
       if (absl::EndsWithIgnoreCase(path, ext)) return ExampleFormat::kLibsvm;
     }
     if (absl::EndsWithIgnoreCase(path, ".vw")) return ExampleFormat::kVw;
-    return ExampleFormat::kCsv;
+    if (absl::EndsWithIgnoreCase(path, ".csv")) return ExampleFormat::kCsv;
+    return ExampleFormat::kAuto;
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "the format is '", name, "'; use csv, libsvm (or svmlight), vw or auto"));
@@ -131,15 +159,38 @@ ExampleReader::ExampleReader(std::string path, std::FILE* file,
                              ExampleFormat format, bool multiclass)
     : path_(std::move(path)),
       file_(file),
+      fd_(file != nullptr ? ::fileno(file) : -1),
       format_(format),
       multiclass_(multiclass),
       buffer_(kBufferBytes) {}
 
 ExampleReader::~ExampleReader() {
-  if (file_ != stdin) std::fclose(file_);
+  if (file_ != nullptr && file_ != stdin) std::fclose(file_);
 }
 
-bool ExampleReader::NextLine(absl::string_view& line) {
+absl::StatusOr<v1::FeatureVector> ExampleReader::ParseInstance(
+    absl::string_view line, ExampleFormat format) {
+  line = Trim(line);
+  if (format == ExampleFormat::kAuto) format = LooksLike(absl::StrCat("1 ", line));
+  // The parsers read labeled lines: give this one a label of +1.
+  const std::string labeled =
+      absl::StrCat(format == ExampleFormat::kCsv ? "1," : "1 ", line);
+  const ExampleReader reader("instance", nullptr, format, false);
+  v1::Example example;
+  const absl::Status parsed =
+      format == ExampleFormat::kCsv      ? reader.ParseCsv(labeled, example)
+      : format == ExampleFormat::kLibsvm ? reader.ParseLibsvm(labeled, example)
+                                         : reader.ParseVw(labeled, example);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("instance '", line, "' (", FormatName(format),
+                     "): ", parsed.message()));
+  }
+  return std::move(*example.mutable_features());
+}
+
+ExampleReader::Next ExampleReader::NextLine(absl::string_view& line,
+                                           absl::Duration wait) {
   for (;;) {
     const char* first = buffer_.data() + begin_;
     const void* newline = std::memchr(first, '\n', end_ - begin_);
@@ -148,14 +199,14 @@ bool ExampleReader::NextLine(absl::string_view& line) {
       line = absl::string_view(first, last - first);
       begin_ = last - buffer_.data() + 1;
       ++line_number_;
-      return true;
+      return Next::kLine;
     }
     if (eof_) {
-      if (begin_ == end_) return false;
+      if (begin_ == end_) return Next::kEnd;
       line = absl::string_view(first, end_ - begin_);  // no newline at the end
       begin_ = end_;
       ++line_number_;
-      return true;
+      return Next::kLine;
     }
     // Keep the partial line, and make room for more (a longer line than
     // the buffer grows it).
@@ -163,20 +214,41 @@ bool ExampleReader::NextLine(absl::string_view& line) {
     end_ -= begin_;
     begin_ = 0;
     if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
-    const size_t got =
-        std::fread(buffer_.data() + end_, 1, buffer_.size() - end_, file_);
-    end_ += got;
-    if (got == 0) eof_ = true;
+    if (wait != absl::InfiniteDuration()) {
+      pollfd ready{fd_, POLLIN, 0};
+      const int ms = static_cast<int>(absl::ToInt64Milliseconds(wait));
+      int polled;
+      do {
+        polled = ::poll(&ready, 1, ms);
+      } while (polled < 0 && errno == EINTR);
+      if (polled == 0) return Next::kIdle;
+    }
+    // read(2), not fread: a pipe's bytes count as soon as they come.
+    ssize_t got;
+    do {
+      got = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) read_error_ = true;
+    if (got <= 0) {
+      eof_ = true;
+    } else {
+      end_ += got;
+    }
   }
 }
 
 absl::StatusOr<size_t> ExampleReader::Read(
-    size_t max, google::protobuf::RepeatedPtrField<v1::Example>& out) {
+    size_t max, google::protobuf::RepeatedPtrField<v1::Example>& out,
+    absl::Duration flush_after) {
   size_t read = 0;
   absl::string_view line;
-  while (read < max && NextLine(line)) {
+  while (read < max &&
+         NextLine(line, read > 0 && flush_after > absl::ZeroDuration()
+                            ? flush_after
+                            : absl::InfiniteDuration()) == Next::kLine) {
     line = Trim(line);
     if (line.empty() || line.front() == '#') continue;
+    if (format_ == ExampleFormat::kAuto) format_ = LooksLike(line);
     v1::Example* example = out.Add();
     const absl::Status parsed =
         format_ == ExampleFormat::kCsv      ? ParseCsv(line, *example)
@@ -189,12 +261,17 @@ absl::StatusOr<size_t> ExampleReader::Read(
       if (first && format_ == ExampleFormat::kCsv && IsCsvHeader(line)) {
         continue;
       }
-      return absl::InvalidArgumentError(
-          absl::StrCat(path_, ":", line_number_, ": ", parsed.message()));
+      const ExampleFormat looks = LooksLike(line);
+      return absl::InvalidArgumentError(absl::StrCat(
+          path_, ":", line_number_, ": ", parsed.message(),
+          looks == format_
+              ? ""
+              : absl::StrCat(" (the line looks like ", FormatName(looks),
+                             ": use --format=", FormatName(looks), ")")));
     }
     ++read;
   }
-  if (std::ferror(file_)) {
+  if (read_error_) {
     return absl::DataLossError(absl::StrCat("cannot read ", path_));
   }
   return read;

@@ -30,16 +30,19 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "halfspace/v1/halfspace.pb.h"
 
 namespace halfspace {
 
-enum class ExampleFormat { kCsv, kLibsvm, kVw };
+// kAuto: the format the first example line looks like (vw with a '|',
+// libsvm when its second field is index:value, else csv).
+enum class ExampleFormat { kCsv, kLibsvm, kVw, kAuto };
 
 // The format `name` names ("csv", "libsvm" or "svmlight", "vw"), or, for
 // "auto", the one `path`'s extension suggests (.svm, .libsvm, .svmlight:
-// libsvm; .vw: vw; else csv).
+// libsvm; .vw: vw; .csv: csv; else, standard input too, kAuto).
 absl::StatusOr<ExampleFormat> ParseExampleFormat(absl::string_view name,
                                                  absl::string_view path);
 
@@ -54,22 +57,33 @@ class ExampleReader {
   ~ExampleReader();
 
   // Appends up to `max` examples to `out` (whose cleared elements are
-  // reused) and returns how many: 0 at the end of the input.
-  // INVALID_ARGUMENT naming the file and line of a line that does not
-  // parse; the examples before it were appended.
+  // reused) and returns how many: 0 at the end of the input. With
+  // `flush_after`, returns early once it has an example and no more input
+  // came for that long (a pipe from a producer that writes as events
+  // happen). INVALID_ARGUMENT naming the file and line of a line that does
+  // not parse; the examples before it were appended.
   absl::StatusOr<size_t> Read(
-      size_t max, google::protobuf::RepeatedPtrField<v1::Example>& out);
+      size_t max, google::protobuf::RepeatedPtrField<v1::Example>& out,
+      absl::Duration flush_after = absl::ZeroDuration());
 
   // Lines read so far.
   int64_t line_number() const { return line_number_; }
+
+  // The features of one instance to predict: a line in `format` (kAuto: the
+  // format it looks like) without its label, e.g. "0.5,2", "3:0.5 7:1" or
+  // "|words hello world". INVALID_ARGUMENT saying why it does not parse.
+  static absl::StatusOr<v1::FeatureVector> ParseInstance(
+      absl::string_view line, ExampleFormat format);
 
  private:
   ExampleReader(std::string path, std::FILE* file, ExampleFormat format,
                 bool multiclass);
 
-  // The next line without its end, or false at the end of the input. The
-  // view is valid until the next call.
-  bool NextLine(absl::string_view& line);
+  enum class Next { kLine, kEnd, kIdle };
+  // The next line without its end (kLine), or kEnd at the end of the
+  // input, or kIdle when no more input came for `wait`. The view is valid
+  // until the next call.
+  Next NextLine(absl::string_view& line, absl::Duration wait);
   absl::Status ParseCsv(absl::string_view line, v1::Example& out) const;
   absl::Status ParseLibsvm(absl::string_view line, v1::Example& out) const;
   absl::Status ParseVw(absl::string_view line, v1::Example& out) const;
@@ -77,11 +91,13 @@ class ExampleReader {
 
   const std::string path_;
   std::FILE* const file_;
-  const ExampleFormat format_;
+  const int fd_;  // file_'s, read with read(2)
+  ExampleFormat format_;  // kAuto until the first example line
   const bool multiclass_;
   std::vector<char> buffer_;
   size_t begin_ = 0, end_ = 0;  // the unread bytes of buffer_
   bool eof_ = false;
+  bool read_error_ = false;
   int64_t line_number_ = 0;
   bool seen_example_ = false;  // a line other than blanks and comments
 };

@@ -3,6 +3,8 @@
 
 #include "client/example_reader.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +24,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class ExampleReaderTest : public ::testing::Test {
  protected:
@@ -233,12 +236,67 @@ TEST(ExampleFormatTest, IsNamedOrGuessedFromTheFileName) {
   EXPECT_EQ(*ParseExampleFormat("auto", "a9a.svm"), ExampleFormat::kLibsvm);
   EXPECT_EQ(*ParseExampleFormat("auto", "x.SVMLIGHT"), ExampleFormat::kLibsvm);
   EXPECT_EQ(*ParseExampleFormat("auto", "data.csv"), ExampleFormat::kCsv);
-  EXPECT_EQ(*ParseExampleFormat("auto", "-"), ExampleFormat::kCsv);
+  EXPECT_EQ(*ParseExampleFormat("auto", "-"), ExampleFormat::kAuto);
+  EXPECT_EQ(*ParseExampleFormat("auto", "train.txt"), ExampleFormat::kAuto);
   EXPECT_EQ(*ParseExampleFormat("libsvm", "-"), ExampleFormat::kLibsvm);
   EXPECT_EQ(*ParseExampleFormat("auto", "clicks.vw"), ExampleFormat::kVw);
   EXPECT_EQ(*ParseExampleFormat("vw", "-"), ExampleFormat::kVw);
   EXPECT_TRUE(
       absl::IsInvalidArgument(ParseExampleFormat("json", "x").status()));
+}
+
+TEST_F(ExampleReaderTest, AutoTellsTheFormatFromTheFirstLine) {
+  absl::StatusOr<std::vector<v1::Example>> vw =
+      ReadAll("1 |words hello world\n-1 |words bye\n", ExampleFormat::kAuto);
+  ASSERT_TRUE(vw.ok()) << vw.status();
+  EXPECT_EQ((*vw)[0].features().named_size(), 2);
+  absl::StatusOr<std::vector<v1::Example>> libsvm =
+      ReadAll("+1 1:0.5 3:-2\n-1 2:1\n", ExampleFormat::kAuto);
+  ASSERT_TRUE(libsvm.ok()) << libsvm.status();
+  EXPECT_EQ((*libsvm)[0].features().sparse().indices_size(), 2);
+  absl::StatusOr<std::vector<v1::Example>> csv =
+      ReadAll("label,x1\n1,0.5\n", ExampleFormat::kAuto);
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  EXPECT_THAT(Dense((*csv)[0]), ElementsAre(0.5));
+  EXPECT_EQ(*ParseExampleFormat("auto", "-"), ExampleFormat::kAuto);
+  EXPECT_EQ(*ParseExampleFormat("auto", "data.csv"), ExampleFormat::kCsv);
+}
+
+TEST_F(ExampleReaderTest, ALineOfAnotherFormatSaysWhichFormatToGive) {
+  absl::Status s =
+      ReadAll("1 |words hello\n", ExampleFormat::kCsv).status();
+  EXPECT_THAT(s.message(), HasSubstr("the line looks like vw: use --format=vw"));
+  s = ReadAll("1 3:0.5\n", ExampleFormat::kCsv).status();
+  EXPECT_THAT(s.message(), HasSubstr("use --format=libsvm"));
+  s = ReadAll("1,2,x\n", ExampleFormat::kCsv).status();
+  EXPECT_THAT(s.message(), Not(HasSubstr("looks like")));
+}
+
+// A producer writing into a pipe one example at a time: with flush_after,
+// each read returns what came as soon as the input pauses.
+TEST_F(ExampleReaderTest, APauseInTheInputReturnsWhatCame) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::FILE* in = ::fdopen(fds[0], "rb");
+  const std::string path = absl::StrCat("/dev/fd/", fds[0]);
+  absl::StatusOr<std::unique_ptr<ExampleReader>> reader =
+      ExampleReader::Open(path, ExampleFormat::kCsv, false);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  google::protobuf::RepeatedPtrField<v1::Example> out;
+  for (int i = 0; i < 3; ++i) {
+    const std::string line = absl::StrCat(i % 2 ? "-1" : "1", ",", i, "\n");
+    ASSERT_EQ(::write(fds[1], line.data(), line.size()),
+              static_cast<ssize_t>(line.size()));
+    out.Clear();
+    absl::StatusOr<size_t> n =
+        (*reader)->Read(1000, out, absl::Milliseconds(20));
+    ASSERT_TRUE(n.ok()) << n.status();
+    EXPECT_EQ(*n, 1u) << i;  // not 1000, nor the end of the input
+  }
+  ::close(fds[1]);
+  out.Clear();
+  EXPECT_EQ(*(*reader)->Read(1000, out, absl::Milliseconds(20)), 0u);
+  std::fclose(in);
 }
 
 }  // namespace

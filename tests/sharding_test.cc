@@ -21,6 +21,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "client/halfspace_client.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/server_process.h"
 #include "tests/temp_dir.h"
@@ -28,6 +29,8 @@
 
 namespace halfspace {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr int kModels = 60;
 
@@ -223,6 +226,7 @@ TEST_F(ShardingTest, AServerThatIsDownFailsOnlyItsOwnModels) {
         client.CreateModel(ModelName(i), TextAlgorithm("perceptron"), 2).ok());
   }
   const std::map<std::string, std::vector<int>> homes = Homes();
+  const int down_port = backends_[1]->port();
   backends_[1]->Stop(SIGKILL);
   backends_[1].reset();
   Client::RetryPolicy once;
@@ -231,7 +235,14 @@ TEST_F(ShardingTest, AServerThatIsDownFailsOnlyItsOwnModels) {
   for (const auto& [name, where] : homes) {
     absl::StatusOr<v1::Model> model = client.GetModel(name);
     if (where[0] == 1) {
+      // A gRPC UNAVAILABLE from the proxy, naming the shard, not an HTTP
+      // error page.
       EXPECT_TRUE(absl::IsUnavailable(model.status())) << name;
+      EXPECT_THAT(model.status().message(),
+                  HasSubstr(absl::StrCat("the halfspace server for this "
+                                         "model (127.0.0.1:",
+                                         down_port, ") is down")))
+          << name;
       // Not created on another server in its place.
       EXPECT_TRUE(absl::IsUnavailable(
           client.CreateModel(name, TextAlgorithm("perceptron"), 2).status()))

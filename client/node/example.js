@@ -4,8 +4,9 @@
 //   npm install @grpc/grpc-js @grpc/proto-loader
 //   node client/node/example.js [TARGET]      (default localhost:50051)
 //
-// It creates a perceptron "notes-node", trains it over a stream, predicts,
-// and prints what the Python example in the README prints.
+// It creates a perceptron "notes-node" (deleting one left by an earlier
+// run), trains it over a stream, predicts, and prints what the Python
+// example in the README prints.
 
 'use strict';
 
@@ -62,6 +63,10 @@ async function main(target) {
   const client = new v1.HalfspaceService(
       target, grpc.credentials.createInsecure());
   const model = 'notes-node';
+  // Start afresh, so that the example can be run again.
+  await call(client, 'DeleteModel', {model}).catch((error) => {
+    if (error.code !== grpc.status.NOT_FOUND) throw error;
+  });
   await call(client, 'CreateModel', {
     model, dimension: 2, algorithm: {perceptron: {}},
   });
