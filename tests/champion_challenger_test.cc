@@ -397,8 +397,8 @@ TEST_F(ChampionChallengerTest, ComparisonCountsThePairedMistakesOfTheStream) {
   {
     CrashCopy crash(server_.data_dir());  // recovered from the log
     crash.Start();
-    check(*v1::HalfspaceService::NewStub(grpc::CreateChannel(
-        crash.target(), grpc::InsecureChannelCredentials())));
+    check(*v1::HalfspaceService::NewStub(Connected(grpc::CreateChannel(
+        crash.target(), grpc::InsecureChannelCredentials()))));
   }
   server_.Restart();  // from the snapshots
   stub_ = server_.NewStub();

@@ -356,8 +356,8 @@ TEST_F(FeedbackTest, PendingExamplesSurviveARestartAndACrash) {
   // A crash now: the log since the restart's snapshot holds d and b.
   CrashCopy crash(server_.data_dir());
   Client recovered = crash.Start();
-  std::unique_ptr<Stub> stub = v1::HalfspaceService::NewStub(
-      grpc::CreateChannel(crash.target(), grpc::InsecureChannelCredentials()));
+  std::unique_ptr<Stub> stub = v1::HalfspaceService::NewStub(Connected(
+      grpc::CreateChannel(crash.target(), grpc::InsecureChannelCredentials())));
   for (Stub* s : {stub_.get(), stub.get()}) {
     absl::StatusOr<v1::FeedbackResponse> r =
         Feedback(*s, "m", {{"a", 1}, {"b", 1}, {"c", 1}, {"d", -1}});

@@ -23,6 +23,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
+#include "tests/connected.h"
 #include "tests/server_process.h"
 #include "tests/temp_dir.h"
 
@@ -100,8 +101,8 @@ TEST(ProcessTest, ServesTheGoodModelsAndReportsACorruptOne) {
 
   ServerProcess server(data, dir.File("log"));
   ASSERT_TRUE(server.WaitUntilReady());
-  Client client(
-      grpc::CreateChannel(server.target(), grpc::InsecureChannelCredentials()));
+  Client client(Connected(
+      grpc::CreateChannel(server.target(), grpc::InsecureChannelCredentials())));
   EXPECT_EQ(client.GetModel("binary_sgd")->stats().examples_seen(), 40u);
   EXPECT_TRUE(client.Predict("animals", {{1, 0}}).ok());
   absl::StatusOr<v1::Model> broken = client.GetModel("broken");
@@ -195,8 +196,8 @@ TEST(ProcessTest, JsonLogLinesTieACallToItsRequestId) {
   ServerProcess server(dir.File("data"), dir.File("log"),
                        {"--log_format=json", "--log_level=debug"});
   ASSERT_TRUE(server.WaitUntilReady());
-  auto stub = v1::HalfspaceService::NewStub(
-      grpc::CreateChannel(server.target(), grpc::InsecureChannelCredentials()));
+  auto stub = v1::HalfspaceService::NewStub(Connected(
+      grpc::CreateChannel(server.target(), grpc::InsecureChannelCredentials())));
   grpc::ClientContext context;
   context.AddMetadata("x-request-id", "create-0042");
   v1::CreateModelRequest create;

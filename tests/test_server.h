@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 #include "server/server.h"
+#include "tests/connected.h"
 #include "tests/temp_dir.h"
 
 namespace halfspace {
@@ -74,12 +75,15 @@ class TestServer {
     Start();
   }
 
+  // A channel of its own (a distinct argument gives each its connection),
+  // connected: a test's first call never races the connection's setup,
+  // whose first attempt can fail on a busy machine, failing a call made
+  // without wait_for_ready.
   std::shared_ptr<grpc::Channel> NewChannel() const {
-    // A distinct channel argument gives each caller its own connection.
     grpc::ChannelArguments args;
     args.SetInt("halfspace.test.channel", ++channels_);
-    return grpc::CreateCustomChannel(target(),
-                                     grpc::InsecureChannelCredentials(), args);
+    return Connected(grpc::CreateCustomChannel(
+        target(), grpc::InsecureChannelCredentials(), args));
   }
   Client NewClient() const { return Client(NewChannel()); }
   std::unique_ptr<v1::HalfspaceService::Stub> NewStub() const {
@@ -133,9 +137,9 @@ class CrashCopy {
     absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
     EXPECT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-    return Client(grpc::CreateChannel(
+    return Client(Connected(grpc::CreateChannel(
         absl::StrCat("127.0.0.1:", server_->port()),
-        grpc::InsecureChannelCredentials()));
+        grpc::InsecureChannelCredentials())));
   }
 
   // Stops the server as SIGTERM does (storing every model); Start serves
