@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -214,6 +215,137 @@ TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
   EXPECT_GT(newest, 10u) << "the log rotated too rarely to test rotation";
   EXPECT_LT(segments * 2, static_cast<int>(newest))
       << "checkpoints did not trim the log";
+  EXPECT_EQ(server->Stop(SIGTERM), 0);
+}
+
+// Runs `call` until it gets an answer that is not a lost connection (the
+// server being killed and restarted), for up to a minute.
+template <typename Call>
+auto Answered(Call call) -> decltype(call()) {
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  for (;;) {
+    auto result = call();
+    const absl::Status& s = [&]() -> const absl::Status& {
+      if constexpr (std::is_same_v<decltype(result), absl::Status>) {
+        return result;
+      } else {
+        return result.status();
+      }
+    }();
+    if (!(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) ||
+          absl::IsCancelled(s)) ||
+        absl::Now() > give_up) {
+      return result;
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+// A model deleted, imported from a backup, deleted and created again, over
+// and over, while the server is killed at random moments — between each
+// change and the next snapshot too. A deletion and an import are barriers:
+// what comes back after every kill is what the last acknowledged change
+// made, never a record from before it.
+TEST(CrashTest, DeletionsAndImportsAreBarriersAcrossKills) {
+  TempDir dir;
+  const std::string data_dir = dir.File("data");
+  const std::vector<std::string> flags = {
+      "--durability=sync", "--checkpoint_bytes=8192",
+      "--log_segment_bytes=4096", "--log_level=warn"};
+  const std::string address = "unix:" + dir.File("sock");
+  auto server =
+      std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags, address);
+  ASSERT_TRUE(server->WaitUntilReady());
+  const std::string target = server->target();
+  std::atomic<bool> churning{true};
+  std::string failure;
+  int rounds = 0;
+  std::thread churn([&] {
+    Client client(FastReconnectingChannel(target), absl::Seconds(5));
+    const Stream stream{"churn", "perceptron", false};
+    const std::vector<LabeledExample> data = Data(stream, 99);
+    auto fail = [&](const std::string& what) {
+      if (failure.empty()) failure = absl::StrCat("round ", rounds, ": ", what);
+    };
+    for (; rounds < 40 && failure.empty(); ++rounds) {
+      // Create (an earlier attempt may have been applied: ALREADY_EXISTS).
+      absl::Status created = Answered(
+          [&] { return client.CreateModel(CreateRequest(stream)).status(); });
+      if (!created.ok() && !absl::IsAlreadyExists(created)) {
+        fail(created.ToString());
+        break;
+      }
+      const size_t n = 5 + rounds % 7;
+      RetryOptions retry;
+      retry.give_up_after = absl::Seconds(60);
+      auto trainer = ExactlyOnceTrainer::Open(
+          &client, "churn", absl::StrCat("round-", rounds), retry);
+      if (!trainer.ok() ||
+          !(*trainer)->Train(absl::MakeConstSpan(data).subspan(0, n)).ok()) {
+        fail("training failed");
+        break;
+      }
+      absl::StatusOr<std::string> backup =
+          Answered([&] { return client.ExportModel("churn"); });
+      absl::Status deleted =
+          Answered([&] { return client.DeleteModel("churn"); });
+      if (!backup.ok() || !(deleted.ok() || absl::IsNotFound(deleted))) {
+        fail("export or delete failed");
+        break;
+      }
+      if (absl::IsNotFound(Answered([&] {
+                             return client.GetModel("churn").status();
+                           })) == false) {
+        fail("a deleted model came back");
+        break;
+      }
+      absl::Status imported = Answered(
+          [&] { return client.ImportModel("churn", *backup).status(); });
+      if (!imported.ok() && !absl::IsAlreadyExists(imported)) {
+        fail(imported.ToString());
+        break;
+      }
+      absl::StatusOr<v1::Model> model =
+          Answered([&] { return client.GetModel("churn"); });
+      if (!model.ok() || model->stats().examples_seen() != n ||
+          !model->unavailable_reason().empty()) {
+        fail(absl::StrCat("the import came back as ",
+                          model.ok() ? model->DebugString()
+                                     : model.status().ToString()));
+        break;
+      }
+      deleted = Answered([&] { return client.DeleteModel("churn"); });
+      if (!deleted.ok() && !absl::IsNotFound(deleted)) {
+        fail(deleted.ToString());
+        break;
+      }
+    }
+    churning = false;
+  });
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> delay_ms(20, 150);
+  int kills = 0;
+  while (churning.load()) {
+    absl::SleepFor(absl::Milliseconds(delay_ms(rng)));
+    if (!churning.load()) break;
+    server->Stop(SIGKILL);
+    ++kills;
+    server = std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags,
+                                             address);
+    ASSERT_TRUE(server->WaitUntilReady());
+  }
+  churn.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(rounds, 40);
+  EXPECT_GE(kills, 5);
+  // After the last deletion, and a kill, the name is free.
+  server->Stop(SIGKILL);
+  server =
+      std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags, address);
+  ASSERT_TRUE(server->WaitUntilReady());
+  Client client(FastReconnectingChannel(target), absl::Seconds(5));
+  EXPECT_TRUE(absl::IsNotFound(client.GetModel("churn").status()));
+  EXPECT_TRUE(client.CreateModel(CreateRequest({"churn", "perceptron"})).ok());
   EXPECT_EQ(server->Stop(SIGTERM), 0);
 }
 
