@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/create_channel.h"
@@ -281,6 +283,25 @@ absl::Duration Backoff(const Client::RetryPolicy& policy, int attempt) {
   return b * absl::Uniform(random, 0.5, 1.0);
 }
 
+// The wait a RESOURCE_EXHAUSTED refusal asks for in its
+// grpc-retry-pushback-ms trailer; none for any other status.
+std::optional<absl::Duration> Pushback(const grpc::ClientContext& context,
+                                       const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
+    return std::nullopt;
+  }
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find("grpc-retry-pushback-ms");
+  int64_t ms = 0;
+  if (it == trailers.end() ||
+      !absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
+                        &ms) ||
+      ms < 0) {
+    return std::nullopt;
+  }
+  return absl::Milliseconds(ms);
+}
+
 }  // namespace
 
 template <typename AnyStub, typename Request, typename Response>
@@ -301,9 +322,17 @@ absl::StatusOr<Response> Client::Call(
     Response response;
     grpc::Status status = (stub->*method)(&context, request, &response);
     if (status.ok()) return response;
-    const absl::Duration pause = Backoff(retry_, attempt + 1);
-    if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
-        attempt >= attempts || absl::Now() + pause >= deadline) {
+    // A rate limit's refusal applied nothing and says how long to wait:
+    // any call is sent again then, read-only or not.
+    const std::optional<absl::Duration> pushback = Pushback(context, status);
+    const absl::Duration pause =
+        pushback.value_or(Backoff(retry_, attempt + 1));
+    const bool again =
+        pushback.has_value()
+            ? attempt < std::max(retry_.max_attempts, 1)
+            : status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                  attempt < attempts;
+    if (!again || absl::Now() + pause >= deadline) {
       return FromGrpcStatus(status);
     }
     absl::SleepFor(pause);

@@ -1,8 +1,15 @@
 #include "server/auth.h"
 
 #include <fnmatch.h>
+#include <openssl/sha.h>
 
+#include <cmath>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -20,6 +27,42 @@ bool SameSecret(absl::string_view a, absl::string_view b) {
   unsigned char diff = 0;
   for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i];
   return diff == 0;
+}
+
+// The SHA-256 of `text`, 32 bytes.
+std::string Sha256(absl::string_view text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(),
+         digest);
+  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
+}
+
+// Sets `option` (name=value) of `entry`; INVALID_ARGUMENT if unknown.
+absl::Status ParseOption(absl::string_view option, TokenEntry& entry) {
+  const auto [key, value] = std::pair<absl::string_view, absl::string_view>(
+      absl::StrSplit(option, absl::MaxSplits('=', 1)));
+  if (key == "name") {
+    if (value.empty()) return absl::InvalidArgumentError("name= is empty");
+    entry.name = std::string(value);
+    return absl::OkStatus();
+  }
+  double* target = key == "calls_per_second"      ? &entry.limits.calls.per_second
+                   : key == "calls_burst"         ? &entry.limits.calls.burst
+                   : key == "examples_per_second" ? &entry.limits.examples.per_second
+                   : key == "examples_burst"      ? &entry.limits.examples.burst
+                                                  : nullptr;
+  if (target == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown option ", Quoted(key),
+        "; use name, calls_per_second, calls_burst, examples_per_second or "
+        "examples_burst"));
+  }
+  if (!absl::SimpleAtod(value, target) || !(*target >= 0) ||
+      !std::isfinite(*target)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Quoted(option), ": the value must be a number >= 0"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Permission> ParsePermission(absl::string_view name) {
@@ -58,16 +101,34 @@ absl::StatusOr<std::shared_ptr<const TokenPolicy>> TokenPolicy::Parse(
       return absl::InvalidArgumentError(
           absl::StrCat("tokens file line ", number, ": ", why));
     };
-    if (fields[0].size() < kMinTokenLength) {
+    Token token;
+    absl::string_view secret = fields[0];
+    if (absl::ConsumePrefix(&secret, "sha256:")) {
+      if (secret.size() != 64 ||
+          !absl::c_all_of(secret, [](char c) { return absl::ascii_isxdigit(c); })) {
+        return bad("a sha256: token must be 64 hexadecimal digits");
+      }
+      token.secret = absl::HexStringToBytes(absl::AsciiStrToLower(secret));
+      token.hashed = true;
+    } else if (secret.size() < kMinTokenLength) {
       return bad(absl::StrCat("a token must have at least ", kMinTokenLength,
                               " characters"));
+    } else {
+      token.secret = std::string(secret);
     }
-    if (policy->Find(fields[0]) != nullptr)
-      return bad("the token is listed twice");
-    if (fields.size() < 2)
-      return bad("the token grants nothing; add permission:pattern");
-    Token token{std::string(fields[0]), {}};
+    for (const Token& other : policy->tokens_) {
+      if (other.hashed == token.hashed && other.secret == token.secret) {
+        return bad("the token is listed twice");
+      }
+    }
+    token.entry.name = absl::StrCat("line", number);
     for (size_t i = 1; i < fields.size(); ++i) {
+      if (absl::StrContains(fields[i], '=')) {
+        if (absl::Status s = ParseOption(fields[i], token.entry); !s.ok()) {
+          return bad(s.message());
+        }
+        continue;
+      }
       std::pair<absl::string_view, absl::string_view> grant =
           absl::StrSplit(fields[i], absl::MaxSplits(':', 1));
       absl::StatusOr<Permission> permission = ParsePermission(grant.first);
@@ -76,17 +137,22 @@ absl::StatusOr<std::shared_ptr<const TokenPolicy>> TokenPolicy::Parse(
         return bad(absl::StrCat(Quoted(fields[i]),
                                 " has no pattern; write permission:pattern"));
       }
-      token.grants.push_back({*permission, std::string(grant.second)});
+      token.entry.grants.push_back({*permission, std::string(grant.second)});
+    }
+    if (token.entry.grants.empty()) {
+      return bad("the token grants nothing; add permission:pattern");
     }
     policy->tokens_.push_back(std::move(token));
   }
   return policy;
 }
 
-const std::vector<Grant>* TokenPolicy::Find(absl::string_view token) const {
-  const std::vector<Grant>* found = nullptr;
+const TokenEntry* TokenPolicy::Find(absl::string_view token) const {
+  const TokenEntry* found = nullptr;
+  std::string digest;  // of `token`, once a hashed entry needs it
   for (const Token& t : tokens_) {  // every one, found or not
-    if (SameSecret(t.secret, token)) found = &t.grants;
+    if (t.hashed && digest.empty()) digest = Sha256(token);
+    if (SameSecret(t.secret, t.hashed ? digest : token)) found = &t.entry;
   }
   return found;
 }
@@ -95,7 +161,7 @@ absl::Status Principal::Check(Permission permission,
                               absl::string_view model) const {
   if (policy_ == nullptr) return absl::OkStatus();
   const std::string name(model);
-  for (const Grant& g : *grants_) {
+  for (const Grant& g : token_->grants) {
     if (g.permission >= permission &&
         fnmatch(g.pattern.c_str(), name.c_str(), 0) == 0) {
       return absl::OkStatus();
@@ -145,14 +211,13 @@ absl::StatusOr<Principal> Authenticator::Authenticate(
       token = {};
     }
   }
-  const std::vector<Grant>* grants =
-      token.empty() ? nullptr : policy->Find(token);
-  if (grants == nullptr) {
+  const TokenEntry* entry = token.empty() ? nullptr : policy->Find(token);
+  if (entry == nullptr) {
     return absl::UnauthenticatedError(
         "this server needs a bearer token it knows: send the metadata "
         "'authorization: Bearer <token>'");
   }
-  return Principal(std::move(policy), grants);
+  return Principal(std::move(policy), entry);
 }
 
 }  // namespace halfspace

@@ -5,7 +5,17 @@
 //
 //   # token                          grants (permission:pattern ...)
 //   4f6c0d1e9a2b7c83d5e6f70812a9b3c4 admin:*
-//   pipeline-7d21c9e8a1f04b6d        train:spam-* predict:ham-*
+//   pipeline-7d21c9e8a1f04b6d        train:spam-* predict:ham-* name=spam
+//       calls_per_second=100 examples_per_second=50000
+//   sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+//                                    predict:* name=dashboard
+//
+// A token may be written as sha256:<its SHA-256, in hex>, so that the file
+// holds no secret. Options beside the grants: name=NAME, the token's name
+// in metrics and logs (never the secret; default line<N>); and its rate
+// limits (see rate_limits.h), calls_per_second, calls_burst,
+// examples_per_second, examples_burst (training examples; 0 or absent: no
+// limit).
 //
 // Permissions, each including those before it:
 //   predict  Predict, Evaluate, GetModel, ListModels (the models it may
@@ -33,6 +43,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/rate_limits.h"
 
 namespace halfspace {
 
@@ -46,24 +57,33 @@ struct Grant {
   std::string pattern;
 };
 
+// What the tokens file says of one token, but its secret.
+struct TokenEntry {
+  std::string name;
+  std::vector<Grant> grants;
+  CallerLimits limits;
+};
+
 class TokenPolicy {
  public:
   // INVALID_ARGUMENT naming the line for a token shorter than 16
-  // characters, one listed twice, a line without grants, or a grant that is
-  // not permission:pattern.
+  // characters (or a sha256: one not of 64 hex digits), one listed twice, a
+  // line without grants, a grant that is not permission:pattern, or an
+  // option it does not know.
   static absl::StatusOr<std::shared_ptr<const TokenPolicy>> Parse(
       absl::string_view text);
 
-  // The grants of `token`; null for a token the policy does not hold.
-  // Compares in time independent of where a wrong token differs.
-  const std::vector<Grant>* Find(absl::string_view token) const;
+  // What the file says of `token`; null for a token the policy does not
+  // hold. Compares in time independent of where a wrong token differs.
+  const TokenEntry* Find(absl::string_view token) const;
 
   size_t size() const { return tokens_.size(); }
 
  private:
   struct Token {
-    std::string secret;
-    std::vector<Grant> grants;
+    std::string secret;  // the token, or its SHA-256 (32 bytes) if hashed
+    bool hashed = false;
+    TokenEntry entry;
   };
   std::vector<Token> tokens_;
 };
@@ -74,8 +94,11 @@ class Principal {
   // Allowed everything.
   Principal() = default;
   Principal(std::shared_ptr<const TokenPolicy> policy,
-            const std::vector<Grant>* grants)
-      : policy_(std::move(policy)), grants_(grants) {}
+            const TokenEntry* token)
+      : policy_(std::move(policy)), token_(token) {}
+
+  // The token's entry; null without tokens (anyone may do everything).
+  const TokenEntry* token() const { return token_; }
 
   // OK, or PERMISSION_DENIED naming the permission and the model.
   absl::Status Check(Permission permission, absl::string_view model) const;
@@ -84,8 +107,8 @@ class Principal {
   }
 
  private:
-  std::shared_ptr<const TokenPolicy> policy_;  // keeps grants_ alive
-  const std::vector<Grant>* grants_ = nullptr;
+  std::shared_ptr<const TokenPolicy> policy_;  // keeps token_ alive
+  const TokenEntry* token_ = nullptr;
 };
 
 class Authenticator {

@@ -56,7 +56,7 @@ HalfspaceService::Unary HalfspaceService::Serve(
   auto admission = std::make_unique<Admission>(parts_.gate);
   if (!admission->admitted()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    End(reactor, method, call.request_id, admission->status(), start);
+    End(context, reactor, method, call.request_id, admission->status(), start);
     return reactor;
   }
   grpc::ServerUnaryReactor* reactor = new AdmittedCall(std::move(admission));
@@ -64,11 +64,11 @@ HalfspaceService::Unary HalfspaceService::Serve(
   Response response;
   Bytes bytes = *request_bytes;  // shares the slices
   call.stop = StopOf(context);
-  absl::StatusOr<Principal> principal = PrincipalOf(*parts_.auth, *context);
-  absl::Status status = principal.status();
-  if (status.ok()) {
-    call.principal = *std::move(principal);
-    status = DecodeMessage(bytes, request);
+  Caller caller;
+  absl::Status status = AdmitCaller(parts_, *context, call.principal, caller);
+  if (status.ok()) status = DecodeMessage(bytes, request);
+  if constexpr (std::is_same_v<Request, v1::FeedbackRequest>) {
+    if (status.ok()) status = Charge(parts_, caller, 0, request.feedback_size());
   }
   if constexpr (!std::is_same_v<Request, v1::ListModelsRequest> &&
                 !std::is_same_v<Request, v1::GetStatsRequest> &&
@@ -84,19 +84,20 @@ HalfspaceService::Unary HalfspaceService::Serve(
   if (status.ok()) status = (this->*handler)(request, response, call);
   if (status.ok()) EncodeMessage(response, *response_bytes);
   if (call.lsn == 0 || parts_.log == nullptr) {
-    End(reactor, method, call.request_id, status, start);
+    End(context, reactor, method, call.request_id, status, start);
   } else {
-    parts_.log->WhenDurable(
-        call.lsn, [this, reactor, method, id = call.request_id, status, start] {
-          End(reactor, method, id, status, start);
-        });
+    parts_.log->WhenDurable(call.lsn, [this, context, reactor, method,
+                                       id = call.request_id, status, start] {
+      End(context, reactor, method, id, status, start);
+    });
   }
   return reactor;
 }
 
-void HalfspaceService::End(grpc::ServerUnaryReactor* reactor,
+void HalfspaceService::End(Context* context, grpc::ServerUnaryReactor* reactor,
                            const char* method, const std::string& request_id,
                            const absl::Status& status, absl::Time start) {
+  AddPushback(status, *context);
   const grpc::Status finished = ToGrpcStatus(status);
   const absl::Duration elapsed = absl::Now() - start;
   parts_.metrics->RecordRefusal(status);

@@ -106,9 +106,9 @@ class HalfspaceService final : public HalfspaceServiceBase {
               const char* method, Permission permission,
               Handler<Request, Response> handler);
   // Finishes a unary call and counts it.
-  void End(grpc::ServerUnaryReactor* reactor, const char* method,
-           const std::string& request_id, const absl::Status& status,
-           absl::Time start);
+  void End(Context* context, grpc::ServerUnaryReactor* reactor,
+           const char* method, const std::string& request_id,
+           const absl::Status& status, absl::Time start);
 
   absl::Status DoCreateModel(const v1::CreateModelRequest& request,
                              v1::CreateModelResponse& response, Call& call);

@@ -87,6 +87,24 @@ ABSL_FLAG(int64_t, max_streams, 256,
           "Train, Evaluate and PredictStream streams open at once");
 ABSL_FLAG(int64_t, max_streams_per_client, 64,
           "Train and Evaluate streams open at once from one client address");
+ABSL_FLAG(double, anonymous_calls_per_second, 0,
+          "without --tokens_file: calls a second one client address may make "
+          "(0: no limit; a stream's opening and each PredictStream request "
+          "count as calls)");
+ABSL_FLAG(double, anonymous_calls_burst, 0,
+          "the calls one client address may make at once (default: one "
+          "second's worth)");
+ABSL_FLAG(double, anonymous_examples_per_second, 0,
+          "without --tokens_file: training examples a second one client "
+          "address may send (0: no limit)");
+ABSL_FLAG(double, anonymous_examples_burst, 0,
+          "the training examples one client address may send at once "
+          "(default: one second's worth)");
+ABSL_FLAG(double, auth_failures_per_second, 5,
+          "failed authentications a second one client address may make "
+          "before it is refused (0: no limit)");
+ABSL_FLAG(double, auth_failures_burst, 20,
+          "the failed authentications one client address may make at once");
 ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,
           "memory gRPC may use for connections and messages in flight");
 ABSL_FLAG(std::string, log_level, "info",
@@ -172,6 +190,13 @@ int main(int argc, char** argv) {
   options.streams.max_streams = absl::GetFlag(FLAGS_max_streams);
   options.streams.max_streams_per_client =
       absl::GetFlag(FLAGS_max_streams_per_client);
+  options.anonymous.calls = {absl::GetFlag(FLAGS_anonymous_calls_per_second),
+                             absl::GetFlag(FLAGS_anonymous_calls_burst)};
+  options.anonymous.examples = {
+      absl::GetFlag(FLAGS_anonymous_examples_per_second),
+      absl::GetFlag(FLAGS_anonymous_examples_burst)};
+  options.auth_failures = {absl::GetFlag(FLAGS_auth_failures_per_second),
+                           absl::GetFlag(FLAGS_auth_failures_burst)};
   options.grpc_memory_bytes = absl::GetFlag(FLAGS_grpc_memory_bytes);
   options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
   options.tls.key_file = absl::GetFlag(FLAGS_tls_key);

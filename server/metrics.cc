@@ -186,6 +186,11 @@ Metrics::Metrics(const ModelRegistry* models, CallGate* gate)
                             "operator beside their segment")
                       .Register(*registry_)
                       .Add({})),
+      rate_limited_(prometheus::BuildCounter()
+                        .Name("halfspace_rate_limited_total")
+                        .Help("Calls refused by a rate limit, by caller: a "
+                              "token's name, anonymous, or unauthenticated")
+                        .Register(*registry_)),
       collector_(std::make_shared<ModelCollector>(models, gate)) {}
 
 Metrics::~Metrics() = default;
@@ -236,6 +241,10 @@ void Metrics::RecordSync(absl::Duration elapsed) {
 }
 
 void Metrics::RecordLogDamage() { log_damage_.Increment(); }
+
+void Metrics::RecordRateLimited(const std::string& caller) {
+  rate_limited_.Add({{"caller", caller}}).Increment();
+}
 
 std::vector<MetricFamily> Metrics::Collect() const {
   std::vector<MetricFamily> families = registry_->Collect();

@@ -76,6 +76,10 @@ class Metrics {
   // Counts one damaged span of the write-ahead log found by recovery.
   void RecordLogDamage();
 
+  // Counts a call a rate limit refused, by the caller's name (a token's
+  // name, "anonymous", or "unauthenticated").
+  void RecordRateLimited(const std::string& caller);
+
   // Every metric, as Prometheus scrapes them.
   std::vector<prometheus::MetricFamily> Collect() const;
 
@@ -97,6 +101,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& refusals_;
   prometheus::Histogram& syncs_;
   prometheus::Counter& log_damage_;
+  prometheus::Family<prometheus::Counter>& rate_limited_;
   const std::shared_ptr<ModelCollector> collector_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -52,14 +53,23 @@ class ModelStream : public PipelinedStream {
       return s;
     }
     response_.Clear();
-    if (absl::Status s = Bind(); s.ok()) {
-      s = Answer(model_, request_, response_, lsn);
-      if (!s.ok()) Refuse(s);
-    } else {
-      Refuse(s);
-    }
+    // Each request is a call to the caller's rate limits (its examples
+    // too, for feedback), refused in-band.
+    absl::Status s = call_.Charge(1, ExamplesIn(request_));
+    if (s.ok()) s = Bind();
+    if (s.ok()) s = Answer(model_, request_, response_, lsn);
+    if (!s.ok()) Refuse(s);
     EncodeMessage(response_, response_bytes);
     return absl::OkStatus();
+  }
+
+  // The training examples a request brings: feedback's labels.
+  static double ExamplesIn(const Request& request) {
+    if constexpr (std::is_same_v<Request, v1::FeedbackStreamRequest>) {
+      return request.feedback_size();
+    } else {
+      return 0;
+    }
   }
 
   // Makes the request's model (or the previous one's) the stream's.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -199,6 +200,20 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
   for (const auto& [flag, value] : at_least_one) {
     if (value < 1) return invalid(flag, value, "must be at least 1");
   }
+  const std::pair<const char*, double> rates[] = {
+      {"anonymous_calls_per_second", o.anonymous.calls.per_second},
+      {"anonymous_calls_burst", o.anonymous.calls.burst},
+      {"anonymous_examples_per_second", o.anonymous.examples.per_second},
+      {"anonymous_examples_burst", o.anonymous.examples.burst},
+      {"auth_failures_per_second", o.auth_failures.per_second},
+      {"auth_failures_burst", o.auth_failures.burst},
+  };
+  for (const auto& [flag, value] : rates) {
+    if (!(value >= 0) || !std::isfinite(value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, "=", value, ": must be a number >= 0"));
+    }
+  }
   if (l.max_classes > kMaxClasses) {
     return invalid("max_classes", l.max_classes,
                    absl::StrCat("must be at most ", kMaxClasses));
@@ -221,6 +236,7 @@ Server::Server(const ServerOptions& options,
       budget_(std::make_shared<ResourceBudget>(options.limits)),
       registry_(store_.get(), nullptr, budget_),
       gate_(options.streams, /*loading=*/true),
+      limiter_({options.auth_failures}),
       metrics_(&registry_, &gate_) {}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
@@ -275,6 +291,8 @@ absl::Status Server::Listen() {
   parts_.gate = &gate_;
   parts_.auth = auth_.get();
   parts_.metrics = &metrics_;
+  parts_.limiter = &limiter_;
+  parts_.anonymous = options_.anonymous;
   parts_.max_message_bytes = options_.max_message_bytes;
   service_ = std::make_unique<HalfspaceService>(&parts_);
   if (!options_.metrics_listen.empty()) {

@@ -27,6 +27,7 @@
 #include "core/storage/file_model_store.h"
 #include "core/storage/write_ahead_log.h"
 #include "core/limits.h"
+#include "server/rate_limits.h"
 #include "core/model_registry.h"
 #include "grpcpp/server.h"
 #include "grpcpp/security/server_credentials.h"
@@ -111,6 +112,12 @@ struct ServerOptions {
   // core/limits.h); the defaults fit a 2 GiB container (see README).
   Limits limits = DefaultServerLimits();
   StreamLimits streams = DefaultStreamLimits();
+  // The rate limits of callers without a token, per client address (a
+  // token's are in the tokens file; see rate_limits.h): none by default.
+  CallerLimits anonymous;
+  // Failed authentications a second per client address, and their burst;
+  // past them the address is refused until it slows down.
+  Rate auth_failures = {5, 20};
   // The memory gRPC may use for connections and messages in flight (its
   // resource quota).
   int64_t grpc_memory_bytes = int64_t{512} << 20;
@@ -199,6 +206,7 @@ class Server {
   const std::shared_ptr<ResourceBudget> budget_;
   ModelRegistry registry_;
   CallGate gate_;
+  RateLimiter limiter_;
   Metrics metrics_;
   ServiceParts parts_;  // the log is set once recovery has opened it
   std::unique_ptr<HalfspaceService> service_;

@@ -1,5 +1,6 @@
 // What the service's handlers and streams share: the models, the log, the
-// gate every call passes, who may call, the metrics, and the message limit.
+// gate every call passes, who may call and how often, the metrics, and the
+// message limit.
 
 #ifndef HALFSPACE_SERVER_SERVICE_PARTS_H_
 #define HALFSPACE_SERVER_SERVICE_PARTS_H_
@@ -11,6 +12,7 @@
 #include "server/auth.h"
 #include "server/call_gate.h"
 #include "server/metrics.h"
+#include "server/rate_limits.h"
 
 namespace halfspace {
 
@@ -21,6 +23,8 @@ struct ServiceParts {
   CallGate* gate = nullptr;
   const Authenticator* auth = nullptr;
   Metrics* metrics = nullptr;
+  RateLimiter* limiter = nullptr;
+  CallerLimits anonymous;  // the rate limits of a caller without a token
   size_t max_message_bytes = 0;  // the largest request or response
 };
 

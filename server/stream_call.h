@@ -29,22 +29,24 @@ class StreamCall {
              grpc::CallbackServerContext* context)
       : method_(method),
         parts_(parts),
+        context_(context),
         request_id_(RequestId(*context)),
         stop_(StopOf(context)),
         admission_(parts.gate, ClientOf(*context)) {
-    absl::StatusOr<Principal> principal = PrincipalOf(*parts.auth, *context);
-    if (!admission_.admitted()) {
-      status_ = admission_.status();
-    } else if (!principal.ok()) {
-      status_ = principal.status();
-    } else {
-      principal_ = *std::move(principal);
-    }
+    status_ = admission_.admitted()
+                  ? AdmitCaller(parts, *context, principal_, caller_)
+                  : admission_.status();
   }
 
   // OK if the stream may go on; else why not (UNAVAILABLE,
   // RESOURCE_EXHAUSTED, UNAUTHENTICATED).
   const absl::Status& status() const { return status_; }
+
+  // Takes `calls` calls and `examples` training examples of one request
+  // from the caller's rate limits, or RESOURCE_EXHAUSTED.
+  absl::Status Charge(double calls, double examples) const {
+    return halfspace::Charge(parts_, caller_, calls, examples);
+  }
   const Principal& principal() const { return principal_; }
   const StopCheck& stop() const { return stop_; }
   const std::string& request_id() const { return request_id_; }
@@ -52,6 +54,7 @@ class StreamCall {
   // Counts and logs the stream's end with `status`; returns what to Finish
   // it with.
   grpc::Status End(const absl::Status& status) const {
+    AddPushback(status, *context_);
     const grpc::Status finished = ToGrpcStatus(status);
     const absl::Duration elapsed = absl::Now() - start_;
     parts_.metrics->RecordRefusal(status);
@@ -64,11 +67,13 @@ class StreamCall {
  private:
   const char* const method_;
   const ServiceParts& parts_;
+  grpc::CallbackServerContext* const context_;
   const absl::Time start_ = absl::Now();
   const std::string request_id_;
   const StopCheck stop_;
   const Admission admission_;
   Principal principal_;
+  Caller caller_;
   absl::Status status_;
 };
 

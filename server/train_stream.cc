@@ -83,6 +83,11 @@ class TrainReactor final : public PipelinedStream {
         !s.ok()) {
       return s;
     }
+    // The caller's rate of training examples: a refusal ends the stream
+    // before anything of the request is learned, telling how long to wait.
+    if (absl::Status s = call_.Charge(0, request_->examples_size()); !s.ok()) {
+      return s;
+    }
     for (size_t k = 0; k < models_.size(); ++k) {
       if (prepared_by_[k] != k) continue;
       if (absl::Status s = PrepareRequest(*models_[k], *request_,

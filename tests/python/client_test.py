@@ -39,6 +39,28 @@ class ClientTest(unittest.TestCase):
         cls.log.close()
         cls.dir.cleanup()
 
+    def test_a_rate_limited_call_waits_its_pushback_and_succeeds(self):
+        with tempfile.TemporaryDirectory() as d:
+            target = "unix:" + os.path.join(d, "limited.sock")
+            server = subprocess.Popen(
+                [os.environ["HALFSPACE_SERVER_BINARY"], "--listen=" + target,
+                 "--data_dir=" + os.path.join(d, "data"),
+                 "--anonymous_calls_per_second=20",
+                 "--anonymous_calls_burst=1", "--log_level=warn"])
+            try:
+                channel = grpc.insecure_channel(target)
+                grpc.channel_ready_future(channel).result(timeout=30)
+                channel.close()
+                client = halfspace.Client(target)
+                for i in range(5):  # 20 a second, one at a time: all pass
+                    client.create_model("py-limited-%d" % i, dimension=1)
+                self.assertEqual(
+                    client.get_model("py-limited-4").name, "py-limited-4")
+                client.close()
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+
     def test_health_and_reflection(self):
         self.assertEqual(self.client.health(), "SERVING")
         self.assertEqual(self.client.health("halfspace.v1.HalfspaceService"),

@@ -12,6 +12,7 @@ result whose `error.code` is not 0, and the stream goes on.
 
 import itertools
 import re
+import time
 
 import grpc
 
@@ -74,6 +75,20 @@ MODEL_HEADER = "halfspace-model"
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
+def _pushback(error):
+    """The seconds a RESOURCE_EXHAUSTED refusal asks to wait, from its
+    grpc-retry-pushback-ms trailer; None for any other error."""
+    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-retry-pushback-ms":
+            try:
+                return max(0, int(value)) / 1000.0
+            except ValueError:
+                return None
+    return None
+
+
 class Client:
     """A connection to one halfspace server.
 
@@ -110,11 +125,22 @@ class Client:
             return self._metadata
         return self._metadata + [(MODEL_HEADER, name)]
 
-    def _call(self, method, request):
+    def _call(self, method, request, attempts=5):
+        """One unary call. A refusal by a rate limit (RESOURCE_EXHAUSTED
+        with a grpc-retry-pushback-ms trailer) applied nothing: the call is
+        sent again after the wait it asks, up to `attempts` times."""
         metadata = self._metadata
         if getattr(request, "model", ""):
             metadata = self._for(request.model)
-        return method(request, timeout=self._timeout, metadata=metadata)
+        for attempt in range(1, attempts + 1):
+            try:
+                return method(request, timeout=self._timeout,
+                              metadata=metadata)
+            except grpc.RpcError as error:
+                wait = _pushback(error)
+                if wait is None or attempt == attempts:
+                    raise
+                time.sleep(wait)
 
     # --- Models -------------------------------------------------------------
 
