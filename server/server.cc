@@ -477,6 +477,9 @@ Server::~Server() {
   }
 }
 
+// How long gRPC's shutdown may flush what finished calls sent.
+constexpr absl::Duration kShutdownGrace = absl::Milliseconds(500);
+
 absl::Status Server::Shutdown() {
   if (shut_down_) return absl::OkStatus();
   shut_down_ = true;
@@ -493,7 +496,12 @@ absl::Status Server::Shutdown() {
       spdlog::warn("calls still running after {}; cancelling them",
                    absl::FormatDuration(options_.drain_timeout));
     }
-    grpc_server_->Shutdown(absl::ToChronoTime(absl::Now()));
+    // The calls are done, but their last bytes (a stream's final responses
+    // and status) may still be on their way out: a short grace before the
+    // connections close, not the seconds an idle client may take to
+    // acknowledge gRPC's GOAWAY.
+    grpc_server_->Shutdown(absl::ToChronoTime(
+        absl::Now() + std::min(options_.drain_timeout, kShutdownGrace)));
     grpc_server_->Wait();
   }
   if (!recovered_) return absl::OkStatus();  // nothing to store

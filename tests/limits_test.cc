@@ -4,12 +4,8 @@
 
 #include "core/limits.h"
 
-#include <malloc.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -18,15 +14,13 @@
 #include "core/model_spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/counted_allocations.h"
 
 namespace halfspace {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// The bytes allocated with operator new and not yet freed, in this test.
-std::atomic<int64_t> live_bytes{0};
 
 std::shared_ptr<ResourceBudget> Budget(void (*configure)(Limits&)) {
   Limits limits;
@@ -77,12 +71,12 @@ TEST(ModelBytesTest, CountsWhatEveryAlgorithmKeeps) {
                               static_cast<int>(AlgorithmOf(spec.algorithm)),
                               IsMulticlass(spec) ? " multiclass" : ""));
     for (ExampleOutcome& o : outcomes) o = ExampleOutcome();
-    const int64_t before = live_bytes.load();
+    const int64_t before = allocations::Live();
     absl::StatusOr<std::unique_ptr<Model>> model = Model::Create("m", spec);
     ASSERT_TRUE(model.ok()) << model.status();
     ASSERT_TRUE((*model)->Learn(examples, absl::MakeSpan(outcomes)).ok());
     for (const ExampleOutcome& o : outcomes) ASSERT_TRUE(o.error.ok());
-    const int64_t held = live_bytes.load() - before;
+    const int64_t held = allocations::Live() - before;
     const int64_t counted = ModelBytes(spec, kClasses);
     const int64_t vectors = IsMulticlass(spec) ? kClasses : 1;
     EXPECT_GE(counted, held);
@@ -257,18 +251,3 @@ TEST(ModelLimitsTest, ExamplesPerRequest) {
 
 }  // namespace
 }  // namespace halfspace
-
-// Every allocation is counted, so that a model's real memory can be
-// compared with ModelBytes.
-void* operator new(size_t size) {
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  halfspace::live_bytes.fetch_add(malloc_usable_size(p));
-  return p;
-}
-void operator delete(void* p) noexcept {
-  if (p == nullptr) return;
-  halfspace::live_bytes.fetch_sub(malloc_usable_size(p));
-  std::free(p);
-}
-void operator delete(void* p, size_t) noexcept { operator delete(p); }
