@@ -34,6 +34,9 @@ debootstrap --variant=minbase bookworm "$root" > "$root.debootstrap.log" 2>&1 ||
   { tail -20 "$root.debootstrap.log"; exit 1; }
 rm -f "$root.debootstrap.log"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# A machine's own names (minbase leaves /etc/hosts out: localhost would not
+# resolve).
+cp /etc/hosts "$root/etc/hosts"
 mkdir -p "$root/etc/ssl/certs"
 cp -rL /etc/ssl/certs/. "$root/etc/ssl/certs/" 2> /dev/null || true
 for m in proc sys dev dev/pts; do mount --bind "/$m" "$root/$m"; done
@@ -49,11 +52,13 @@ chroot "$root" /bin/bash -c '
   bash deploy/serve.sh --listen=127.0.0.1:50051 > /root/serve.log 2>&1 &
   server=$!
   for _ in $(seq 1800); do
-    if build/halfspace health > /dev/null 2>&1; then break; fi
+    if build/halfspace --server=127.0.0.1:50051 health > /dev/null 2>&1; then
+      break
+    fi
     kill -0 "$server" 2> /dev/null || { tail -30 /root/serve.log; exit 1; }
     sleep 1
   done
-  build/halfspace health
+  build/halfspace --server=127.0.0.1:50051 health
   kill -TERM "$server"
   wait "$server"
 '
