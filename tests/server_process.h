@@ -4,14 +4,19 @@
 #ifndef HALFSPACE_TESTS_SERVER_PROCESS_H_
 #define HALFSPACE_TESTS_SERVER_PROCESS_H_
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,6 +37,41 @@ inline int FreePort() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
+}
+
+// Starts `argv` (argv[0] looked up in PATH unless it holds a slash) as a
+// child, its output appended to `output`; returns its pid, or -1. With
+// posix_spawn, not fork: a child forked from this multithreaded process
+// could block forever in malloc on a lock another thread held (the
+// sanitizers' allocators give no fork handlers), never reaching exec.
+inline pid_t Spawn(std::vector<std::string> argv, const std::string& output) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> args;
+  for (std::string& arg : argv) args.push_back(arg.data());
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(),
+                                 environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    std::fprintf(stderr, "cannot start %s: %s\n", args[0], std::strerror(error));
+    return -1;
+  }
+  return pid;
+}
+
+// The last `bytes` of the file at `path` (a server's log), to show with a
+// failure.
+inline std::string Tail(const std::string& path, size_t bytes = 4000) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  const std::string all = contents.str();
+  return all.size() > bytes ? all.substr(all.size() - bytes) : all;
 }
 
 // A channel that reconnects within 100 ms of a server coming back (gRPC's
@@ -82,6 +122,7 @@ class ServerProcess {
 
   // Sends `signal` and returns the exit status (-1 if it did not exit).
   int Stop(int signal) {
+    if (pid_ <= 0) return -1;
     kill(pid_, signal);
     int status = 0;
     waitpid(pid_, &status, 0);
@@ -91,6 +132,7 @@ class ServerProcess {
 
   // Waits for the process to exit by itself.
   int Wait() {
+    if (pid_ <= 0) return -1;
     int status = 0;
     waitpid(pid_, &status, 0);
     pid_ = -1;
@@ -103,16 +145,8 @@ class ServerProcess {
     flags.insert(flags.begin(), {absl::StrCat("--listen=", target_),
                                  absl::StrCat("--data_dir=", data_dir),
                                  "--snapshot_interval=0"});
-    pid_ = fork();
-    if (pid_ == 0) {
-      freopen(log.c_str(), "a", stdout);
-      freopen(log.c_str(), "a", stderr);
-      std::vector<char*> argv = {const_cast<char*>(HALFSPACE_SERVER_BINARY)};
-      for (std::string& flag : flags) argv.push_back(flag.data());
-      argv.push_back(nullptr);
-      execv(HALFSPACE_SERVER_BINARY, argv.data());
-      _exit(127);
-    }
+    flags.insert(flags.begin(), HALFSPACE_SERVER_BINARY);
+    pid_ = Spawn(std::move(flags), log);
   }
 
   int port_;  // 0 on a Unix socket

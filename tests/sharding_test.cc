@@ -74,17 +74,13 @@ class Nginx {
         prefix, "/proxy;\n", "  fastcgi_temp_path ", prefix, "/fastcgi;\n",
         "  uwsgi_temp_path ", prefix, "/uwsgi;\n", "  scgi_temp_path ", prefix,
         "/scgi;\n", "  include ", prefix, "/halfspace.conf;\n}\n");
-    pid_ = fork();
-    if (pid_ == 0) {
-      freopen(dir.File("nginx.out").c_str(), "a", stdout);
-      freopen(dir.File("nginx.out").c_str(), "a", stderr);
-      const std::string conf_path = dir.File("nginx.conf");
-      execlp("nginx", "nginx", "-p", prefix.c_str(), "-e",
-             (prefix + "/error.log").c_str(), "-c", conf_path.c_str(), nullptr);
-      _exit(127);
-    }
+    pid_ = Spawn({"nginx", "-p", prefix, "-e", prefix + "/error.log", "-c",
+                  dir.File("nginx.conf")},
+                 dir.File("nginx.out"));
   }
+
   ~Nginx() {
+    if (pid_ <= 0) return;
     kill(pid_, SIGTERM);
     waitpid(pid_, nullptr, 0);
   }
