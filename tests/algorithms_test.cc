@@ -397,6 +397,24 @@ TEST(VotedPerceptronTest, PastMaxVectorsTheOldestMergeIntoOneVoter) {
   EXPECT_FALSE(restored.ImportState(wide.ExportState()).ok());
 }
 
+TEST(VotedPerceptronTest, TheMergedVoterWeighsBiasesByCountAsWeights) {
+  VotedPerceptron voted(2, /*max_vectors=*/2);
+  for (const auto& [x, y] : VotedStream()) voted.Learn(x, y, 1.0);
+  // As above, S = (4, -3; 1) with c = 4; v4 = (0, -1; 1) and v5 = (0, 0; 2)
+  // vote once each. v5 survives two examples (c5 = 3); two mistakes then
+  // make v6 = (0, -1; 1) and v7 = (0, 0; 2), merging v4 and v5:
+  // S = (4, -3; 1) + (0, -1; 1) + 3·(0, 0; 2) = (4, -4; 8), c = 8.
+  const std::vector<double> e1 = {1, 0}, e2 = {0, 1};
+  voted.Learn(e2, 1, 1.0);
+  voted.Learn(e1, 1, 1.0);
+  EXPECT_TRUE(voted.Learn(e2, -1, 1.0).updated);
+  EXPECT_TRUE(voted.Learn(e2, 1, 1.0).updated);
+  // At z, S scores -6 + 8 (8 votes for +1; with v5's bias unweighted,
+  // -6 + 4 and 8 against), v6 +1 and v7 +2 (one vote each).
+  const std::vector<double> z = {-1.5, 0};
+  EXPECT_EQ(voted.Score(z), 10);
+}
+
 TEST(VotedPerceptronTest, AModelPredictsTheVoteWithoutADistance) {
   ModelSpec spec;
   spec.dimension = 2;

@@ -53,14 +53,16 @@ absl::StatusOr<v1::PredictResponse> Remember(
 
 absl::StatusOr<v1::FeedbackResponse> Feedback(
     Stub& stub, const std::string& model,
-    const std::vector<std::pair<std::string, int>>& labels) {
+    const std::vector<std::pair<std::string, int>>& labels,
+    const std::vector<double>& weights = {}) {  // importance, if given
   grpc::ClientContext context;
   v1::FeedbackRequest request;
   request.set_model(model);
-  for (const auto& [id, y] : labels) {
+  for (size_t i = 0; i < labels.size(); ++i) {
     v1::ExampleFeedback* f = request.add_feedback();
-    f->set_example_id(id);
-    f->set_label(y);
+    f->set_example_id(labels[i].first);
+    f->set_label(labels[i].second);
+    if (i < weights.size()) f->set_weight(weights[i]);
   }
   v1::FeedbackResponse response;
   const grpc::Status s = stub.Feedback(&context, request, &response);
@@ -99,10 +101,10 @@ class FeedbackTest : public ::testing::Test {
   std::unique_ptr<Stub> stub_ = server_.NewStub();
 };
 
-// Predictions remembered in one order, their labels arriving in another
-// and in several calls: the same weights, bit for bit, and the same
-// per-example results as a Train stream of the examples in the labels'
-// order.
+// Predictions remembered in one order, their labels (and importance
+// weights) arriving in another and in several calls: the same weights, bit
+// for bit, and the same per-example results as a Train stream of the
+// examples in the labels' order.
 TEST_F(FeedbackTest, LearnsExactlyAsATrainStreamInTheFeedbacksOrder) {
   for (const std::string algorithm :
        {"perceptron", "sgd { loss: LOSS_LOG average_from: 5 }",
@@ -126,14 +128,18 @@ TEST_F(FeedbackTest, LearnsExactlyAsATrainStreamInTheFeedbacksOrder) {
     std::vector<v1::ExampleResult> results;
     for (int part = 0; part < 3; ++part) {
       std::vector<std::pair<std::string, int>> labels;
+      std::vector<double> weights;
       for (int k = part * 20; k < part * 20 + 20; ++k) {
         const int i = order[k];
         labels.push_back(
             {predicted->predictions(i).example_id(), examples[i].second});
+        weights.push_back(0.25 + i % 4);
         AddExample(train, examples[i].first, examples[i].second);
+        train.mutable_examples(train.examples_size() - 1)
+            ->set_weight(weights.back());
       }
       absl::StatusOr<v1::FeedbackResponse> learned =
-          Feedback(*stub_, delayed, labels);
+          Feedback(*stub_, delayed, labels, weights);
       ASSERT_TRUE(learned.ok()) << learned.status();
       ASSERT_EQ(learned->results_size(), 20);
       results.insert(results.end(), learned->results().begin(),

@@ -28,12 +28,16 @@ TEST(PendingExamplesTest, AnExampleWaitsUntilJoinedOrDue) {
   EXPECT_EQ(pending.Check("a", 100), State::kExpired);  // at the deadline
   EXPECT_EQ(pending.Check("z", 0), State::kUnknown);
   EXPECT_EQ(*pending.Features("a"), std::string(10, 'f'));
+  EXPECT_EQ(pending.Due(99), 0u);
+  EXPECT_EQ(pending.Due(100), 1u);  // due at its deadline, not after it
   EXPECT_EQ(pending.Due(150), 1u);
   pending.Join("b", limits);
   EXPECT_EQ(pending.Check("b", 0), State::kJoined);
   EXPECT_TRUE(pending.Taken("b"));
   EXPECT_EQ(pending.Features("b"), nullptr);
-  pending.Expire(150, limits);
+  pending.Expire(99, limits);
+  EXPECT_EQ(pending.Check("a", 0), State::kWaiting);
+  pending.Expire(100, limits);  // expires at its deadline
   EXPECT_EQ(pending.Check("a", 0), State::kExpired);  // a tombstone now
   EXPECT_EQ(pending.waiting(), 0u);
   EXPECT_EQ(pending.counters().remembered, 2u);
