@@ -29,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/pending_examples.h"
 
 namespace halfspace {
 
@@ -50,9 +51,9 @@ struct Limits {
   int64_t max_examples_per_request = std::numeric_limits<int64_t>::max();
   // Delayed labels: what one model keeps of the examples it predicted and
   // remembers for feedback (see pending_examples.h), and for how long.
-  int64_t max_pending_examples = 100000;
-  int64_t max_pending_bytes = int64_t{64} << 20;
-  int64_t pending_ttl_seconds = 24 * 3600;
+  int64_t max_pending_examples = kDefaultMaxPendingExamples;
+  int64_t max_pending_bytes = kDefaultMaxPendingBytes;
+  int64_t pending_ttl_seconds = kDefaultPendingTtlSeconds;
 };
 
 // RESOURCE_EXHAUSTED: "<what>; the limit is <limit>, set by --<flag>".

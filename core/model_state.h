@@ -37,7 +37,6 @@ struct ModelCounters {
   double max_squared_norm = 0.0;  // max ‖(x, 1)‖², i.e. R²
 };
 
-// A consistent read of the counters and the weights' summary.
 // Delayed feedback's numbers: examples waiting for their label (those past
 // their deadline count as expired), the bytes they and the tombstones take,
 // and the counters.
@@ -47,6 +46,7 @@ struct PendingStats {
   PendingExamples::Counters counters;
 };
 
+// A consistent read of the counters and the weights' summary.
 struct ModelStats {
   ModelCounters counters;
   PendingStats pending;

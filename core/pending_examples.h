@@ -31,9 +31,15 @@
 
 namespace halfspace {
 
+// The defaults of the limits below and of how long an example waits (the
+// server's --max_pending_examples, --max_pending_bytes and --pending_ttl).
+inline constexpr int64_t kDefaultMaxPendingExamples = 100000;
+inline constexpr int64_t kDefaultMaxPendingBytes = int64_t{64} << 20;
+inline constexpr int64_t kDefaultPendingTtlSeconds = 24 * 3600;
+
 struct PendingLimits {
-  int64_t max_examples = 100000;
-  int64_t max_bytes = int64_t{64} << 20;
+  int64_t max_examples = kDefaultMaxPendingExamples;
+  int64_t max_bytes = kDefaultMaxPendingBytes;
 };
 
 // The longest example id, client-given or server-issued.

@@ -75,13 +75,15 @@ ABSL_FLAG(int64_t, max_interaction_products, 100000,
           "with m make n*m; a group of n with itself n(n-1)/2)");
 ABSL_FLAG(int64_t, max_examples_per_request, 100000,
           "examples or instances in one Train, Evaluate or Predict request");
-ABSL_FLAG(int64_t, max_pending_examples, 100000,
+ABSL_FLAG(int64_t, max_pending_examples,
+          halfspace::kDefaultMaxPendingExamples,
           "examples one model keeps remembered for delayed feedback (Predict "
           "with remember); past it the oldest are dropped");
-ABSL_FLAG(int64_t, max_pending_bytes, int64_t{64} << 20,
+ABSL_FLAG(int64_t, max_pending_bytes, halfspace::kDefaultMaxPendingBytes,
           "bytes one model's remembered examples may take; past it the "
           "oldest are dropped");
-ABSL_FLAG(absl::Duration, pending_ttl, absl::Hours(24),
+ABSL_FLAG(absl::Duration, pending_ttl,
+          absl::Seconds(halfspace::kDefaultPendingTtlSeconds),
           "how long a remembered example waits for its feedback");
 ABSL_FLAG(int64_t, max_streams, 256,
           "Train, Evaluate and PredictStream streams open at once");
