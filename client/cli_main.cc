@@ -30,12 +30,12 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
-#include <optional>
-#include <thread>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -43,8 +43,8 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -95,12 +95,13 @@ ABSL_FLAG(absl::Duration, flush_interval, absl::Milliseconds(50),
           "train: send the examples read so far once no more input came for "
           "this long, so a producer writing into a pipe sees each result as "
           "its example is learned (0: wait for --batch_size examples)");
-ABSL_FLAG(std::string, format, "auto",
-          "train, fit, evaluate, predict: csv (label,x1,...,xd; a header line is "
-          "skipped), libsvm (label index:value ..., indices from 1), vw "
-          "(label [weight] |namespace feature[:value] ..., named features), "
-          "or auto: libsvm for .svm, .libsvm and .svmlight files, vw for "
-          ".vw, csv for .csv, else the format the first line looks like");
+ABSL_FLAG(
+    std::string, format, "auto",
+    "train, fit, evaluate, predict: csv (label,x1,...,xd; a header line is "
+    "skipped), libsvm (label index:value ..., indices from 1), vw "
+    "(label [weight] |namespace feature[:value] ..., named features), "
+    "or auto: libsvm for .svm, .libsvm and .svmlight files, vw for "
+    ".vw, csv for .csv, else the format the first line looks like");
 ABSL_FLAG(bool, json, false,
           "print results as JSON, one object per line (protobuf's JSON "
           "mapping with the proto's field names; train adds each example's "
@@ -213,8 +214,8 @@ std::string JsonObject(
     std::initializer_list<std::pair<const char*, std::string>> fields) {
   std::string json = "{";
   for (const auto& [name, value] : fields) {
-    absl::StrAppend(&json, json.size() > 1 ? "," : "", "\"", name, "\":",
-                    value);
+    absl::StrAppend(&json, json.size() > 1 ? "," : "", "\"", name,
+                    "\":", value);
   }
   return json + "}";
 }
@@ -236,9 +237,8 @@ void PrintModel(const v1::Model& m) {
   printer.PrintToString(m.algorithm(), &algorithm);
   std::cout << m.name() << "  " << algorithm << " dimension=" << m.dimension()
             << (m.fit_intercept() ? "" : "  no intercept")
-            << "\n  examples_seen="
-            << s.examples_seen() << "  updates=" << s.updates()
-            << "  mistakes=" << s.mistakes()
+            << "\n  examples_seen=" << s.examples_seen()
+            << "  updates=" << s.updates() << "  mistakes=" << s.mistakes()
             << "  average_loss=" << s.average_loss()
             << "  |w|=" << s.weight_norm() << "  b=" << s.bias()
             << "  R=" << s.max_example_norm() << "\n";
@@ -302,7 +302,8 @@ absl::Status ReadInstances(const std::vector<char*>& args,
     std::ifstream file;
     if (input != "-") {
       file.open(input);
-      if (!file) return absl::NotFoundError(absl::StrCat("cannot open ", input));
+      if (!file)
+        return absl::NotFoundError(absl::StrCat("cannot open ", input));
     }
     std::istream& in = input == "-" ? std::cin : file;
     for (std::string line; std::getline(in, line);) {
@@ -355,7 +356,8 @@ absl::Status Predict(Client& client, const std::string& name,
       continue;
     }
     std::cout << "label=" << p.label() << "  score=" << p.score();
-    if (p.has_signed_distance()) std::cout << "  distance=" << p.signed_distance();
+    if (p.has_signed_distance())
+      std::cout << "  distance=" << p.signed_distance();
     if (p.has_probability()) std::cout << "  probability=" << p.probability();
     std::cout << "\n";
   }
@@ -390,8 +392,8 @@ class Progress {
     next_ = now + (terminal_ ? absl::Milliseconds(250) : absl::Seconds(10));
     const double rate =
         examples / std::max(1e-9, absl::ToDoubleSeconds(now - start_));
-    const std::string line = absl::StrFormat(
-        "%s: %d examples, %.0f/s, %s", what_, examples, rate, details);
+    const std::string line = absl::StrFormat("%s: %d examples, %.0f/s, %s",
+                                             what_, examples, rate, details);
     std::fprintf(stderr, terminal_ ? "\r%s\033[K" : "%s\n", line.c_str());
     shown_ = true;
   }
@@ -432,10 +434,10 @@ std::string JsonResult(uint64_t index, const std::string& model,
 void AppendError(uint64_t index, const std::string& model,
                  const google::rpc::Status& error, std::string& out) {
   if (absl::GetFlag(FLAGS_json)) {
-    absl::StrAppend(&out, "{\"index\":", index,
-                    model.empty() ? "" : absl::StrCat(",\"model\":\"", model,
-                                                      "\""),
-                    ",\"error\":", Json(error), "}\n");
+    absl::StrAppend(
+        &out, "{\"index\":", index,
+        model.empty() ? "" : absl::StrCat(",\"model\":\"", model, "\""),
+        ",\"error\":", Json(error), "}\n");
   } else {
     absl::StrAppend(&out, ResultPrefix(index, model),
                     ": error: ", error.message(), "\n");
@@ -519,7 +521,8 @@ absl::Status Feedback(Client& client, const std::string& name,
 }
 
 // One pass over FILE, streamed (to several models at once when NAME lists
-// them, each result line then naming its model): a thread reads and sends requests of
+// them, each result line then naming its model): a thread reads and sends
+// requests of
 // --batch_size examples, up to kInFlight of them unanswered, while this one
 // prints the responses as they come; memory stays constant however long the
 // input. With --summary, the server sends counts per request, and only
@@ -609,8 +612,8 @@ absl::Status Train(Client& client, const std::string& names,
       }
       index += examples;
     } else {
-      const int n = fan_out ? response->fan_out_results_size()
-                            : response->results_size();
+      const int n =
+          fan_out ? response->fan_out_results_size() : response->results_size();
       for (int i = 0; i < n; ++i, ++index) {
         for (size_t k = 0; k < models.size(); ++k) {
           const v1::ExampleResult& r =
@@ -629,10 +632,9 @@ absl::Status Train(Client& client, const std::string& names,
       }
     }
     const Totals& first = totals.front();
-    progress.Report(index, summary
-                               ? Counts(first.learned, first.updates,
-                                        first.mistakes)
-                               : absl::StrCat(first.updates, " updates"));
+    progress.Report(
+        index, summary ? Counts(first.learned, first.updates, first.mistakes)
+                       : absl::StrCat(first.updates, " updates"));
     if (out.size() >= (size_t{1} << 16)) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();
@@ -649,12 +651,12 @@ absl::Status Train(Client& client, const std::string& names,
     if (absl::GetFlag(FLAGS_json)) {
       const std::string model =
           fan_out ? absl::StrCat("\"", models[k], "\"") : "";
-      std::string line =
-          JsonObject({{"examples", JsonNumber(t.learned)},
-                      {"updates", JsonNumber(t.updates)},
-                      {"average_loss", JsonNumber(average_loss)},
-                      {"rejected", JsonNumber(t.rejected)}});
-      if (fan_out) line = absl::StrCat("{\"model\":", model, ",", line.substr(1));
+      std::string line = JsonObject({{"examples", JsonNumber(t.learned)},
+                                     {"updates", JsonNumber(t.updates)},
+                                     {"average_loss", JsonNumber(average_loss)},
+                                     {"rejected", JsonNumber(t.rejected)}});
+      if (fan_out)
+        line = absl::StrCat("{\"model\":", model, ",", line.substr(1));
       absl::StrAppend(&out, line, "\n");
     } else {
       if (fan_out) absl::StrAppend(&out, models[k], ": ");
@@ -681,7 +683,8 @@ absl::Status Train(Client& client, const std::string& names,
 
 absl::Status Fit(Client& client, const std::string& name,
                  const std::string& path) {
-  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamplesFor(client, name, path);
+  absl::StatusOr<std::vector<LabeledExample>> examples =
+      ReadExamplesFor(client, name, path);
   if (!examples.ok()) return examples.status();
   FitOptions options;
   options.max_passes = absl::GetFlag(FLAGS_max_passes);
@@ -698,33 +701,31 @@ absl::Status Fit(Client& client, const std::string& name,
   progress.End();
   if (!report.ok()) return report.status();
   if (absl::GetFlag(FLAGS_json)) {
-    std::cout << JsonObject(
-                     {{"passes", JsonNumber(report->passes)},
-                      {"updates", JsonNumber(report->updates)},
-                      {"converged", report->converged ? "true" : "false"},
-                      {"weight_norm", JsonNumber(report->weight_norm)},
-                      {"max_example_norm",
-                       JsonNumber(report->max_example_norm)},
-                      {"updates_per_pass",
-                       absl::StrCat("[",
-                                    absl::StrJoin(report->updates_per_pass,
-                                                  ","),
-                                    "]")}})
-              << "\n";
+    std::cout
+        << JsonObject(
+               {{"passes", JsonNumber(report->passes)},
+                {"updates", JsonNumber(report->updates)},
+                {"converged", report->converged ? "true" : "false"},
+                {"weight_norm", JsonNumber(report->weight_norm)},
+                {"max_example_norm", JsonNumber(report->max_example_norm)},
+                {"updates_per_pass",
+                 absl::StrCat("[", absl::StrJoin(report->updates_per_pass, ","),
+                              "]")}})
+        << "\n";
     return absl::OkStatus();
   }
   std::cout << "passes=" << report->passes << "  updates=" << report->updates
             << "  converged=" << (report->converged ? "yes" : "no")
             << "  |w|=" << report->weight_norm
-            << "  R=" << report->max_example_norm
-            << "\nupdates per pass: "
+            << "  R=" << report->max_example_norm << "\nupdates per pass: "
             << absl::StrJoin(report->updates_per_pass, " ") << "\n";
   return absl::OkStatus();
 }
 
 absl::Status Evaluate(Client& client, const std::string& name,
                       const std::string& path) {
-  absl::StatusOr<std::vector<LabeledExample>> examples = ReadExamplesFor(client, name, path);
+  absl::StatusOr<std::vector<LabeledExample>> examples =
+      ReadExamplesFor(client, name, path);
   if (!examples.ok()) return examples.status();
   absl::StatusOr<v1::EvaluateResponse> r = client.Evaluate(name, *examples);
   if (!r.ok()) return r.status();
@@ -760,8 +761,8 @@ absl::Status Export(Client& client, const std::string& name,
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << JsonObject({{"bytes", JsonNumber(file->size())}}) << "\n";
   } else {
-    std::cout << "exported '" << name << "' to " << path << " ("
-              << file->size() << " bytes)\n";
+    std::cout << "exported '" << name << "' to " << path << " (" << file->size()
+              << " bytes)\n";
   }
   return absl::OkStatus();
 }
@@ -842,10 +843,9 @@ std::string ServerAddress() {
 
 // The commands, for help and for "did you mean".
 constexpr absl::string_view kCommands[] = {
-    "aliases", "compare", "create",  "delete",  "evaluate", "export",
-    "feedback", "fit",    "get",     "health",  "help",     "import",
-    "list",    "predict", "promote", "restore", "train",    "unalias",
-    "weights"};
+    "aliases", "compare", "create", "delete",  "evaluate", "export", "feedback",
+    "fit",     "get",     "health", "help",    "import",   "list",   "predict",
+    "promote", "restore", "train",  "unalias", "weights"};
 
 // The Levenshtein distance between a and b.
 size_t EditDistance(absl::string_view a, absl::string_view b) {
@@ -877,7 +877,8 @@ std::string DidYouMean(absl::string_view name, const Names& candidates,
       best = candidate;
     }
   }
-  return best.empty() ? "" : absl::StrCat(" (did you mean ", prefix, best, "?)");
+  return best.empty() ? ""
+                      : absl::StrCat(" (did you mean ", prefix, best, "?)");
 }
 
 absl::Status Run(const std::vector<char*>& args) {
@@ -898,14 +899,13 @@ absl::Status Run(const std::vector<char*>& args) {
   if (connect.token.empty() && std::getenv("HALFSPACE_TOKEN") != nullptr) {
     connect.token = std::getenv("HALFSPACE_TOKEN");
   }
-  absl::StatusOr<Client> connected =
-      Client::Connect(ServerAddress(), connect);
+  absl::StatusOr<Client> connected = Client::Connect(ServerAddress(), connect);
   if (!connected.ok()) return connected.status();
   Client& client = *connected;
   const std::string progress = absl::GetFlag(FLAGS_progress);
   if (progress != "auto" && progress != "always" && progress != "never") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--progress=", progress, ": give auto, always or never"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--progress=", progress, ": give auto, always or never"));
   }
   const std::string command = args[1];
   const bool json = absl::GetFlag(FLAGS_json);
@@ -915,10 +915,11 @@ absl::Status Run(const std::vector<char*>& args) {
     if (!status.ok()) return status.status();
     grpc::health::v1::HealthCheckResponse response;
     response.set_status(*status);
-    std::cout << (json ? Json(response)
-                       : grpc::health::v1::HealthCheckResponse::
-                             ServingStatus_Name(*status))
-              << "\n";
+    std::cout
+        << (json ? Json(response)
+                 : grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+                       *status))
+        << "\n";
     if (*status != grpc::health::v1::HealthCheckResponse::SERVING) {
       return absl::UnavailableError("the server is not serving");
     }
@@ -950,10 +951,9 @@ absl::Status Run(const std::vector<char*>& args) {
   if (command == "unalias") {
     absl::StatusOr<std::string> model = client.DeleteAlias(args[2]);
     if (!model.ok()) return model.status();
-    std::cout << (json ? JsonObject({{"model", absl::StrCat("\"", *model,
-                                                            "\"")}})
-                       : absl::StrCat(args[2], " no longer points to ",
-                                      *model))
+    std::cout << (json ? JsonObject(
+                             {{"model", absl::StrCat("\"", *model, "\"")}})
+                       : absl::StrCat(args[2], " no longer points to ", *model))
               << "\n";
     return absl::OkStatus();
   }
@@ -998,8 +998,8 @@ absl::Status Run(const std::vector<char*>& args) {
     if (command == "fit") return Fit(client, name, args[3]);
     if (command == "evaluate") return Evaluate(client, name, args[3]);
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "wrong arguments for '", command, "'; see halfspace help"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("wrong arguments for '", command, "'; see halfspace help"));
 }
 
 // The usage, and this program's flags (not those of the libraries).
@@ -1011,9 +1011,8 @@ void PrintUsage() {
       flags.push_back(flag);
     }
   }
-  std::sort(flags.begin(), flags.end(), [](auto* a, auto* b) {
-    return a->Name() < b->Name();
-  });
+  std::sort(flags.begin(), flags.end(),
+            [](auto* a, auto* b) { return a->Name() < b->Name(); });
   for (const absl::CommandLineFlag* flag : flags) {
     std::cout << "  --" << flag->Name() << "  " << flag->Help()
               << " (default: " << flag->DefaultValue() << ")\n";
@@ -1055,10 +1054,11 @@ absl::Status Explained(const absl::Status& status) {
       !absl::StrContains(status.message(), "failed to connect")) {
     return status;
   }
-  return absl::UnavailableError(absl::StrCat(
-      "cannot reach a halfspace server at ", ServerAddress(), " (",
-      status.message(), "); start one, or name another with "
-      "--server=HOST:PORT or $HALFSPACE_SERVER"));
+  return absl::UnavailableError(
+      absl::StrCat("cannot reach a halfspace server at ", ServerAddress(), " (",
+                   status.message(),
+                   "); start one, or name another with "
+                   "--server=HOST:PORT or $HALFSPACE_SERVER"));
 }
 
 }  // namespace
@@ -1074,14 +1074,17 @@ int main(int argc, char** argv) {
       "  health [SERVICE]  (SERVING or not; exit status 0 only if SERVING)\n"
       "  predict NAME [--] INSTANCE [INSTANCE ...]  (-- before a negative x1;\n"
       "                    an instance is x1,x2,..., index:value ... or\n"
-      "                    '|ns name[:value] ...', as --format or as it looks)\n"
+      "                    '|ns name[:value] ...', as --format or as it "
+      "looks)\n"
       "  predict NAME --input=FILE  (one instance a line; - for stdin)\n"
       "    [--remember [--example_ids=ID1,ID2,...]]  (keep them for feedback)\n"
       "    [--top_k=K]      (a multiclass model's K best class scores)\n"
       "  feedback NAME ID:LABEL [ID:LABEL ...]  (delayed labels of remembered\n"
-      "                    predictions; a multiclass model's label is a class)\n"
+      "                    predictions; a multiclass model's label is a "
+      "class)\n"
       "  train NAME FILE   (CSV lines label,x1,...,xd, LibSVM lines\n"
-      "                    label index:value ... or VW lines label |ns f:v ...;\n"
+      "                    label index:value ... or VW lines label |ns f:v "
+      "...;\n"
       "                    - for stdin; a multiclass model's label is the\n"
       "                    class name; --summary)\n"
       "  train NAME,NAME,... FILE  (one stream trains every model, in order)\n"
@@ -1093,7 +1096,8 @@ int main(int argc, char** argv) {
       "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)\n"
       "  export NAME FILE  (the model's whole state, one file)\n"
       "  import NAME FILE  (a new model NAME from an exported file)\n"
-      "  restore NAME      (an unavailable model back to its previous snapshot)");
+      "  restore NAME      (an unavailable model back to its previous "
+      "snapshot)");
   for (int i = 1; i < argc; ++i) {  // help, before anything else
     const absl::string_view arg = argv[i];
     if (arg == "--") break;

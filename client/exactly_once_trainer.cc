@@ -74,10 +74,10 @@ absl::StatusOr<v1::TrainResponse> ExactlyOnceTrainer::Attempt(
   if (response.ok()) return response;
   // The stream is broken: its own status says why.
   absl::Status finished = stream_->Finish();
-  return finished.ok() ? absl::UnavailableError(absl::StrCat(
-                             "the training stream ended: ",
-                             response.status().message()))
-                       : finished;
+  return finished.ok()
+             ? absl::UnavailableError(absl::StrCat(
+                   "the training stream ended: ", response.status().message()))
+             : finished;
 }
 
 }  // namespace halfspace

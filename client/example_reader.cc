@@ -171,7 +171,8 @@ ExampleReader::~ExampleReader() {
 absl::StatusOr<v1::FeatureVector> ExampleReader::ParseInstance(
     absl::string_view line, ExampleFormat format) {
   line = Trim(line);
-  if (format == ExampleFormat::kAuto) format = LooksLike(absl::StrCat("1 ", line));
+  if (format == ExampleFormat::kAuto)
+    format = LooksLike(absl::StrCat("1 ", line));
   // The parsers read labeled lines: give this one a label of +1.
   const std::string labeled =
       absl::StrCat(format == ExampleFormat::kCsv ? "1," : "1 ", line);
@@ -182,15 +183,15 @@ absl::StatusOr<v1::FeatureVector> ExampleReader::ParseInstance(
       : format == ExampleFormat::kLibsvm ? reader.ParseLibsvm(labeled, example)
                                          : reader.ParseVw(labeled, example);
   if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("instance '", line, "' (", FormatName(format),
-                     "): ", parsed.message()));
+    return absl::InvalidArgumentError(absl::StrCat("instance '", line, "' (",
+                                                   FormatName(format),
+                                                   "): ", parsed.message()));
   }
   return std::move(*example.mutable_features());
 }
 
 ExampleReader::Next ExampleReader::NextLine(absl::string_view& line,
-                                           absl::Duration wait) {
+                                            absl::Duration wait) {
   for (;;) {
     const char* first = buffer_.data() + begin_;
     const void* newline = std::memchr(first, '\n', end_ - begin_);

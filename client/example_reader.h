@@ -72,8 +72,8 @@ class ExampleReader {
   // The features of one instance to predict: a line in `format` (kAuto: the
   // format it looks like) without its label, e.g. "0.5,2", "3:0.5 7:1" or
   // "|words hello world". INVALID_ARGUMENT saying why it does not parse.
-  static absl::StatusOr<v1::FeatureVector> ParseInstance(
-      absl::string_view line, ExampleFormat format);
+  static absl::StatusOr<v1::FeatureVector> ParseInstance(absl::string_view line,
+                                                         ExampleFormat format);
 
  private:
   ExampleReader(std::string path, std::FILE* file, ExampleFormat format,
@@ -91,7 +91,7 @@ class ExampleReader {
 
   const std::string path_;
   std::FILE* const file_;
-  const int fd_;  // file_'s, read with read(2)
+  const int fd_;          // file_'s, read with read(2)
   ExampleFormat format_;  // kAuto until the first example line
   const bool multiclass_;
   std::vector<char> buffer_;

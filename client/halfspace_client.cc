@@ -11,8 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "grpcpp/create_channel.h"
 #include "google/protobuf/text_format.h"
+#include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
 namespace halfspace {
@@ -31,7 +31,8 @@ absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text) {
   if (!parser.ParseFromString(proto, &algorithm) ||
       algorithm.algorithm_case() == v1::Algorithm::ALGORITHM_NOT_SET) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "' is not an algorithm: give a name (perceptron, "
+        "'", text,
+        "' is not an algorithm: give a name (perceptron, "
         "averaged_perceptron, pocket_perceptron, passive_aggressive, "
         "logistic_regression, sgd, multiclass_perceptron, softmax_regression, "
         "confidence_weighted, voted_perceptron) "
@@ -69,7 +70,8 @@ void AddExamples(absl::Span<const LabeledExample> examples,
 
 }  // namespace
 
-// --- TrainingStream -----------------------------------------------------------
+// --- TrainingStream
+// -----------------------------------------------------------
 
 absl::Status TrainingStream::Send(absl::Span<const LabeledExample> examples,
                                   bool end_of_pass) {
@@ -174,7 +176,8 @@ absl::Status PredictionStream::Finish() {
   return status_;
 }
 
-// --- Client -------------------------------------------------------------------
+// --- Client
+// -------------------------------------------------------------------
 
 Client::Client(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout)
     : stub_(v1::HalfspaceService::NewStub(channel)),
@@ -182,7 +185,8 @@ Client::Client(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout)
       timeout_(timeout) {}
 
 Client Client::Connect(const std::string& target) {
-  return Client(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  return Client(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
 }
 
 namespace {
@@ -309,8 +313,7 @@ absl::StatusOr<Response> Client::Call(
     AnyStub* stub, UnaryMethod<AnyStub, Request, Response> method,
     const Request& request) {
   const absl::Time deadline = absl::Now() + timeout_;
-  const int attempts =
-      ReadOnly(request) ? std::max(retry_.max_attempts, 1) : 1;
+  const int attempts = ReadOnly(request) ? std::max(retry_.max_attempts, 1) : 1;
   for (int attempt = 1;; ++attempt) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(deadline));
@@ -452,8 +455,8 @@ absl::StatusOr<v1::GetWeightsResponse> Client::GetWeights(
     if (!torn) return whole;
   }
   return absl::AbortedError(absl::StrCat(
-      "model ", name, " changed while its weights were read in pages, ",
-      kTries, " times; read it while it does not train"));
+      "model ", name, " changed while its weights were read in pages, ", kTries,
+      " times; read it while it does not train"));
 }
 
 absl::StatusOr<v1::GetStatsResponse> Client::GetStats() {

@@ -54,8 +54,8 @@ struct NamedValue {
 // in any mix.
 struct LabeledExample {
   std::vector<double> features;
-  int label = 0;            // binary models: -1 or +1
-  double weight = 1.0;      // importance weight
+  int label = 0;                 // binary models: -1 or +1
+  double weight = 1.0;           // importance weight
   std::string class_label = {};  // multiclass models
   std::vector<uint32_t> sparse_indices = {};
   std::vector<double> sparse_values = {};
@@ -103,8 +103,8 @@ class TrainingStream {
         next_sequence_(sequence) {}
 
   const std::vector<std::string> models_;  // one, unless it fans out
-  const std::string source_;  // empty: untagged
-  uint64_t next_sequence_;    // the next example's, with a source
+  const std::string source_;               // empty: untagged
+  uint64_t next_sequence_;                 // the next example's, with a source
   bool named_ = false;  // whether a request has named the model yet
   bool send_closed_ = false;
   bool finished_ = false;
@@ -144,8 +144,8 @@ class PredictionStream {
   bool finished_ = false;
   absl::Status status_;  // the final status, once finished_
   grpc::ClientContext context_;
-  std::unique_ptr<
-      grpc::ClientReaderWriter<v1::PredictStreamRequest, v1::PredictStreamResponse>>
+  std::unique_ptr<grpc::ClientReaderWriter<v1::PredictStreamRequest,
+                                           v1::PredictStreamResponse>>
       stream_;
 };
 
@@ -157,13 +157,13 @@ struct FitOptions {
 };
 
 struct FitReport {
-  int passes = 0;              // passes made
-  uint64_t updates = 0;        // updates over all passes
-  bool converged = false;      // whether the last pass made no updates
+  int passes = 0;          // passes made
+  uint64_t updates = 0;    // updates over all passes
+  bool converged = false;  // whether the last pass made no updates
   std::vector<uint64_t> updates_per_pass;
   std::vector<uint64_t> mistakes_per_pass;  // progressive, per pass
-  double weight_norm = 0.0;       // ‖w‖ after the last pass
-  double max_example_norm = 0.0;  // R, as the server reports it
+  double weight_norm = 0.0;                 // ‖w‖ after the last pass
+  double max_example_norm = 0.0;            // R, as the server reports it
 };
 
 class Client {

@@ -23,8 +23,8 @@ absl::Status BinaryLearner::Predict(absl::Span<const Features> xs,
     Prediction& p = out[i];
     p.score = classifier_->Score(xs[i]);
     p.label = PredictedLabel(p.score);
-    p.signed_distance = norm > 0.0 ? std::optional<double>(p.score / norm)
-                                   : std::nullopt;
+    p.signed_distance =
+        norm > 0.0 ? std::optional<double>(p.score / norm) : std::nullopt;
     p.probability = classifier_->Probability(p.score);
   }
   return absl::OkStatus();

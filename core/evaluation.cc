@@ -8,8 +8,7 @@ namespace halfspace {
 namespace {
 
 double Ratio(uint64_t numerator, uint64_t denominator) {
-  return denominator == 0 ? 0.0
-                          : static_cast<double>(numerator) / denominator;
+  return denominator == 0 ? 0.0 : static_cast<double>(numerator) / denominator;
 }
 
 }  // namespace
@@ -44,9 +43,7 @@ void Evaluation::Reject(const absl::Status& error) {
   rejected_ += 1;
 }
 
-double Evaluation::accuracy() const {
-  return Ratio(correct_, examples_);
-}
+double Evaluation::accuracy() const { return Ratio(correct_, examples_); }
 
 Evaluation::ClassMetrics Evaluation::metrics(int cls) const {
   ClassMetrics m;

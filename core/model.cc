@@ -188,10 +188,9 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(
     }
   }
   if (absl::Status s = budget->Reserve(bytes, name); !s.ok()) return s;
-  std::unique_ptr<Model> model(
-      new Model(std::move(name),
-                incarnation != 0 ? incarnation : NewIncarnation(),
-                spec, std::move(budget), bytes));
+  std::unique_ptr<Model> model(new Model(
+      std::move(name), incarnation != 0 ? incarnation : NewIncarnation(), spec,
+      std::move(budget), bytes));
   std::unique_lock lock(model->mu_);
   for (const std::string& label : classes) {
     if (absl::Status s = model->learner_->AddClass(label); !s.ok()) return s;
@@ -539,10 +538,9 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry> entries,
   for (const PendingExamples::Entry& e : entries) {
     const int64_t bytes = PendingExamples::Bytes(e);
     if (bytes > limits.max_bytes && budget_->enforcing()) {
-      return LimitExceeded(
-          absl::StrCat("example ", Quoted(e.id), " takes ", bytes,
-                       " bytes to remember"),
-          limits.max_bytes, "max_pending_bytes");
+      return LimitExceeded(absl::StrCat("example ", Quoted(e.id), " takes ",
+                                        bytes, " bytes to remember"),
+                           limits.max_bytes, "max_pending_bytes");
     }
     growth += bytes;
   }
@@ -551,9 +549,9 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry> entries,
   if (deleted_.load(std::memory_order_acquire)) return Deleted(name_);
   for (const PendingExamples::Entry& e : entries) {
     if (pending_.Taken(e.id) || !ids.insert(e.id).second) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "example id ", Quoted(e.id), " of model ", Quoted(name_),
-          " was used before; give each prediction a new id"));
+      return absl::AlreadyExistsError(
+          absl::StrCat("example id ", Quoted(e.id), " of model ", Quoted(name_),
+                       " was used before; give each prediction a new id"));
     }
   }
   if (absl::Status s = budget_->Reserve(growth, name_); !s.ok()) return s;
@@ -718,8 +716,8 @@ absl::Status Model::PredictLocked(absl::Span<const Features> xs, int64_t top_k,
     }
     for (size_t i = 0; i < n; ++i) {
       if (absl::Status s = FiniteScores(to[i]); !s.ok()) {
-        return absl::Status(s.code(), absl::StrCat("instance ", start + i,
-                                                   ": ", s.message()));
+        return absl::Status(
+            s.code(), absl::StrCat("instance ", start + i, ": ", s.message()));
       }
       if (top_k >= 0) KeepTopClasses(to[i], top_k, out[start + i]);
     }
@@ -860,8 +858,7 @@ PendingStats Model::PendingStatsLocked() const {
   return stats;
 }
 
-PairedCounts Model::Paired(absl::string_view peer,
-                           uint64_t incarnation) const {
+PairedCounts Model::Paired(absl::string_view peer, uint64_t incarnation) const {
   std::shared_lock lock(mu_);
   return paired_.Find(peer, incarnation);
 }

@@ -104,9 +104,9 @@ class Model {
   // example. Rejected examples keep their error as outcome and leave the
   // model unchanged; so does a new class past the model's limits or the
   // server's memory (RESOURCE_EXHAUSTED). A multiclass model adds the
-  // classes it has not seen. If `class_names` is given, appends the names of the classes it
-  // does not hold yet, so that it lists every class an outcome's indices
-  // refer to.
+  // classes it has not seen. If `class_names` is given, appends the names of
+  // the classes it does not hold yet, so that it lists every class an outcome's
+  // indices refer to.
   //
   // With a `batch`: examples its source sent before (sequence numbers up to
   // the last one applied) are answered as duplicates and skipped, and the
@@ -147,8 +147,7 @@ class Model {
   // when P(y = +1 | x) >= threshold instead of when f(x) >= 0. CANCELLED,
   // counting nothing, once `stop` says so.
   absl::Status Evaluate(absl::Span<const Example> examples,
-                        std::optional<double> threshold,
-                        Evaluation& evaluation,
+                        std::optional<double> threshold, Evaluation& evaluation,
                         const StopCheck& stop = nullptr) const;
 
   // Whether the model gives probabilities.
@@ -287,7 +286,8 @@ class Model {
   absl::Status Log(LogEntry& log);
   // Counts paired mistakes against the batch's peers.
   // REQUIRES: mu_ held exclusively.
-  void CountPeers(const Batch& batch, absl::Span<const ExampleOutcome> outcomes);
+  void CountPeers(const Batch& batch,
+                  absl::Span<const ExampleOutcome> outcomes);
   // RESOURCE_EXHAUSTED when predicting for `instances` with `options`
   // could take more than options.max_bytes. REQUIRES: mu_ held.
   absl::Status CheckPredictionSize(size_t instances,

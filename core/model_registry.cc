@@ -13,7 +13,8 @@ namespace halfspace {
 namespace {
 
 absl::Status NotFound(absl::string_view name) {
-  return absl::NotFoundError(absl::StrCat("model ", Quoted(name), " does not exist"));
+  return absl::NotFoundError(
+      absl::StrCat("model ", Quoted(name), " does not exist"));
 }
 
 absl::Status Unavailable(absl::string_view name, const absl::Status& reason) {
@@ -56,10 +57,11 @@ absl::StatusOr<uint64_t> ModelRegistry::Load() {
         entry->model = *std::move(model);
         entry->saved_generation = entry->model->generation();
       } else {
-        FallBack(s.name,
-                 absl::DataLossError(absl::StrCat(
-                     "its stored state is invalid: ", model.status().message())),
-                 *entry);
+        FallBack(
+            s.name,
+            absl::DataLossError(absl::StrCat("its stored state is invalid: ",
+                                             model.status().message())),
+            *entry);
       }
     } else {
       FallBack(s.name, s.snapshot.status(), *entry);
@@ -67,8 +69,7 @@ absl::StatusOr<uint64_t> ModelRegistry::Load() {
     if (entry->model != nullptr) max_lsn = std::max(max_lsn, entry->saved_lsn);
     Insert(s.name, std::move(entry));
   }
-  absl::StatusOr<AliasMap> aliases =
-      store_->LoadAliases();
+  absl::StatusOr<AliasMap> aliases = store_->LoadAliases();
   if (!aliases.ok()) return aliases.status();
   std::unique_lock lock(mu_);
   aliases_ = *std::move(aliases);
@@ -139,8 +140,8 @@ void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
       return;
     }
   }
-  absl::Status s = record.ok() ? ApplyRecord(lsn, model, *record, train)
-                               : record.status();
+  absl::Status s =
+      record.ok() ? ApplyRecord(lsn, model, *record, train) : record.status();
   if (!s.ok()) {
     MarkUnavailable(model,
                     absl::DataLossError(
@@ -182,9 +183,10 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
     if (entry != nullptr && record.has_create()) {
       return absl::DataLossError("creates a model that already exists");
     }
-    absl::StatusOr<std::unique_ptr<Model>> model = ModelFromRecord(
-        lsn, name,
-        record.has_create() ? *record.mutable_create() : *record.mutable_restore());
+    absl::StatusOr<std::unique_ptr<Model>> model =
+        ModelFromRecord(lsn, name,
+                        record.has_create() ? *record.mutable_create()
+                                            : *record.mutable_restore());
     if (!model.ok()) return model.status();
     auto replaced = std::make_shared<Entry>();
     replaced->model = *std::move(model);
@@ -214,10 +216,11 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
       batch.pending_limits = LimitsOf(logged.pending());
       std::vector<PeerOutcomes> peers;
       for (const storage::v1::PeerOutcomes& peer : logged.peers()) {
-        peers.push_back({peer.model(), peer.incarnation(),
-                         {reinterpret_cast<const uint8_t*>(
-                              peer.outcomes().data()),
-                          peer.outcomes().size()}});
+        peers.push_back(
+            {peer.model(),
+             peer.incarnation(),
+             {reinterpret_cast<const uint8_t*>(peer.outcomes().data()),
+              peer.outcomes().size()}});
       }
       batch.peers = peers;
       return train(model, logged, batch);
@@ -265,7 +268,8 @@ absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::ModelFromRecord(
   // A record that creates a fresh model holds no weights (see Create).
   const bool fresh =
       snapshot->weights.w.empty() &&
-      std::all_of(snapshot->class_weights.begin(), snapshot->class_weights.end(),
+      std::all_of(snapshot->class_weights.begin(),
+                  snapshot->class_weights.end(),
                   [](const LinearWeights& w) { return w.w.empty(); });
   if (!fresh) return Model::Restore(*std::move(snapshot), budget_);
   absl::StatusOr<std::unique_ptr<Model>> model =
@@ -331,9 +335,9 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Import(
       Model::Restore(std::move(snapshot), budget_);
   if (absl::IsResourceExhausted(model.status())) return model.status();
   if (!model.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the model file's state does not fit its spec: ",
-        model.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model file's state does not fit its spec: ",
+                     model.status().message()));
   }
   return Add(*std::move(model), record, lsn);
 }
@@ -347,9 +351,9 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
         absl::StrCat("model ", Quoted(name), " already exists"));
   }
   if (std::shared_lock lock(mu_); aliases_.count(name) > 0) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        Quoted(name), " is an alias (of model ", Quoted(aliases_.at(name)),
-        "); choose another name"));
+    return absl::AlreadyExistsError(
+        absl::StrCat(Quoted(name), " is an alias (of model ",
+                     Quoted(aliases_.at(name)), "); choose another name"));
   }
   if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
   auto entry = std::make_shared<Entry>();
@@ -370,9 +374,9 @@ absl::Status ModelRegistry::CheckRoomForModel() const {
   std::shared_lock lock(mu_);
   const int64_t models = entries_.size();
   if (!budget_->enforcing() || models < limit) return absl::OkStatus();
-  return LimitExceeded(absl::StrCat("the server holds ", models,
-                                    " models; delete one first"),
-                       limit, "max_models");
+  return LimitExceeded(
+      absl::StrCat("the server holds ", models, " models; delete one first"),
+      limit, "max_models");
 }
 
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Get(
@@ -434,26 +438,27 @@ absl::StatusOr<std::string> ModelRegistry::SetAlias(
     absl::string_view alias, absl::string_view model,
     const std::optional<std::string>& expected) {
   if (absl::Status s = ValidateModelName(alias); !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("alias: ", s.message()));
+    return absl::InvalidArgumentError(absl::StrCat("alias: ", s.message()));
   }
   std::lock_guard io_lock(io_mu_);
   AliasMap aliases;
   {
     std::shared_lock lock(mu_);
     if (entries_.contains(alias)) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "a model is named ", Quoted(alias), "; an alias needs a name of "
-          "its own"));
+      return absl::AlreadyExistsError(absl::StrCat("a model is named ",
+                                                   Quoted(alias),
+                                                   "; an alias needs a name of "
+                                                   "its own"));
     }
     auto target = entries_.find(model);
     if (target == entries_.end()) {
       auto chained = aliases_.find(model);
       if (chained == aliases_.end()) return NotFound(model);
-      return absl::InvalidArgumentError(absl::StrCat(
-          Quoted(model), " is an alias, and an alias points to a model, never "
-          "to another alias (one name, one lookup); point ", Quoted(alias),
-          " at model ", Quoted(chained->second)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(Quoted(model),
+                       " is an alias, and an alias points to a model, never "
+                       "to another alias (one name, one lookup); point ",
+                       Quoted(alias), " at model ", Quoted(chained->second)));
     }
     aliases = aliases_;
   }
@@ -526,9 +531,9 @@ absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
   if (entry == nullptr) return NotFound(name);
   if (const std::vector<std::string> aliases = AliasesOf(name);
       !aliases.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "alias ", Quoted(aliases.front()), " points to model ", Quoted(name),
-        "; move or delete the alias first"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("alias ", Quoted(aliases.front()), " points to model ",
+                     Quoted(name), "; move or delete the alias first"));
   }
   const std::string record = DeleteRecord();
   if (entry->model != nullptr) {
@@ -558,7 +563,8 @@ absl::Status ModelRegistry::SetWeights(absl::string_view name,
   const std::string record =
       journal_ != nullptr ? SetWeightsRecord(class_label, w, b) : "";
   LogEntry log{journal_, record, 0};
-  absl::Status s = (*model)->SetClassWeights(class_label, std::move(w), b, &log);
+  absl::Status s =
+      (*model)->SetClassWeights(class_label, std::move(w), b, &log);
   if (lsn != nullptr) *lsn = log.lsn;
   return s;
 }
@@ -624,8 +630,8 @@ uint64_t ModelRegistry::DroppableLog(uint64_t covered) const {
   std::lock_guard io_lock(io_mu_);
   uint64_t droppable = covered;
   for (const std::shared_ptr<Entry>& entry : entries) {
-    const bool log_only = !entry->unavailable.ok() ||
-                          entry->model->lsn() > entry->saved_lsn;
+    const bool log_only =
+        !entry->unavailable.ok() || entry->model->lsn() > entry->saved_lsn;
     if (log_only) droppable = std::min(droppable, entry->saved_lsn);
     // Keep what a fall-back to the previous snapshot would replay.
     if (entry->has_previous) {

@@ -5,7 +5,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "core/quoted.h"
 #include "core/algorithms/adagrad_classifier.h"
 #include "core/algorithms/averaged_perceptron.h"
 #include "core/algorithms/logistic_regression.h"
@@ -15,6 +14,7 @@
 #include "core/algorithms/pocket_perceptron.h"
 #include "core/algorithms/softmax_regression.h"
 #include "core/algorithms/voted_perceptron.h"
+#include "core/quoted.h"
 
 namespace halfspace {
 namespace {
@@ -29,9 +29,9 @@ absl::Status CheckRange(absl::string_view field, double value, double min,
                         bool min_open, double max = kMaxParameter) {
   const bool above_min = min_open ? value > min : value >= min;
   if (above_min && value <= max) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, " is ", value, "; it must be in ", min_open ? "(" : "[", min,
-      ", ", max, "]"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " is ", value, "; it must be in ",
+                   min_open ? "(" : "[", min, ", ", max, "]"));
 }
 
 absl::Status CheckLearningRate(absl::string_view algorithm, double eta) {
@@ -52,25 +52,25 @@ absl::Status CheckL2(absl::string_view algorithm, double eta, double l2) {
 // The dense dimension, the hash buckets and the interactions.
 absl::Status ValidateFeatureSpace(const ModelSpec& spec) {
   if (spec.hash_bits < 0 || spec.hash_bits > kMaxHashBits) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "hash_bits is ", spec.hash_bits, "; it must be from 0 to ",
-        kMaxHashBits));
+    return absl::InvalidArgumentError(
+        absl::StrCat("hash_bits is ", spec.hash_bits, "; it must be from 0 to ",
+                     kMaxHashBits));
   }
   const int64_t min_dimension = spec.hash_bits > 0 ? 0 : 1;
   if (spec.dimension < min_dimension || spec.dimension > kMaxDimension) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dimension is ", spec.dimension, "; it must be from ", min_dimension,
-        " to ", kMaxDimension,
-        spec.hash_bits > 0 ? "" : " (0 only with hash buckets)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dimension is ", spec.dimension, "; it must be from ",
+                     min_dimension, " to ", kMaxDimension,
+                     spec.hash_bits > 0 ? "" : " (0 only with hash buckets)"));
   }
   if (!spec.interactions.empty() && spec.hash_bits == 0) {
     return absl::InvalidArgumentError(
         "interactions need hash buckets: set hash_bits");
   }
   if (spec.interactions.size() > kMaxInteractions) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "there are ", spec.interactions.size(), " interactions; the limit is ",
-        kMaxInteractions));
+    return absl::InvalidArgumentError(
+        absl::StrCat("there are ", spec.interactions.size(),
+                     " interactions; the limit is ", kMaxInteractions));
   }
   for (const Interaction& i : spec.interactions) {
     if (i.first.empty() || i.second.empty() || i.first.size() > 64 ||
@@ -95,8 +95,7 @@ absl::Status ValidateSgd(const SgdParams& params) {
     return absl::InvalidArgumentError("sgd.penalty is not one of halfspace's");
   }
   if (o.schedule < Schedule::kConstant || o.schedule > Schedule::kAdaGrad) {
-    return absl::InvalidArgumentError(
-        "sgd.schedule is not one of halfspace's");
+    return absl::InvalidArgumentError("sgd.schedule is not one of halfspace's");
   }
   if (o.schedule == Schedule::kOptimal && o.alpha == 0.0) {
     return absl::InvalidArgumentError(
@@ -133,8 +132,8 @@ absl::Status ValidateAlgorithm(const AlgorithmParams& algorithm) {
           [](const PerceptronParams& p) {
             absl::Status s = CheckLearningRate("perceptron", p.learning_rate);
             if (!s.ok()) return s;
-            return CheckRange("perceptron.margin_threshold",
-                              p.margin_threshold, 0.0, false);
+            return CheckRange("perceptron.margin_threshold", p.margin_threshold,
+                              0.0, false);
           },
           [](const AveragedPerceptronParams& p) {
             absl::Status s =
@@ -226,9 +225,9 @@ int64_t VectorsPerClass(const AlgorithmParams& algorithm) {
           [](const SgdParams& p) -> int64_t {
             const SgdOptions& o = p.options;
             if (o.schedule == Schedule::kAdaGrad) return 2;
-            const bool l1 = o.penalty == Penalty::kL1 ||
-                            (o.penalty == Penalty::kElasticNet &&
-                             o.l1_ratio > 0.0);
+            const bool l1 =
+                o.penalty == Penalty::kL1 ||
+                (o.penalty == Penalty::kElasticNet && o.l1_ratio > 0.0);
             return 2 + (o.average_from > 0 ? 1 : 0) + (l1 ? 1 : 0);
           },
           [](const PocketPerceptronParams&) -> int64_t { return 2; },
@@ -418,8 +417,8 @@ std::unique_ptr<OnlineClassifier> MakeBinaryAlgorithm(const ModelSpec& spec) {
               -> std::unique_ptr<OnlineClassifier> { return nullptr; },
           [&](const ConfidenceWeightedParams& p)
               -> std::unique_ptr<OnlineClassifier> {
-            return std::make_unique<ConfidenceWeighted>(
-                width, p.variant, p.phi, p.r, p.aggressiveness);
+            return std::make_unique<ConfidenceWeighted>(width, p.variant, p.phi,
+                                                        p.r, p.aggressiveness);
           },
           [&](const VotedPerceptronParams& p)
               -> std::unique_ptr<OnlineClassifier> {
@@ -432,11 +431,11 @@ std::unique_ptr<OnlineClassifier> MakeBinaryAlgorithm(const ModelSpec& spec) {
 std::unique_ptr<MulticlassClassifier> MakeMulticlassAlgorithm(
     const ModelSpec& spec) {
   if (spec.one_vs_rest) {
-    return std::make_unique<OneVsRest>([spec] {
-      return MakeBinaryClassifier(spec);
-    });
+    return std::make_unique<OneVsRest>(
+        [spec] { return MakeBinaryClassifier(spec); });
   }
-  if (const auto* p = std::get_if<MulticlassPerceptronParams>(&spec.algorithm)) {
+  if (const auto* p =
+          std::get_if<MulticlassPerceptronParams>(&spec.algorithm)) {
     return std::make_unique<MulticlassPerceptron>(FeatureWidth(spec),
                                                   p->learning_rate);
   }

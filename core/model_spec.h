@@ -13,13 +13,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "core/features/feature_space.h"
-#include "core/progress_window.h"
 #include "core/algorithms/confidence_weighted.h"
 #include "core/algorithms/multiclass_classifier.h"
 #include "core/algorithms/online_classifier.h"
 #include "core/algorithms/passive_aggressive.h"
 #include "core/algorithms/sgd_classifier.h"
+#include "core/features/feature_space.h"
+#include "core/progress_window.h"
 
 namespace halfspace {
 
@@ -129,13 +129,13 @@ inline constexpr double kMaxParameter = 1e6;
 struct ModelSpec {
   AlgorithmParams algorithm;
   int64_t dimension = 0;
-  bool one_vs_rest = false;  // a multiclass model of a binary algorithm
-  bool standardize = false;  // learn on online-standardized features
+  bool one_vs_rest = false;   // a multiclass model of a binary algorithm
+  bool standardize = false;   // learn on online-standardized features
   bool fit_intercept = true;  // learn a bias (false: b stays 0)
   // Progressive validation's recent window, in examples (see
   // progress_window.h).
   int64_t progress_window = kDefaultProgressWindow;
-  int hash_bits = 0;         // 2^hash_bits buckets after the dense part
+  int hash_bits = 0;  // 2^hash_bits buckets after the dense part
   std::vector<Interaction> interactions;  // with buckets
 };
 

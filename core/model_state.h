@@ -31,7 +31,7 @@ namespace halfspace {
 struct ModelCounters {
   uint64_t examples_seen = 0;
   uint64_t updates = 0;
-  uint64_t mistakes = 0;       // predicted label != y, before the update
+  uint64_t mistakes = 0;  // predicted label != y, before the update
   double loss_sum = 0.0;  // Σ per-example loss, before the update (at most
                           // the largest double: it saturates)
   double max_squared_norm = 0.0;  // max ‖(x, 1)‖², i.e. R²
@@ -59,10 +59,10 @@ struct ModelStats {
 struct ModelSnapshot {
   std::string name;
   ModelSpec spec;
-  LinearWeights weights;      // binary: the weights the model predicts with
-  std::vector<std::string> classes;         // multiclass: in index order
+  LinearWeights weights;  // binary: the weights the model predicts with
+  std::vector<std::string> classes;          // multiclass: in index order
   std::vector<LinearWeights> class_weights;  // multiclass: one per class
-  std::vector<double> state;  // the algorithm's state beyond the weights
+  std::vector<double> state;         // the algorithm's state beyond the weights
   std::vector<double> standardizer;  // Standardizer::Export(), if any
   ModelCounters counters;
   uint64_t lsn = 0;  // the last log record reflected; 0 if none
@@ -70,7 +70,7 @@ struct ModelSnapshot {
   std::map<std::string, uint64_t> sources;
   PendingExamples::Snapshot pending;  // remembered for delayed feedback
   std::vector<double> progress;       // ProgressWindow::Export(); may be empty
-  uint64_t incarnation = 0;  // see Model::incarnation
+  uint64_t incarnation = 0;           // see Model::incarnation
   // Paired mistakes against the models it shared fan-out streams with.
   std::map<std::string, PairedCounts, std::less<>> paired;
 };
@@ -87,10 +87,10 @@ struct PreparedExample {
 
   absl::Status error;
   Features x;
-  double squared_norm = 0.0;  // ‖x‖²
-  int label = 0;              // binary models: -1 or +1
+  double squared_norm = 0.0;      // ‖x‖²
+  int label = 0;                  // binary models: -1 or +1
   absl::string_view class_label;  // multiclass models
-  double weight = 1.0;        // importance weight s >= 0
+  double weight = 1.0;            // importance weight s >= 0
   FeatureSpace::Scratch scratch;
 };
 
@@ -105,11 +105,11 @@ struct ExampleOutcome {
   // every other field unset.
   bool duplicate = false;
   Update update;
-  bool mistake = false;        // predicted wrong, before the update
-  uint64_t examples_seen = 0;  // the model's counter after this example
-  uint64_t updates = 0;        // the model's counter after this example
-  int predicted_class = -1;    // multiclass
-  std::vector<double> class_scores;         // multiclass, by class index
+  bool mistake = false;              // predicted wrong, before the update
+  uint64_t examples_seen = 0;        // the model's counter after this example
+  uint64_t updates = 0;              // the model's counter after this example
+  int predicted_class = -1;          // multiclass
+  std::vector<double> class_scores;  // multiclass, by class index
   std::vector<double> class_probabilities;  // multiclass, if probabilistic
 };
 

@@ -12,8 +12,8 @@ absl::Status MulticlassLearner::CheckNewClass(absl::string_view label) const {
   const int64_t classes = static_cast<int64_t>(classes_.size()) + 1;
   if (classes > kMaxClasses || classes * (width_ + 1) > kMaxMulticlassWeights) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "cannot add class ", Quoted(label), ": the model has ",
-        classes_.size(), " classes, the most its dimension allows"));
+        "cannot add class ", Quoted(label), ": the model has ", classes_.size(),
+        " classes, the most its dimension allows"));
   }
   return absl::OkStatus();
 }
@@ -44,8 +44,8 @@ void MulticlassLearner::RemoveLastClass() {
 
 void MulticlassLearner::Learn(Features x, int y, double s,
                               ExampleOutcome& outcome) {
-  const MulticlassUpdate m = classifier_->Learn(
-      x, y, s, outcome.class_scores, outcome.class_probabilities);
+  const MulticlassUpdate m = classifier_->Learn(x, y, s, outcome.class_scores,
+                                                outcome.class_probabilities);
   Update& u = outcome.update;
   u.score = outcome.class_scores[y];
   u.margin = m.margin;

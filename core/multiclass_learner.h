@@ -39,9 +39,7 @@ class MulticlassLearner final : public Learner {
   bool HasClass(absl::string_view label) const override {
     return class_index_.contains(label);
   }
-  const std::vector<std::string>& classes() const override {
-    return classes_;
-  }
+  const std::vector<std::string>& classes() const override { return classes_; }
   absl::Status AddClass(absl::string_view label) override;
   void RemoveLastClass() override;
   absl::Status CheckSetWeights(absl::string_view label) const override;

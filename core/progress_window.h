@@ -54,15 +54,15 @@ class ProgressWindow {
 
  private:
   const int64_t size_;
-  const double decay_;          // λ
+  const double decay_;             // λ
   std::vector<double> losses_;     // a ring: example t at t % size
   std::vector<uint8_t> mistakes_;  // likewise, 1 for a mistake
   int64_t next_ = 0;               // the slot of the next example
   int64_t seen_ = 0;               // examples ever added
-  int64_t window_mistakes_ = 0;   // mistakes in the window
-  double decayed_correct_ = 0.0;  // Σ λ^(t−i)·[no mistake]
-  double decayed_loss_ = 0.0;     // Σ λ^(t−i)·loss
-  double decayed_weight_ = 0.0;   // Σ λ^(t−i)
+  int64_t window_mistakes_ = 0;    // mistakes in the window
+  double decayed_correct_ = 0.0;   // Σ λ^(t−i)·[no mistake]
+  double decayed_loss_ = 0.0;      // Σ λ^(t−i)·loss
+  double decayed_weight_ = 0.0;    // Σ λ^(t−i)
 };
 
 }  // namespace halfspace

@@ -46,11 +46,12 @@ absl::Status ParseOption(absl::string_view option, TokenEntry& entry) {
     entry.name = std::string(value);
     return absl::OkStatus();
   }
-  double* target = key == "calls_per_second"      ? &entry.limits.calls.per_second
-                   : key == "calls_burst"         ? &entry.limits.calls.burst
-                   : key == "examples_per_second" ? &entry.limits.examples.per_second
-                   : key == "examples_burst"      ? &entry.limits.examples.burst
-                                                  : nullptr;
+  double* target = key == "calls_per_second" ? &entry.limits.calls.per_second
+                   : key == "calls_burst"    ? &entry.limits.calls.burst
+                   : key == "examples_per_second"
+                       ? &entry.limits.examples.per_second
+                   : key == "examples_burst" ? &entry.limits.examples.burst
+                                             : nullptr;
   if (target == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown option ", Quoted(key),
@@ -59,8 +60,8 @@ absl::Status ParseOption(absl::string_view option, TokenEntry& entry) {
   }
   if (!absl::SimpleAtod(value, target) || !(*target >= 0) ||
       !std::isfinite(*target)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Quoted(option), ": the value must be a number >= 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quoted(option), ": the value must be a number >= 0"));
   }
   return absl::OkStatus();
 }
@@ -104,8 +105,9 @@ absl::StatusOr<std::shared_ptr<const TokenPolicy>> TokenPolicy::Parse(
     Token token;
     absl::string_view secret = fields[0];
     if (absl::ConsumePrefix(&secret, "sha256:")) {
-      if (secret.size() != 64 ||
-          !absl::c_all_of(secret, [](char c) { return absl::ascii_isxdigit(c); })) {
+      if (secret.size() != 64 || !absl::c_all_of(secret, [](char c) {
+            return absl::ascii_isxdigit(c);
+          })) {
         return bad("a sha256: token must be 64 hexadecimal digits");
       }
       token.secret = absl::HexStringToBytes(absl::AsciiStrToLower(secret));
@@ -149,7 +151,7 @@ absl::StatusOr<std::shared_ptr<const TokenPolicy>> TokenPolicy::Parse(
 
 const TokenEntry* TokenPolicy::Find(absl::string_view token) const {
   const TokenEntry* found = nullptr;
-  std::string digest;  // of `token`, once a hashed entry needs it
+  std::string digest;               // of `token`, once a hashed entry needs it
   for (const Token& t : tokens_) {  // every one, found or not
     if (t.hashed && digest.empty()) digest = Sha256(token);
     if (SameSecret(t.secret, t.hashed ? digest : token)) found = &t.entry;

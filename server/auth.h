@@ -93,8 +93,7 @@ class Principal {
  public:
   // Allowed everything.
   Principal() = default;
-  Principal(std::shared_ptr<const TokenPolicy> policy,
-            const TokenEntry* token)
+  Principal(std::shared_ptr<const TokenPolicy> policy, const TokenEntry* token)
       : policy_(std::move(policy)), token_(token) {}
 
   // The token's entry; null without tokens (anyone may do everything).

@@ -87,10 +87,9 @@ class CallGate {
       }
       int64_t& mine = client_streams_[*client];
       if (mine >= limits_.max_streams_per_client) {
-        return LimitExceeded(absl::StrCat("client ", *client, " has ", mine,
-                                          " streams open"),
-                             limits_.max_streams_per_client,
-                             "max_streams_per_client");
+        return LimitExceeded(
+            absl::StrCat("client ", *client, " has ", mine, " streams open"),
+            limits_.max_streams_per_client, "max_streams_per_client");
       }
       ++mine;
       ++streams_;
@@ -155,10 +154,10 @@ class CallGate {
   const StreamLimits limits_;
   std::mutex mu_;
   std::condition_variable idle_;
-  bool loading_;         // guarded by mu_
-  bool closed_ = false;  // guarded by mu_
-  int active_ = 0;       // guarded by mu_
-  int64_t streams_ = 0;  // guarded by mu_
+  bool loading_;                                              // guarded by mu_
+  bool closed_ = false;                                       // guarded by mu_
+  int active_ = 0;                                            // guarded by mu_
+  int64_t streams_ = 0;                                       // guarded by mu_
   absl::flat_hash_map<std::string, int64_t> client_streams_;  // guarded by mu_
   absl::flat_hash_set<Drainable*> drainable_;                 // guarded by mu_
 };

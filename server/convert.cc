@@ -42,13 +42,12 @@ constexpr EnumPair<v1::PassiveAggressive::Variant, PaVariant> kPaVariants[] = {
     {v1::PassiveAggressive::VARIANT_PA_I, PaVariant::kPaI},
     {v1::PassiveAggressive::VARIANT_PA_II, PaVariant::kPaII},
 };
-constexpr EnumPair<v1::ConfidenceWeighted::Variant, CwVariant> kCwVariants[] =
-    {
-        {v1::ConfidenceWeighted::VARIANT_CW, CwVariant::kCw},
-        {v1::ConfidenceWeighted::VARIANT_AROW, CwVariant::kArow},
-        {v1::ConfidenceWeighted::VARIANT_SCW_I, CwVariant::kScwI},
-        {v1::ConfidenceWeighted::VARIANT_SCW_II, CwVariant::kScwII},
-        {v1::ConfidenceWeighted::VARIANT_NHERD, CwVariant::kNherd},
+constexpr EnumPair<v1::ConfidenceWeighted::Variant, CwVariant> kCwVariants[] = {
+    {v1::ConfidenceWeighted::VARIANT_CW, CwVariant::kCw},
+    {v1::ConfidenceWeighted::VARIANT_AROW, CwVariant::kArow},
+    {v1::ConfidenceWeighted::VARIANT_SCW_I, CwVariant::kScwI},
+    {v1::ConfidenceWeighted::VARIANT_SCW_II, CwVariant::kScwII},
+    {v1::ConfidenceWeighted::VARIANT_NHERD, CwVariant::kNherd},
 };
 
 // The core value of `value`; its zero (UNSPECIFIED) value keeps `out` as it
@@ -299,10 +298,10 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
   s->set_weight_norm(stats.weight_norm);
   s->set_max_example_norm(std::sqrt(c.max_squared_norm));
   s->set_bias(stats.bias);
-  s->set_progressive_accuracy(
-      c.examples_seen == 0
-          ? 0.0
-          : 1.0 - static_cast<double>(c.mistakes) / c.examples_seen);
+  s->set_progressive_accuracy(c.examples_seen == 0
+                                  ? 0.0
+                                  : 1.0 - static_cast<double>(c.mistakes) /
+                                              c.examples_seen);
   s->set_pending_waiting(stats.pending.waiting);
   s->set_pending_remembered(stats.pending.counters.remembered);
   s->set_pending_joined(stats.pending.counters.joined);
@@ -397,8 +396,7 @@ void ToProto(const Listing& listing, v1::Model* out) {
 }
 
 void ToProto(const Prediction& prediction,
-             const std::vector<std::string>& class_names,
-             v1::Prediction* out) {
+             const std::vector<std::string>& class_names, v1::Prediction* out) {
   if (prediction.predicted_class >= 0) {
     out->set_predicted_class(class_names[prediction.predicted_class]);
     AddClassScores(prediction.class_scores, prediction.class_probabilities,

@@ -80,8 +80,7 @@ void ToProto(const Prediction& prediction,
 
 // A core example viewing the proto's data (which must outlive it); its named
 // features go to `named`, which must outlive it too and not be resized.
-Example FromProto(const v1::Example& example,
-                  std::vector<NamedFeature>& named);
+Example FromProto(const v1::Example& example, std::vector<NamedFeature>& named);
 
 // A core feature input viewing the proto's data, as above.
 FeatureInput FromProto(const v1::FeatureVector& x,

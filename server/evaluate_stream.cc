@@ -90,8 +90,8 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     for (int i = 0; i < n; ++i) {
       examples_[i] = FromProto(request_.examples(i), named_[i]);
     }
-    if (absl::Status s = model_->Evaluate(examples_, threshold_, evaluation_,
-                                          call_.stop());
+    if (absl::Status s =
+            model_->Evaluate(examples_, threshold_, evaluation_, call_.stop());
         !s.ok()) {
       return s;
     }

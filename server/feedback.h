@@ -50,8 +50,7 @@ absl::Status RememberInstances(
 template <typename Request, typename Response>
 absl::Status PredictAndRemember(const ServiceParts& parts,
                                 const Principal& principal,
-                                const std::string& name,
-                                const Request& request,
+                                const std::string& name, const Request& request,
                                 PredictScratch& scratch, const StopCheck& stop,
                                 Response& response, uint64_t& lsn) {
   if (request.remember()) {

@@ -22,7 +22,8 @@ class FeedbackReactor final : public ModelStream<v1::FeedbackStreamRequest,
                       v1::FeedbackStreamRequest& request,
                       v1::FeedbackStreamResponse& response,
                       uint64_t& lsn) override {
-    absl::StatusOr<std::shared_ptr<Model>> found = parts().registry->Lookup(model);
+    absl::StatusOr<std::shared_ptr<Model>> found =
+        parts().registry->Lookup(model);
     if (!found.ok()) return found.status();
     v1::FeedbackRequest feedback;
     feedback.set_model(model);

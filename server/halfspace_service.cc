@@ -68,7 +68,8 @@ HalfspaceService::Unary HalfspaceService::Serve(
   absl::Status status = AdmitCaller(parts_, *context, call.principal, caller);
   if (status.ok()) status = DecodeMessage(bytes, request);
   if constexpr (std::is_same_v<Request, v1::FeedbackRequest>) {
-    if (status.ok()) status = Charge(parts_, caller, 0, request.feedback_size());
+    if (status.ok())
+      status = Charge(parts_, caller, 0, request.feedback_size());
   }
   if constexpr (!std::is_same_v<Request, v1::ListModelsRequest> &&
                 !std::is_same_v<Request, v1::GetStatsRequest> &&
@@ -139,8 +140,7 @@ HalfspaceService::Train(Context* c) {
   return StartTrainStream(parts_, c);
 }
 
-HalfspaceService::Unary HalfspaceService::Feedback(Context* c,
-                                                   const Bytes* in,
+HalfspaceService::Unary HalfspaceService::Feedback(Context* c, const Bytes* in,
                                                    Bytes* out) {
   return Serve(c, in, out, "Feedback", Permission::kTrain,
                &HalfspaceService::DoFeedback);
@@ -222,8 +222,7 @@ HalfspaceService::Unary HalfspaceService::CompareModels(Context* c,
                &HalfspaceService::DoCompareModels);
 }
 
-HalfspaceService::Unary HalfspaceService::SetAlias(Context* c,
-                                                   const Bytes* in,
+HalfspaceService::Unary HalfspaceService::SetAlias(Context* c, const Bytes* in,
                                                    Bytes* out) {
   return Serve(c, in, out, "SetAlias", Permission::kAdmin,
                &HalfspaceService::DoSetAlias);
@@ -531,9 +530,8 @@ absl::Status HalfspaceService::DoCompareModels(
     v1::CompareModelsResponse& response, Call& call) {
   const auto& names = request.models();
   if (names.size() < 2 || names.size() > static_cast<int>(kMaxFanOut)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("models names ", names.size(), " models; compare 2 to ",
-                     kMaxFanOut));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "models names ", names.size(), " models; compare 2 to ", kMaxFanOut));
   }
   const double alpha = request.has_alpha() ? request.alpha() : 0.05;
   if (!(alpha > 0.0 && alpha < 1.0)) {
@@ -550,12 +548,13 @@ absl::Status HalfspaceService::DoCompareModels(
         !s.ok()) {
       return s;
     }
-    absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Lookup(name);
+    absl::StatusOr<std::shared_ptr<Model>> model =
+        parts_.registry->Lookup(name);
     if (!model.ok()) return model.status();
     if (std::find(models.begin(), models.end(), *model) != models.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "models names model ", Quoted((*model)->name()),
-          " twice (an alias is its model); name each model once"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("models names model ", Quoted((*model)->name()),
+                       " twice (an alias is its model); name each model once"));
     }
     models.push_back(*std::move(model));
   }
@@ -577,7 +576,8 @@ absl::Status HalfspaceService::DoSetAlias(const v1::SetAliasRequest& request,
                                           v1::SetAliasResponse& response,
                                           Call& call) {
   // The model was checked by Serve.
-  if (absl::Status s = call.principal.Check(Permission::kAdmin, request.alias());
+  if (absl::Status s =
+          call.principal.Check(Permission::kAdmin, request.alias());
       !s.ok()) {
     return s;
   }
@@ -597,7 +597,8 @@ absl::Status HalfspaceService::DoSetAlias(const v1::SetAliasRequest& request,
 absl::Status HalfspaceService::DoDeleteAlias(
     const v1::DeleteAliasRequest& request, v1::DeleteAliasResponse& response,
     Call& call) {
-  if (absl::Status s = call.principal.Check(Permission::kAdmin, request.alias());
+  if (absl::Status s =
+          call.principal.Check(Permission::kAdmin, request.alias());
       !s.ok()) {
     return s;
   }

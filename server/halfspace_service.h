@@ -139,8 +139,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
   absl::Status DoGetStats(const v1::GetStatsRequest& request,
                           v1::GetStatsResponse& response, Call& call);
   absl::Status DoCompareModels(const v1::CompareModelsRequest& request,
-                               v1::CompareModelsResponse& response,
-                               Call& call);
+                               v1::CompareModelsResponse& response, Call& call);
   absl::Status DoSetAlias(const v1::SetAliasRequest& request,
                           v1::SetAliasResponse& response, Call& call);
   absl::Status DoDeleteAlias(const v1::DeleteAliasRequest& request,

@@ -8,8 +8,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
 #include "server/logging.h"
 #include "server/server.h"
 #include "spdlog/spdlog.h"
@@ -75,8 +75,7 @@ ABSL_FLAG(int64_t, max_interaction_products, 100000,
           "with m make n*m; a group of n with itself n(n-1)/2)");
 ABSL_FLAG(int64_t, max_examples_per_request, 100000,
           "examples or instances in one Train, Evaluate or Predict request");
-ABSL_FLAG(int64_t, max_pending_examples,
-          halfspace::kDefaultMaxPendingExamples,
+ABSL_FLAG(int64_t, max_pending_examples, halfspace::kDefaultMaxPendingExamples,
           "examples one model keeps remembered for delayed feedback (Predict "
           "with remember); past it the oldest are dropped");
 ABSL_FLAG(int64_t, max_pending_bytes, halfspace::kDefaultMaxPendingBytes,

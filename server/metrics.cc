@@ -106,18 +106,18 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
         Family("halfspace_model_memory_bytes",
                "Memory a model holds (label model), or all models (no label)",
                MetricType::Gauge);
-    MetricFamily waiting = Family(
-        "halfspace_model_pending_examples",
-        "Examples remembered for delayed feedback and waiting for it",
-        MetricType::Gauge);
+    MetricFamily waiting =
+        Family("halfspace_model_pending_examples",
+               "Examples remembered for delayed feedback and waiting for it",
+               MetricType::Gauge);
     MetricFamily joined =
         Family("halfspace_model_pending_joined_total",
                "Remembered examples joined by their feedback and learned",
                MetricType::Counter);
-    MetricFamily expired = Family(
-        "halfspace_model_pending_expired_total",
-        "Remembered examples whose feedback did not come in time",
-        MetricType::Counter);
+    MetricFamily expired =
+        Family("halfspace_model_pending_expired_total",
+               "Remembered examples whose feedback did not come in time",
+               MetricType::Counter);
     int64_t count = 0;
     for (const std::shared_ptr<Model>& model : models_->List()) {
       ++count;

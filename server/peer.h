@@ -8,9 +8,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "core/model.h"
 #include "grpcpp/server_context.h"
-#include "absl/strings/str_cat.h"
 #include "server/auth.h"
 #include "server/rate_limits.h"
 #include "server/service_parts.h"
@@ -82,8 +82,7 @@ inline absl::Status AdmitCaller(const ServiceParts& parts,
                                 Principal& principal, Caller& caller) {
   const std::string address = ClientOf(context);
   if (parts.auth->enabled()) {
-    if (absl::Status s = parts.limiter->CheckAuthentication(address);
-        !s.ok()) {
+    if (absl::Status s = parts.limiter->CheckAuthentication(address); !s.ok()) {
       parts.metrics->RecordRateLimited("unauthenticated");
       return s;
     }
@@ -104,9 +103,8 @@ inline void AddPushback(const absl::Status& status,
                         grpc::CallbackServerContext& context) {
   const absl::Duration wait = RetryAfter(status);
   if (wait > absl::ZeroDuration()) {
-    context.AddTrailingMetadata(
-        "grpc-retry-pushback-ms",
-        absl::StrCat(absl::ToInt64Milliseconds(wait)));
+    context.AddTrailingMetadata("grpc-retry-pushback-ms",
+                                absl::StrCat(absl::ToInt64Milliseconds(wait)));
   }
 }
 

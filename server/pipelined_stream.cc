@@ -110,8 +110,8 @@ void PipelinedStream::OnDurable(uint64_t id) {
 }
 
 bool PipelinedStream::CanFinish() const {
-  return reads_over_ && (!reading_ || draining_) && !handling_ &&
-         !writing_ && awaiting_durable_ == 0 && pending_.empty();
+  return reads_over_ && (!reading_ || draining_) && !handling_ && !writing_ &&
+         awaiting_durable_ == 0 && pending_.empty();
 }
 
 void PipelinedStream::DrainLocked() {

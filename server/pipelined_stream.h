@@ -65,7 +65,8 @@ class PipelinedStream
  protected:
   // `log` (may be null: every response is written at once) and `gate`
   // (may be null: the stream is never drained) must outlive the stream.
-  PipelinedStream(WriteAheadLog* log, CallGate* gate) : log_(log), gate_(gate) {}
+  PipelinedStream(WriteAheadLog* log, CallGate* gate)
+      : log_(log), gate_(gate) {}
   ~PipelinedStream() override;
 
   // Starts reading when `status` is OK; else finishes with it at once.
@@ -116,7 +117,7 @@ class PipelinedStream
   size_t pending_bytes_ = 0;
   int awaiting_durable_ = 0;  // durability callbacks not yet run
   bool reading_ = false;
-  bool handling_ = false;     // a read's request is being handled
+  bool handling_ = false;  // a read's request is being handled
   bool draining_ = false;
   bool writing_ = false;
   bool reads_over_ = false;   // half-closed, failed or cancelled

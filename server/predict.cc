@@ -44,8 +44,7 @@ absl::Status PredictInto(
     return absl::InvalidArgumentError(
         "PredictRequest has no instances; send at least one feature vector");
   }
-  if (absl::Status s = CheckExamplesPerRequest(n, limits,
-                                               "PredictRequest");
+  if (absl::Status s = CheckExamplesPerRequest(n, limits, "PredictRequest");
       !s.ok()) {
     return s;
   }
@@ -55,9 +54,9 @@ absl::Status PredictInto(
     scratch.instances[i] = FromProto(instances[i], scratch.named[i]);
   }
   scratch.predictions.resize(n);
-  if (absl::Status s = model.Predict(scratch.instances,
-                                     absl::MakeSpan(scratch.predictions),
-                                     &scratch.class_names, stop, options);
+  if (absl::Status s =
+          model.Predict(scratch.instances, absl::MakeSpan(scratch.predictions),
+                        &scratch.class_names, stop, options);
       !s.ok()) {
     return s;
   }

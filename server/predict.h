@@ -31,8 +31,8 @@ PredictOptions PredictionEncoding(bool remember, size_t max_message_bytes);
 template <typename Request>
 PredictOptions PredictOptionsFor(const Request& request,
                                  size_t max_message_bytes) {
-  PredictOptions options = PredictionEncoding(request.remember(),
-                                              max_message_bytes);
+  PredictOptions options =
+      PredictionEncoding(request.remember(), max_message_bytes);
   if (request.has_top_k()) options.top_k = request.top_k();
   return options;
 }

@@ -28,9 +28,9 @@ absl::Status Refused(absl::string_view what, absl::Duration wait) {
 
 void TokenBucket::Refill(absl::Time now) {
   if (now > last_) {
-    tokens_ = std::min(rate_.capacity(),
-                       tokens_ + absl::ToDoubleSeconds(now - last_) *
-                                     rate_.per_second);
+    tokens_ = std::min(
+        rate_.capacity(),
+        tokens_ + absl::ToDoubleSeconds(now - last_) * rate_.per_second);
     last_ = now;
   }
 }
@@ -69,10 +69,10 @@ RateLimiter::Buckets& RateLimiter::Find(const std::string& key,
   auto it = buckets_.find(key);
   if (it == buckets_.end()) {
     if (buckets_.size() >= options_.max_callers) {
-      auto oldest = std::min_element(
-          buckets_.begin(), buckets_.end(), [](const auto& a, const auto& b) {
-            return a.second.used < b.second.used;
-          });
+      auto oldest = std::min_element(buckets_.begin(), buckets_.end(),
+                                     [](const auto& a, const auto& b) {
+                                       return a.second.used < b.second.used;
+                                     });
       buckets_.erase(oldest);
     }
     it = buckets_
@@ -96,18 +96,18 @@ absl::Status RateLimiter::Admit(absl::string_view caller,
   const absl::Duration calls_wait = b.calls.Wait(calls, now);
   const absl::Duration examples_wait = b.examples.Wait(examples, now);
   if (calls_wait > absl::ZeroDuration()) {
-    return Refused(absl::StrCat(who, " makes more than ",
-                                limits.calls.per_second,
-                                " calls a second (a burst of ",
-                                limits.calls.capacity(), ")"),
-                   std::max(calls_wait, examples_wait));
+    return Refused(
+        absl::StrCat(who, " makes more than ", limits.calls.per_second,
+                     " calls a second (a burst of ", limits.calls.capacity(),
+                     ")"),
+        std::max(calls_wait, examples_wait));
   }
   if (examples_wait > absl::ZeroDuration()) {
-    return Refused(absl::StrCat(who, " sends more than ",
-                                limits.examples.per_second,
-                                " training examples a second (a burst of ",
-                                limits.examples.capacity(), ")"),
-                   examples_wait);
+    return Refused(
+        absl::StrCat(who, " sends more than ", limits.examples.per_second,
+                     " training examples a second (a burst of ",
+                     limits.examples.capacity(), ")"),
+        examples_wait);
   }
   b.calls.Take(calls, now);
   b.examples.Take(examples, now);
@@ -122,9 +122,9 @@ absl::Status RateLimiter::CheckAuthentication(absl::string_view address) {
                     {options_.auth_failures, {}}, now);
   const absl::Duration wait = b.calls.Wait(1, now);
   if (wait == absl::ZeroDuration()) return absl::OkStatus();
-  return Refused(absl::StrCat("client ", address,
-                              " failed to authenticate too often"),
-                 wait);
+  return Refused(
+      absl::StrCat("client ", address, " failed to authenticate too often"),
+      wait);
 }
 
 void RateLimiter::CountAuthenticationFailure(absl::string_view address) {

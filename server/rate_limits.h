@@ -76,7 +76,7 @@ absl::Duration RetryAfter(const absl::Status& status);
 class RateLimiter {
  public:
   struct Options {
-    Rate auth_failures;       // per client address
+    Rate auth_failures;  // per client address
     size_t max_callers = 10000;
   };
   explicit RateLimiter(const Options& options) : options_(options) {}

@@ -24,7 +24,8 @@ namespace halfspace {
 
 inline absl::Status UndecodableError(const google::protobuf::Message& message) {
   return absl::InvalidArgumentError(absl::StrCat(
-      "a message could not be decoded as ", message.GetDescriptor()->full_name(),
+      "a message could not be decoded as ",
+      message.GetDescriptor()->full_name(),
       ": check that the client was built from this server's proto"));
 }
 
@@ -55,7 +56,7 @@ inline absl::Status DecodeMessage(grpc::ByteBuffer& bytes, std::string& raw,
   bytes.Clear();
   message.Clear();
   return message.ParseFromString(raw) ? absl::OkStatus()
-                                     : UndecodableError(message);
+                                      : UndecodableError(message);
 }
 
 // Encodes `message` into `bytes`, replacing what they held.

@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -210,8 +210,8 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
   };
   for (const auto& [flag, value] : rates) {
     if (!(value >= 0) || !std::isfinite(value)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", flag, "=", value, ": must be a number >= 0"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, "=", value, ": must be a number >= 0"));
     }
   }
   if (l.max_classes > kMaxClasses) {
@@ -250,8 +250,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   if (access(options.data_dir.c_str(), W_OK | X_OK) != 0) {
     // Typically a volume mounted from the host, owned by another user.
     return absl::FailedPreconditionError(absl::StrCat(
-        "data directory ", options.data_dir, " is not writable by this "
-        "process (uid ", getuid(), "): ", std::strerror(errno),
+        "data directory ", options.data_dir,
+        " is not writable by this "
+        "process (uid ",
+        getuid(), "): ", std::strerror(errno),
         "; make that user its owner (a container's volume: chown it to the "
         "image's user), or give another --data_dir"));
   }
@@ -438,17 +440,18 @@ absl::Status Server::RecoverModels() {
       metrics_.RecordLogDamage();
       const bool applies = registry_.MarkUnavailable(
           damage.key,
-          absl::DataLossError(absl::StrCat(
-              "its log is damaged (", damage.where,
-              "); changes from there on are not applied")),
+          absl::DataLossError(
+              absl::StrCat("its log is damaged (", damage.where,
+                           "); changes from there on are not applied")),
           damage.lsn);
-      spdlog::error("the log is damaged: {}; model {}; the bytes are kept in "
-                    "{}{}",
-                    damage.where,
-                    damage.key.empty() ? "unknown (any model's)"
-                                       : absl::StrCat("'", damage.key, "'"),
-                    damage.kept,
-                    applies ? "" : "; its snapshot already holds the record");
+      spdlog::error(
+          "the log is damaged: {}; model {}; the bytes are kept in "
+          "{}{}",
+          damage.where,
+          damage.key.empty() ? "unknown (any model's)"
+                             : absl::StrCat("'", damage.key, "'"),
+          damage.kept,
+          applies ? "" : "; its snapshot already holds the record");
     };
     absl::StatusOr<std::unique_ptr<WriteAheadLog>> log =
         WriteAheadLog::Open(log_options, *snapshot_lsn, visitor);

@@ -5,10 +5,10 @@
 //
 // Lifecycle: Start locks the data directory and listens, health NOT_SERVING
 // and calls turned away with UNAVAILABLE, while it loads every snapshot and
-// replays the log over them; then it serves. Shutdown marks the service NOT_SERVING,
-// turns new calls away with UNAVAILABLE, lets calls in flight finish for up
-// to `drain_timeout` (then cancels them), stops gRPC, and checkpoints.
-// Shutdown is idempotent; the destructor calls it.
+// replays the log over them; then it serves. Shutdown marks the service
+// NOT_SERVING, turns new calls away with UNAVAILABLE, lets calls in flight
+// finish for up to `drain_timeout` (then cancels them), stops gRPC, and
+// checkpoints. Shutdown is idempotent; the destructor calls it.
 //
 // Thread safety: Start and Shutdown from one thread; port() from any.
 
@@ -23,19 +23,19 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/limits.h"
+#include "core/model_registry.h"
 #include "core/storage/directory_lock.h"
 #include "core/storage/file_model_store.h"
 #include "core/storage/write_ahead_log.h"
-#include "core/limits.h"
-#include "server/rate_limits.h"
-#include "core/model_registry.h"
-#include "grpcpp/server.h"
 #include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
 #include "server/auth.h"
 #include "server/call_gate.h"
-#include "server/metrics.h"
-#include "server/service_parts.h"
 #include "server/halfspace_service.h"
+#include "server/metrics.h"
+#include "server/rate_limits.h"
+#include "server/service_parts.h"
 
 namespace halfspace {
 

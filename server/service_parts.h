@@ -24,7 +24,7 @@ struct ServiceParts {
   const Authenticator* auth = nullptr;
   Metrics* metrics = nullptr;
   RateLimiter* limiter = nullptr;
-  CallerLimits anonymous;  // the rate limits of a caller without a token
+  CallerLimits anonymous;        // the rate limits of a caller without a token
   size_t max_message_bytes = 0;  // the largest request or response
 };
 

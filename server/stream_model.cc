@@ -19,10 +19,9 @@ absl::Status BindStreamModel(const ModelRegistry& registry,
                              std::shared_ptr<Model>& model) {
   if (model != nullptr) {
     if (NamesModel(registry, requested, *model)) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("this stream works on '", model->name(), "'; a ",
-                     request_kind, " names ", Quoted(requested),
-                     ". Open one stream per model"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "this stream works on '", model->name(), "'; a ", request_kind,
+        " names ", Quoted(requested), ". Open one stream per model"));
   }
   if (requested.empty()) {
     return absl::InvalidArgumentError(

@@ -19,10 +19,11 @@ bool NamesModel(const ModelRegistry& registry, absl::string_view requested,
                 const Model& model);
 
 // Binds `model` (null before the first request) to the model `requested`
-// names (or the alias `requested` points to): INVALID_ARGUMENT if the first request names none or a later one
-// names another, PERMISSION_DENIED (before the model is looked up) unless
-// `principal` has `permission` on it, NOT_FOUND for an unknown model.
-// `request_kind` names the message in errors, e.g. "TrainRequest".
+// names (or the alias `requested` points to): INVALID_ARGUMENT if the first
+// request names none or a later one names another, PERMISSION_DENIED (before
+// the model is looked up) unless `principal` has `permission` on it, NOT_FOUND
+// for an unknown model. `request_kind` names the message in errors, e.g.
+// "TrainRequest".
 absl::Status BindStreamModel(const ModelRegistry& registry,
                              absl::string_view requested,
                              absl::string_view request_kind,

@@ -19,7 +19,7 @@ namespace halfspace {
 // Buffers reused from request to request, so that a stream does not
 // allocate per example after its first few messages.
 struct TrainScratch {
-  std::vector<NamedFeature> named;  // one example's, while preparing it
+  std::vector<NamedFeature> named;        // one example's, while preparing it
   std::vector<PreparedExample> prepared;  // only grows: scratch is reused
   std::vector<ExampleOutcome> outcomes;   // one per example of the request
   std::vector<std::string> class_names;   // the model's classes, cached
@@ -27,8 +27,7 @@ struct TrainScratch {
 
 // Checks and featurizes the request's examples (no lock held) into
 // scratch.prepared; CANCELLED once `stop` says so.
-absl::Status PrepareRequest(const Model& model,
-                            const v1::TrainRequest& request,
+absl::Status PrepareRequest(const Model& model, const v1::TrainRequest& request,
                             TrainScratch& scratch,
                             const StopCheck& stop = nullptr);
 

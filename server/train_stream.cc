@@ -90,8 +90,8 @@ class TrainReactor final : public PipelinedStream {
     }
     for (size_t k = 0; k < models_.size(); ++k) {
       if (prepared_by_[k] != k) continue;
-      if (absl::Status s = PrepareRequest(*models_[k], *request_,
-                                          scratch_[k], call_.stop());
+      if (absl::Status s =
+              PrepareRequest(*models_[k], *request_, scratch_[k], call_.stop());
           !s.ok()) {
         return s;
       }
@@ -123,8 +123,8 @@ class TrainReactor final : public PipelinedStream {
       };
     }
     TrainScratch& scratch = scratch_[k];
-    absl::Status learned = LearnPrepared(*models_[k], *request_, batch,
-                                         scratch, &scratch_[prepared_by_[k]]);
+    absl::Status learned = LearnPrepared(*models_[k], *request_, batch, scratch,
+                                         &scratch_[prepared_by_[k]]);
     if (!learned.ok()) return learned;
     lsn = std::max(lsn, batch.log.lsn);
     if (k + 1 < models_.size()) {  // the models after it count against it
@@ -319,8 +319,8 @@ class TrainReactor final : public PipelinedStream {
   absl::Status CheckResponseSize() const {
     size_t bound = 0;
     for (size_t k = 0; k < models_.size(); ++k) {
-      bound += ResponseSizeBound(*models_[k], *request_,
-                                 scratch_[prepared_by_[k]]);
+      bound +=
+          ResponseSizeBound(*models_[k], *request_, scratch_[prepared_by_[k]]);
     }
     if (fan_out_ && request_->results() != v1::TRAIN_RESULTS_SUMMARY) {
       bound += kFanOutResultBytes * request_->examples_size();
@@ -359,7 +359,7 @@ class TrainReactor final : public PipelinedStream {
   v1::TrainResponse response_;
   // Per model, in the order of models_:
   std::vector<TrainScratch> scratch_;
-  std::vector<size_t> prepared_by_;  // whose scratch holds its examples
+  std::vector<size_t> prepared_by_;   // whose scratch holds its examples
   std::vector<PassCounters> passes_;  // this stream's current pass
   // What the model did with each example, for the models after it.
   std::vector<std::vector<uint8_t>> peer_outcomes_;

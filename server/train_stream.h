@@ -8,12 +8,12 @@
 // whole or not at all: one whose response could exceed the message limit
 // is refused (RESOURCE_EXHAUSTED) before learning, as is one of more
 // examples than --max_examples_per_request allows; a request cancelled (or
-// past its deadline) while its examples are prepared learns nothing. A request marked end_of_pass
-// closes a pass: its response also sums up the pass. A bad example is
-// reported in-band (ExampleResult.error) and the stream goes on. A bad first
-// request, a request naming another model, a message that does not decode as
-// a TrainRequest (see raw_message.h), or the model's deletion ends the stream
-// with INVALID_ARGUMENT or NOT_FOUND.
+// past its deadline) while its examples are prepared learns nothing. A request
+// marked end_of_pass closes a pass: its response also sums up the pass. A bad
+// example is reported in-band (ExampleResult.error) and the stream goes on. A
+// bad first request, a request naming another model, a message that does not
+// decode as a TrainRequest (see raw_message.h), or the model's deletion ends
+// the stream with INVALID_ARGUMENT or NOT_FOUND.
 //
 // Fan-out: a first request naming several models (TrainRequest.models)
 // makes every request train each of them in turn, each as a stream of its
@@ -37,10 +37,10 @@
 
 #include "core/model_registry.h"
 #include "core/storage/write_ahead_log.h"
-#include "server/service_parts.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "halfspace/v1/halfspace.pb.h"
+#include "server/service_parts.h"
 
 namespace halfspace {
 
@@ -56,9 +56,8 @@ inline constexpr size_t kMaxFanOut = 16;
 // itself when done. With a log, each
 // response waits until its examples are durable.
 // REQUIRES: the parts outlive the stream.
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
-StartTrainStream(const ServiceParts& parts,
-                 grpc::CallbackServerContext* context);
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StartTrainStream(
+    const ServiceParts& parts, grpc::CallbackServerContext* context);
 
 }  // namespace halfspace
 

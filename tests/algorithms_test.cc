@@ -6,23 +6,23 @@
 #include <random>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/algorithms/adagrad_classifier.h"
 #include "core/algorithms/averaged_perceptron.h"
 #include "core/algorithms/confidence_weighted.h"
-#include "core/evaluation.h"
-#include "absl/strings/str_cat.h"
 #include "core/algorithms/logistic_regression.h"
 #include "core/algorithms/margin_loss.h"
-#include "core/model.h"
 #include "core/algorithms/multiclass_perceptron.h"
 #include "core/algorithms/one_vs_rest.h"
 #include "core/algorithms/passive_aggressive.h"
 #include "core/algorithms/perceptron.h"
 #include "core/algorithms/pocket_perceptron.h"
 #include "core/algorithms/sgd_classifier.h"
-#include "core/storage/snapshot_codec.h"
 #include "core/algorithms/softmax_regression.h"
 #include "core/algorithms/voted_perceptron.h"
+#include "core/evaluation.h"
+#include "core/model.h"
+#include "core/storage/snapshot_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -216,8 +216,8 @@ TEST(ConfidenceWeightedTest, ArowStepsByHand) {
   s = Of(arow);
   EXPECT_THAT(s.w, ElementsAre(DoubleEq(1.0 / 3), DoubleEq(-0.5)));
   EXPECT_NEAR(s.b, 0.0, 1e-15);  // 1/3 - (1/2)(2/3)
-  EXPECT_THAT(s.sigma, ElementsAre(DoubleEq(2.0 / 3), DoubleEq(5.0 / 8),
-                                   DoubleEq(0.5)));
+  EXPECT_THAT(s.sigma,
+              ElementsAre(DoubleEq(2.0 / 3), DoubleEq(5.0 / 8), DoubleEq(0.5)));
   // A margin of 1 or more is passive.
   arow.set_weights(Weights({2, 0}, 0));
   EXPECT_FALSE(arow.Learn(std::vector<double>{1, 0}, +1, 1.0).updated);
@@ -336,9 +336,10 @@ TEST(ConfidenceWeightedTest, ArowAndScwResistLabelNoiseBetterThanPaI) {
 //   5. x = (-1, 0), y = +1: v3 scores -1, errs; v4 = (0, -1; 1), c4 = 1
 //   6. x = (0, 1),  y = +1: v4 scores 0, errs; v5 = (0, 0; 2), c5 = 1
 const std::vector<std::pair<std::vector<double>, int>>& VotedStream() {
-  static const auto* stream = new std::vector<std::pair<std::vector<double>, int>>{
-      {{1, 0}, 1}, {{0, 1}, -1}, {{1, 0}, 1},
-      {{0, 1}, -1}, {{-1, 0}, 1}, {{0, 1}, 1}};
+  static const auto* stream =
+      new std::vector<std::pair<std::vector<double>, int>>{
+          {{1, 0}, 1},  {{0, 1}, -1}, {{1, 0}, 1},
+          {{0, 1}, -1}, {{-1, 0}, 1}, {{0, 1}, 1}};
   return *stream;
 }
 
@@ -347,8 +348,8 @@ TEST(VotedPerceptronTest, VotesWithEveryVectorWeightedByItsSurvival) {
   const std::vector<bool> updates = {true, true, false, false, true};
   const std::vector<double> scores = {0, 1, 1, -1, -1};
   for (size_t i = 0; i < 5; ++i) {
-    const Update u = voted.Learn(VotedStream()[i].first,
-                                 VotedStream()[i].second, 1.0);
+    const Update u =
+        voted.Learn(VotedStream()[i].first, VotedStream()[i].second, 1.0);
     EXPECT_EQ(u.updated, updates[i]) << i;
     EXPECT_EQ(u.score, scores[i]) << i;  // the current vector's
   }
@@ -537,10 +538,10 @@ TEST(SgdClassifierTest, PredictsWithTheAverageOnlyOnceAveragingHasBegun) {
   sgd.Learn(x, +1, 1.0);  // t = 1: w = 1
   sgd.EndBatch();
   EXPECT_EQ(sgd.weights().w[0], 1.0);  // not averaging yet: the raw w
-  sgd.Learn(x, -1, 1.0);  // t = 2: margin -2, w = 0
+  sgd.Learn(x, -1, 1.0);               // t = 2: margin -2, w = 0
   sgd.EndBatch();
   EXPECT_EQ(sgd.weights().w[0], 0.0);  // not averaging yet: the raw w
-  sgd.Learn(x, +1, 1.0);  // t = 3: w = 1, and w̄ = w_3 = 1
+  sgd.Learn(x, +1, 1.0);               // t = 3: w = 1, and w̄ = w_3 = 1
   sgd.EndBatch();
   EXPECT_EQ(sgd.weights().w[0], 1.0);
   sgd.Learn(x, -1, 1.0);  // t = 4: w = 0, w̄ = (1 + 0)/2
@@ -569,7 +570,8 @@ TEST(PocketPerceptronTest, PocketBeatsTheLastWeightsOnNoisyData) {
   const auto xs = RandomPoints(400, 2, 3);
   std::mt19937 rng(5);
   std::vector<int> noisy;
-  for (const auto& x : xs) noisy.push_back(rng() % 10 == 0 ? -Label(x) : Label(x));
+  for (const auto& x : xs)
+    noisy.push_back(rng() % 10 == 0 ? -Label(x) : Label(x));
   PocketPerceptron pocket(2, 1.0, true, true);
   PocketPerceptron last(2, 1.0, true, /*predict_with_pocket=*/false);
   for (int pass = 0; pass < 5; ++pass) {
@@ -623,11 +625,10 @@ void ExpectExactContinuation(const ModelSpec& spec) {
 TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
   ModelSpec spec;
   spec.dimension = 4;
-  for (Algorithm a : {Algorithm::kPerceptron, Algorithm::kLogisticRegression,
-                      Algorithm::kAveragedPerceptron,
-                      Algorithm::kPassiveAggressive,
-                      Algorithm::kPocketPerceptron,
-                      Algorithm::kVotedPerceptron}) {
+  for (Algorithm a :
+       {Algorithm::kPerceptron, Algorithm::kLogisticRegression,
+        Algorithm::kAveragedPerceptron, Algorithm::kPassiveAggressive,
+        Algorithm::kPocketPerceptron, Algorithm::kVotedPerceptron}) {
     spec.algorithm = DefaultParams(a);
     SCOPED_TRACE(static_cast<int>(a));
     ExpectExactContinuation(spec);
@@ -638,7 +639,8 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
   ExpectExactContinuation(spec);
   std::get<SgdParams>(spec.algorithm).options.penalty = Penalty::kL2;
   std::get<SgdParams>(spec.algorithm).options.schedule = Schedule::kAdaGrad;
-  std::get<SgdParams>(spec.algorithm).options.average_from = 0;  // averaging does not go with AdaGrad
+  std::get<SgdParams>(spec.algorithm).options.average_from =
+      0;  // averaging does not go with AdaGrad
   ExpectExactContinuation(spec);
   // A vote that has merged vectors, mid-ring.
   spec.algorithm = VotedPerceptronParams{3};
@@ -701,9 +703,9 @@ TEST(EvaluationTest, LogLossClipsCertainMistakes) {
   e.Add(pos, pos, 0.8);  // the probability of the true class
   e.Add(neg, pos, 0.4);
   e.Add(pos, neg, 0.0);  // certain and wrong: clipped to machine epsilon
-  EXPECT_DOUBLE_EQ(*e.log_loss(), -(std::log(0.8) + std::log(0.4) +
-                                    std::log(std::ldexp(1.0, -52))) /
-                                      3);
+  EXPECT_DOUBLE_EQ(
+      *e.log_loss(),
+      -(std::log(0.8) + std::log(0.4) + std::log(std::ldexp(1.0, -52))) / 3);
   // Certain and right: clipped to 1 - ε, so the loss is ε, not 0.
   Evaluation certain;
   certain.Add(certain.ClassIndex("+1"), 0, 1.0);
@@ -803,8 +805,7 @@ TEST(OneVsRestTest, IsIndependentBinaryModelsAndNormalizesProbabilities) {
   const double p0 = Sigmoid(scores[0]), p1 = Sigmoid(scores[1]),
                p2 = Sigmoid(scores[2]);
   EXPECT_DOUBLE_EQ(probabilities[0], p0 / (p0 + p1 + p2));
-  EXPECT_DOUBLE_EQ(probabilities[0] + probabilities[1] + probabilities[2],
-                   1.0);
+  EXPECT_DOUBLE_EQ(probabilities[0] + probabilities[1] + probabilities[2], 1.0);
 }
 
 std::unique_ptr<Model> Multiclass(Algorithm algorithm, bool one_vs_rest,
@@ -823,15 +824,16 @@ TEST(MulticlassModelTest, ClassesArriveMidStreamAndAreNamedInOrder) {
   std::unique_ptr<Model> model =
       Multiclass(Algorithm::kSoftmaxRegression, false, {"b"});
   const std::vector<double> x = {1, 0, 0, 0};
-  std::vector<Example> batch = {{x, 0, 1.0, "a"}, {x, 0, 1.0, "b"},
-                                {x, 0, 1.0, ""}, {x, 0, 1.0, "c"}};
+  std::vector<Example> batch = {
+      {x, 0, 1.0, "a"}, {x, 0, 1.0, "b"}, {x, 0, 1.0, ""}, {x, 0, 1.0, "c"}};
   std::vector<ExampleOutcome> out(batch.size());
   std::vector<std::string> names;
   ASSERT_TRUE(model->Learn(batch, absl::MakeSpan(out), &names).ok());
   EXPECT_THAT(names, ElementsAre("b", "a", "c"));
   EXPECT_EQ(out[0].class_scores.size(), 2u);  // "a" joined "b"
   EXPECT_EQ(out[1].class_scores.size(), 2u);
-  EXPECT_THAT(out[2].error.message(), testing::HasSubstr("class_label is empty"));
+  EXPECT_THAT(out[2].error.message(),
+              testing::HasSubstr("class_label is empty"));
   EXPECT_EQ(out[3].class_scores.size(), 3u);
   EXPECT_DOUBLE_EQ(out[3].class_probabilities[0] +
                        out[3].class_probabilities[1] +
@@ -899,8 +901,8 @@ TEST(SnapshotContinuationTest, MulticlassModelsResumeExactly) {
     };
     std::unique_ptr<Model> original = Multiclass(algorithm, ovr);
     learn(*original, 0, 150);
-    absl::StatusOr<std::unique_ptr<Model>> restored = Model::Restore(
-        *DecodeSnapshot(EncodeSnapshot(original->Snapshot())));
+    absl::StatusOr<std::unique_ptr<Model>> restored =
+        Model::Restore(*DecodeSnapshot(EncodeSnapshot(original->Snapshot())));
     ASSERT_TRUE(restored.ok()) << restored.status();
     learn(*original, 150, 300);
     learn(**restored, 150, 300);
@@ -983,8 +985,8 @@ TEST(SgdClassifierTest, ElasticNetShrinksThenTruncatesByItsL1Share) {
   // u = ρ·η·α = 0.005 toward zero.
   sgd.Learn(x1, +1, 1.0);
   sgd.EndBatch();
-  EXPECT_THAT(sgd.weights().w, ElementsAre(DoubleNear(0.195, 1e-15),
-                                           DoubleNear(-0.095, 1e-15)));
+  EXPECT_THAT(sgd.weights().w,
+              ElementsAre(DoubleNear(0.195, 1e-15), DoubleNear(-0.095, 1e-15)));
   EXPECT_THAT(sgd.weights().b, DoubleNear(0.1, 1e-15));
   // Step 2: score 0.2, y = -1. L2 share: w·(1 - 0.5·0.1·0.1) = 0.995·w,
   // then w - 0.1·x2, b - 0.1; L1 charges what each weight has not paid of

@@ -31,9 +31,9 @@ using ::testing::SizeIs;
 
 // Which values a real-valued parameter takes.
 enum class Range {
-  kPositive,     // (0, 1e6]
-  kNonNegative,  // [0, 1e6]
-  kUnit,         // [0, 1]
+  kPositive,                         // (0, 1e6]
+  kNonNegative,                      // [0, 1e6]
+  kUnit,                             // [0, 1]
   kAboveZeroWithTheDefaultSchedule,  // sgd.alpha: OPTIMAL divides by it
   kL2,  // [0, 1e6] with η·λ < 1: below 1 at the default η = 1
 };
@@ -74,8 +74,8 @@ struct Case {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const Case kCases[] = {
-    {"valid", 0.5},  {"zero", 0.0},   {"negative", -0.5},
-    {"NaN", NAN},    {"+inf", kInf},  {"-inf", -kInf},
+    {"valid", 0.5},  {"zero", 0.0},    {"negative", -0.5},
+    {"NaN", NAN},    {"+inf", kInf},   {"-inf", -kInf},
     {"huge", 1e300}, {"largest", 1e6}, {"past the largest", 1.000001e6},
 };
 
@@ -122,8 +122,9 @@ TEST_F(ApiTest, EveryParameterIsRangeCheckedAndNamedWhenRefused) {
         v1::CreateModelRequest request;
         request.set_model(absl::StrCat("m", ++checked));
         request.set_dimension(2);
-        Message* m = request.mutable_algorithm()->GetReflection()->MutableMessage(
-            request.mutable_algorithm(), choice);
+        Message* m =
+            request.mutable_algorithm()->GetReflection()->MutableMessage(
+                request.mutable_algorithm(), choice);
         m->GetReflection()->SetDouble(m, field, c.value);
         absl::StatusOr<v1::Model> model = client_.CreateModel(request);
         if (Valid(range->second, c)) {
@@ -181,9 +182,9 @@ TEST_F(ApiTest, EveryParameterRoundTripsThroughGetModel) {
 TEST_F(ApiTest, AParameterOfAnotherAlgorithmCannotBeSent) {
   // Passive-aggressive steps by its own rule: it has no learning rate to
   // accept and ignore, in the schema or in text.
-  EXPECT_EQ(v1::PassiveAggressive::descriptor()->FindFieldByName(
-                "learning_rate"),
-            nullptr);
+  EXPECT_EQ(
+      v1::PassiveAggressive::descriptor()->FindFieldByName("learning_rate"),
+      nullptr);
   EXPECT_FALSE(ParseAlgorithm("passive_aggressive { learning_rate: 1 }").ok());
   EXPECT_FALSE(ParseAlgorithm("perceptron { l2: 1 }").ok());
   EXPECT_EQ(v1::Perceptron::descriptor()->FindFieldByName("l2"), nullptr);
@@ -192,8 +193,8 @@ TEST_F(ApiTest, AParameterOfAnotherAlgorithmCannotBeSent) {
 TEST_F(ApiTest, AHugeLearningRateIsRefused) {
   absl::Status s =
       client_
-          .CreateModel("m", TextAlgorithm("perceptron { learning_rate: 1e300 }"),
-                       2)
+          .CreateModel("m",
+                       TextAlgorithm("perceptron { learning_rate: 1e300 }"), 2)
           .status();
   EXPECT_TRUE(absl::IsInvalidArgument(s));
   EXPECT_THAT(s.message(),
@@ -266,10 +267,11 @@ class RawStream {
             grpc::internal::RpcMethod::RpcType type)
       : channel_(server.NewChannel()),
         stream_(grpc::internal::ClientReaderWriterFactory<
-                grpc::ByteBuffer, grpc::ByteBuffer>::
-                    Create(channel_.get(),
-                           grpc::internal::RpcMethod(method, type, channel_),
-                           &context_)) {}
+                grpc::ByteBuffer,
+                grpc::ByteBuffer>::Create(channel_.get(),
+                                          grpc::internal::RpcMethod(
+                                              method, type, channel_),
+                                          &context_)) {}
 
   bool Write(const std::string& bytes) {
     grpc::Slice slice(bytes);
@@ -315,8 +317,9 @@ TEST_F(ApiTest, AnUndecodableTrainMessageEndsTheStreamWithInvalidArgument) {
   stream.Write(good.SerializeAsString());
   grpc::Status status = stream.Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("a message could not be decoded as halfspace.v1.TrainRequest"));
+  EXPECT_THAT(
+      status.error_message(),
+      HasSubstr("a message could not be decoded as halfspace.v1.TrainRequest"));
   // Only the first message was learned from.
   EXPECT_EQ(client_.GetModel("m")->stats().examples_seen(), 1u);
 }
@@ -335,8 +338,9 @@ TEST_F(ApiTest, AnUndecodablePredictStreamMessageEndsTheStream) {
   stream.Write(good.SerializeAsString());
   grpc::Status status = stream.Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("could not be decoded as halfspace.v1.PredictStreamRequest"));
+  EXPECT_THAT(
+      status.error_message(),
+      HasSubstr("could not be decoded as halfspace.v1.PredictStreamRequest"));
 }
 
 TEST_F(ApiTest, AnUndecodableEvaluateMessageEndsTheStreamWithInvalidArgument) {
@@ -362,15 +366,17 @@ TEST_F(ApiTest, AnUndecodableEvaluateMessageEndsTheStreamWithInvalidArgument) {
   writer->WritesDone();
   grpc::Status status = writer->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("a message could not be decoded as halfspace.v1.EvaluateRequest"));
+  EXPECT_THAT(
+      status.error_message(),
+      HasSubstr(
+          "a message could not be decoded as halfspace.v1.EvaluateRequest"));
 }
 
 TEST_F(ApiTest, AnUndecodableUnaryRequestIsInvalidArgument) {
   std::shared_ptr<grpc::Channel> channel = server_.NewChannel();
-  for (const char* rpc : {"CreateModel", "GetModel", "ListModels",
-                          "DeleteModel", "Predict", "GetWeights",
-                          "SetWeights"}) {
+  for (const char* rpc :
+       {"CreateModel", "GetModel", "ListModels", "DeleteModel", "Predict",
+        "GetWeights", "SetWeights"}) {
     SCOPED_TRACE(rpc);
     grpc::ClientContext context;
     grpc::Slice slice(kUndecodable);
@@ -426,12 +432,11 @@ TEST_F(ApiTest, ListModelsPagesInNameOrder) {
   page = ListPage(*stub, request);
   ASSERT_TRUE(page.ok()) << page.status();
   ASSERT_THAT(page->models(), SizeIs(7));
-  EXPECT_EQ(page->models(6).SerializeAsString(),
-            [] {
-              v1::Model name_only;
-              name_only.set_name("m1006");
-              return name_only.SerializeAsString();
-            }());
+  EXPECT_EQ(page->models(6).SerializeAsString(), [] {
+    v1::Model name_only;
+    name_only.set_name("m1006");
+    return name_only.SerializeAsString();
+  }());
   EXPECT_THAT(*client_.ListModels(v1::MODEL_VIEW_NAME), SizeIs(130));
 
   for (int bad : {-1, 1001}) {

@@ -26,8 +26,7 @@ using ::testing::HasSubstr;
 
 constexpr int kClasses = 4096;
 constexpr int kInstances = 2000;
-constexpr char kLimit[] =
-    "the limit is 16777216, set by --max_message_bytes";
+constexpr char kLimit[] = "the limit is 16777216, set by --max_message_bytes";
 
 // A softmax model of kClasses classes "c0" … over two features, trained on
 // a few examples so that the classes score apart.
@@ -117,8 +116,9 @@ TEST(BoundedResponsesTest, TopKReturnsTheHighestClassScoresInBoundedMemory) {
     grpc::ClientContext context;
     v1::PredictResponse all;
     ASSERT_TRUE(stub->Predict(&context, one, &all).ok());
-    std::vector<v1::ClassScore> sorted(all.predictions(0).class_scores().begin(),
-                                       all.predictions(0).class_scores().end());
+    std::vector<v1::ClassScore> sorted(
+        all.predictions(0).class_scores().begin(),
+        all.predictions(0).class_scores().end());
     ASSERT_EQ(sorted.size(), static_cast<size_t>(kClasses));
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const v1::ClassScore& a, const v1::ClassScore& b) {

@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/halfspace_client.h"
+#include "core/model_spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "core/model_spec.h"
 #include "server/exported_files.h"
 #include "server/status.h"
 #include "tests/test_server.h"
@@ -430,8 +430,7 @@ TEST(BoundedWorkTest, AModelFileIsEncodedOncePerVersion) {
   std::vector<ExampleOutcome> outcomes(1);
   // A refused example changes neither the version nor the bytes.
   const std::vector<double> huge = {1e200, 0, 0}, plain = {1, 2, 3};
-  ASSERT_TRUE(
-      model->Learn({Example{huge, 1}}, absl::MakeSpan(outcomes)).ok());
+  ASSERT_TRUE(model->Learn({Example{huge, 1}}, absl::MakeSpan(outcomes)).ok());
   ASSERT_FALSE(outcomes[0].error.ok());
   EXPECT_EQ(files.Get(model).version, first.version);
   EXPECT_EQ(files.encoded(), 1u);
@@ -444,8 +443,8 @@ TEST(BoundedWorkTest, AModelFileIsEncodedOncePerVersion) {
   // Files of more models than it keeps push out the least recently asked.
   std::vector<std::shared_ptr<Model>> others;
   for (size_t k = 0; k < ExportedFiles::kMaxFiles; ++k) {
-    others.push_back(*Model::Create(absl::StrCat("o", k),
-                                    DenseSpec(PerceptronParams{}, 3)));
+    others.push_back(
+        *Model::Create(absl::StrCat("o", k), DenseSpec(PerceptronParams{}, 3)));
     files.Get(others.back());
   }
   files.Get(model);

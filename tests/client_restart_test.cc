@@ -45,8 +45,7 @@ class ClientRestartTest : public ::testing::Test {
     ASSERT_TRUE(server_->WaitUntilReady());
   }
   Client NewClient() {
-    return Client(FastReconnectingChannel(address_),
-                  absl::Seconds(20));
+    return Client(FastReconnectingChannel(address_), absl::Seconds(20));
   }
 
   const std::vector<std::string> kFlags = {"--log_level=warn"};

@@ -1,5 +1,3 @@
-#include "client/halfspace_client.h"
-
 #include <atomic>
 #include <cmath>
 #include <thread>
@@ -7,6 +5,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "client/batching_trainer.h"
+#include "client/halfspace_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_server.h"
@@ -123,8 +122,8 @@ TEST_F(ClientTest, StandardizationTurnsThousandsOfPassesIntoAFew) {
 
   // Predictions standardize too, and the statistics survive a restart.
   auto predict = [&](Client& c) {
-    return (*c.Predict("standardized",
-                       {{1000.95, 0.00095}, {1000.05, 0.00005}}));
+    return (
+        *c.Predict("standardized", {{1000.95, 0.00095}, {1000.05, 0.00005}}));
   };
   EXPECT_EQ(predict(client_)[0].label(), 1);
   EXPECT_EQ(predict(client_)[1].label(), -1);
@@ -191,7 +190,8 @@ TEST_F(ClientTest, InteractionsMakeXorSeparable) {
 }
 
 TEST_F(ClientTest, FeatureFormsAreCheckedInBand) {
-  ASSERT_TRUE(client_.CreateModel("dense", TextAlgorithm("perceptron"), 2).ok());
+  ASSERT_TRUE(
+      client_.CreateModel("dense", TextAlgorithm("perceptron"), 2).ok());
   std::unique_ptr<TrainingStream> stream = client_.Train("dense");
   LabeledExample named;
   named.label = 1;
@@ -217,13 +217,14 @@ TEST_F(ClientTest, FeatureFormsAreCheckedInBand) {
 }
 
 TEST_F(ClientTest, UnaryCallsToAnUnreachableServerFailWithUnavailable) {
-  Client nowhere(grpc::CreateChannel("127.0.0.1:1",
-                                     grpc::InsecureChannelCredentials()),
-                 absl::Seconds(5));
+  Client nowhere(
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+      absl::Seconds(5));
   EXPECT_TRUE(absl::IsUnavailable(nowhere.ListModels().status()));
 }
 
-// --- BatchingTrainer -----------------------------------------------------------
+// --- BatchingTrainer
+// -----------------------------------------------------------
 
 // n examples of d = 3 on both sides of a plane, in a fixed order.
 std::vector<LabeledExample> PlaneData(int n) {

@@ -19,7 +19,8 @@
 // never allocated: a test binary of such libraries defines
 // HALFSPACE_ALLOCATIONS_ACROSS_LIBRARIES first, and then, under ASan,
 // nothing is replaced and nothing counted (kCounted is false).
-#if defined(__SANITIZE_ADDRESS__) && defined(HALFSPACE_ALLOCATIONS_ACROSS_LIBRARIES)
+#if defined(__SANITIZE_ADDRESS__) && \
+    defined(HALFSPACE_ALLOCATIONS_ACROSS_LIBRARIES)
 #define HALFSPACE_COUNT_ALLOCATIONS 0
 #else
 #define HALFSPACE_COUNT_ALLOCATIONS 1

@@ -64,7 +64,8 @@ std::vector<LabeledExample> Data(const Stream& stream, int seed) {
         best = score;
         e.class_label = absl::StrCat("c", k);
       }
-      if (!stream.multiclass && k == 0) e.label = score + 0.1 * u(rng) >= 0 ? 1 : -1;
+      if (!stream.multiclass && k == 0)
+        e.label = score + 0.1 * u(rng) >= 0 ? 1 : -1;
     }
   }
   return data;
@@ -106,8 +107,8 @@ TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
   // A Unix socket: a TCP port freed by a kill could be taken by another
   // test's process before the restart binds it again.
   const std::string address = "unix:" + dir.File("sock");
-  auto server =
-      std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags, address);
+  auto server = std::make_unique<ServerProcess>(data_dir, dir.File("log"),
+                                                flags, address);
   ASSERT_TRUE(server->WaitUntilReady()) << Tail(dir.File("log"));
   Client admin(FastReconnectingChannel(server->target()), absl::Seconds(5));
   std::vector<std::vector<LabeledExample>> data;
@@ -123,7 +124,8 @@ TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
   std::vector<std::thread> producers;
   for (size_t m = 0; m < Streams().size(); ++m) {
     producers.emplace_back([&, m] {
-      Client client(FastReconnectingChannel(server->target()), absl::Seconds(5));
+      Client client(FastReconnectingChannel(server->target()),
+                    absl::Seconds(5));
       RetryOptions retry;
       retry.give_up_after = absl::Seconds(60);
       auto trainer = ExactlyOnceTrainer::Open(&client, Streams()[m].model,
@@ -131,8 +133,8 @@ TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
       size_t next = 0, batch = 1;
       while (trainer.ok() && next < data[m].size()) {
         const size_t n = std::min(batch, data[m].size() - next);
-        absl::StatusOr<v1::TrainResponse> r = (*trainer)->Train(
-            absl::MakeConstSpan(data[m]).subspan(next, n));
+        absl::StatusOr<v1::TrainResponse> r =
+            (*trainer)->Train(absl::MakeConstSpan(data[m]).subspan(next, n));
         if (!r.ok()) {
           failures[m] = r.status().ToString();
           break;
@@ -171,8 +173,8 @@ TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
   for (size_t m = 0; m < failures.size(); ++m) {
     EXPECT_EQ(failures[m], "") << Streams()[m].model;
   }
-  if (HasFailure()) ADD_FAILURE() << "the servers' log ends:\n"
-                                  << Tail(dir.File("log"));
+  if (HasFailure())
+    ADD_FAILURE() << "the servers' log ends:\n" << Tail(dir.File("log"));
   // On a fast machine the producers may finish the last fifth between the
   // last points and their kills; at least the first half of the points
   // always comes while they produce.
@@ -190,7 +192,8 @@ TEST(CrashTest, KilledAtRandomEveryModelEqualsAnUninterruptedRun) {
     EXPECT_EQ(got->stats().examples_seen(), kExamples) << stream.model;
     EXPECT_EQ(got->stats().updates(), stats.counters.updates) << stream.model;
     EXPECT_EQ(got->stats().mistakes(), stats.counters.mistakes) << stream.model;
-    absl::StatusOr<v1::GetWeightsResponse> weights = admin.GetWeights(stream.model);
+    absl::StatusOr<v1::GetWeightsResponse> weights =
+        admin.GetWeights(stream.model);
     ASSERT_TRUE(weights.ok()) << weights.status();
     if (stream.multiclass) {
       ASSERT_EQ(weights->classes_size(), static_cast<int>(w.classes.size()));
@@ -255,8 +258,8 @@ TEST(CrashTest, DeletionsAndImportsAreBarriersAcrossKills) {
       "--durability=sync", "--checkpoint_bytes=8192",
       "--log_segment_bytes=4096", "--log_level=warn"};
   const std::string address = "unix:" + dir.File("sock");
-  auto server =
-      std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags, address);
+  auto server = std::make_unique<ServerProcess>(data_dir, dir.File("log"),
+                                                flags, address);
   ASSERT_TRUE(server->WaitUntilReady()) << Tail(dir.File("log"));
   const std::string target = server->target();
   std::atomic<bool> churning{true};
@@ -300,9 +303,8 @@ TEST(CrashTest, DeletionsAndImportsAreBarriersAcrossKills) {
         fail("export or delete failed");
         break;
       }
-      if (absl::IsNotFound(Answered([&] {
-                             return client.GetModel("churn").status();
-                           })) == false) {
+      if (absl::IsNotFound(Answered(
+              [&] { return client.GetModel("churn").status(); })) == false) {
         fail("a deleted model came back");
         break;
       }
@@ -316,9 +318,9 @@ TEST(CrashTest, DeletionsAndImportsAreBarriersAcrossKills) {
           Answered([&] { return client.GetModel("churn"); });
       if (!model.ok() || model->stats().examples_seen() != n ||
           !model->unavailable_reason().empty()) {
-        fail(absl::StrCat("the import came back as ",
-                          model.ok() ? model->DebugString()
-                                     : model.status().ToString()));
+        fail(absl::StrCat(
+            "the import came back as ",
+            model.ok() ? model->DebugString() : model.status().ToString()));
         break;
       }
       deleted = Answered([&] { return client.DeleteModel("churn"); });
@@ -347,12 +349,12 @@ TEST(CrashTest, DeletionsAndImportsAreBarriersAcrossKills) {
   EXPECT_EQ(failure, "");
   EXPECT_GE(rounds, kRounds);
   EXPECT_GE(kills.load(), kChurnKills);
-  if (HasFailure()) ADD_FAILURE() << "the servers' log ends:\n"
-                                  << Tail(dir.File("log"));
+  if (HasFailure())
+    ADD_FAILURE() << "the servers' log ends:\n" << Tail(dir.File("log"));
   // After the last deletion, and a kill, the name is free.
   server->Stop(SIGKILL);
-  server =
-      std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags, address);
+  server = std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags,
+                                           address);
   ASSERT_TRUE(server->WaitUntilReady()) << Tail(dir.File("log"));
   Client client(FastReconnectingChannel(target), absl::Seconds(5));
   EXPECT_TRUE(absl::IsNotFound(client.GetModel("churn").status()));

@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -75,7 +75,8 @@ class DurabilityTest : public ::testing::Test {
     const bool answered = stream->Write(request) && stream->Read(&response);
     stream->WritesDone();
     absl::Status status = FromGrpcStatus(stream->Finish());
-    if (!answered) return status.ok() ? absl::UnknownError("no response") : status;
+    if (!answered)
+      return status.ok() ? absl::UnknownError("no response") : status;
     return response;
   }
 
@@ -130,7 +131,8 @@ TEST_F(DurabilityTest, SetWeightsThatFailsLeavesTheServedWeights) {
   ASSERT_TRUE(client_.SetWeights("m", {1, 2}, 3).ok());
   EXPECT_TRUE(absl::IsInvalidArgument(
       client_.SetWeights("m", {1, std::nan("")}, 0).status()));
-  EXPECT_TRUE(absl::IsInvalidArgument(client_.SetWeights("m", {5}, 0).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(client_.SetWeights("m", {5}, 0).status()));
   v1::SetWeightsRequest with_class;  // a binary model has no classes
   with_class.set_model("m");
   with_class.set_class_label("cat");
@@ -266,7 +268,11 @@ TEST_F(DurabilityTest, ExactlyOnceTrainerNumbersOnFromWhereTheServerStands) {
 }
 
 TEST_F(DurabilityTest, ExportedModelsImportUnderANewNameWithTheirWholeState) {
-  ASSERT_TRUE(client_.CreateModel("avg", TextAlgorithm("sgd { loss: LOSS_LOG average_from: 2 }"), 2).ok());
+  ASSERT_TRUE(
+      client_
+          .CreateModel(
+              "avg", TextAlgorithm("sgd { loss: LOSS_LOG average_from: 2 }"), 2)
+          .ok());
   std::unique_ptr<TrainingStream> stream = client_.Train("avg", "p", 1);
   ASSERT_TRUE(stream->Send({{{1, 2}, 1}, {{-1, 0}, -1}, {{2, -1}, 1}}).ok());
   ASSERT_TRUE(stream->Receive().ok());
@@ -280,7 +286,8 @@ TEST_F(DurabilityTest, ExportedModelsImportUnderANewNameWithTheirWholeState) {
   EXPECT_EQ(copy->name(), "copy");
   EXPECT_EQ(copy->stats().examples_seen(), 3u);
   EXPECT_EQ(*client_.GetSourceSequence("copy", "p"), 3u);
-  EXPECT_TRUE(absl::IsAlreadyExists(client_.ImportModel("copy", *file).status()));
+  EXPECT_TRUE(
+      absl::IsAlreadyExists(client_.ImportModel("copy", *file).status()));
 
   // The copy learns on exactly as the original does, averaging state and
   // all, and survives a crash.
@@ -304,7 +311,8 @@ TEST_F(DurabilityTest, ExportedModelsImportUnderANewNameWithTheirWholeState) {
   const absl::Status refused = client_.ImportModel("bad", damaged).status();
   EXPECT_TRUE(absl::IsInvalidArgument(refused)) << refused;
   EXPECT_THAT(refused.message(), HasSubstr("checksum mismatch"));
-  EXPECT_TRUE(absl::IsInvalidArgument(client_.ImportModel("a/b", *file).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(client_.ImportModel("a/b", *file).status()));
   EXPECT_TRUE(absl::IsNotFound(client_.ExportModel("nope").status()));
 }
 
@@ -319,8 +327,9 @@ TEST(DurabilityLimitsTest, ATrainRequestWhoseResponseCannotBeSentIsNotLearned) {
     create.add_classes(absl::StrCat(std::string(90, 'c'), k));
   }
   ASSERT_TRUE(client.CreateModel(create).ok());
-  const std::vector<double> before = {client.GetWeights("many")->weights().begin(),
-                                      client.GetWeights("many")->weights().end()};
+  const std::vector<double> before = {
+      client.GetWeights("many")->weights().begin(),
+      client.GetWeights("many")->weights().end()};
 
   // Ten results of 300 class scores each would take ~400 kB.
   std::vector<LabeledExample> examples(10, {{1, 2}, 0, 1.0, "c-new"});
@@ -353,10 +362,11 @@ TEST_F(DurabilityTest, AnOverflowingExampleIsRefusedInBandAndAgainOnRecovery) {
   ASSERT_TRUE(client_.CreateModel(create).ok());
   std::unique_ptr<TrainingStream> stream = client_.Train("m");
   // The second's step 1e308·(0, 2) overflows; its class 'b' is not added.
-  ASSERT_TRUE(stream->Send({{{1, 0}, 0, 1.0, "a"},
-                            {{0, 2}, 0, 1e308, "b"},
-                            {{0, 1}, 0, 1.0, "c"},
-                            {{1, 1}, 0, 1.0, "a"}})
+  ASSERT_TRUE(stream
+                  ->Send({{{1, 0}, 0, 1.0, "a"},
+                          {{0, 2}, 0, 1e308, "b"},
+                          {{0, 1}, 0, 1.0, "c"},
+                          {{1, 1}, 0, 1.0, "a"}})
                   .ok());
   absl::StatusOr<v1::TrainResponse> response = stream->Receive();
   ASSERT_TRUE(response.ok()) << response.status();
@@ -380,7 +390,8 @@ TEST_F(DurabilityTest, AnOverflowingExampleIsRefusedInBandAndAgainOnRecovery) {
   EXPECT_EQ(weights->DebugString(), served->DebugString());
 }
 
-TEST(DurabilityLimitsTest, RecoveryRefusesWhatALimitRefusedWhateverTheFlagsNow) {
+TEST(DurabilityLimitsTest,
+     RecoveryRefusesWhatALimitRefusedWhateverTheFlagsNow) {
   TestServer server([](ServerOptions& o) { o.limits.max_classes = 2; });
   Client client = server.NewClient();
   v1::CreateModelRequest create;
@@ -390,10 +401,9 @@ TEST(DurabilityLimitsTest, RecoveryRefusesWhatALimitRefusedWhateverTheFlagsNow) 
   create.add_classes("a");
   ASSERT_TRUE(client.CreateModel(create).ok());
   std::unique_ptr<TrainingStream> stream = client.Train("m");
-  ASSERT_TRUE(stream->Send({{{1}, 0, 1.0, "a"},
-                            {{1}, 0, 1.0, "b"},
-                            {{1}, 0, 1.0, "c"}})
-                  .ok());
+  ASSERT_TRUE(
+      stream->Send({{{1}, 0, 1.0, "a"}, {{1}, 0, 1.0, "b"}, {{1}, 0, 1.0, "c"}})
+          .ok());
   absl::StatusOr<v1::TrainResponse> response = stream->Receive();
   ASSERT_TRUE(response.ok());
   EXPECT_EQ(response->results(2).error().code(),
@@ -401,9 +411,8 @@ TEST(DurabilityLimitsTest, RecoveryRefusesWhatALimitRefusedWhateverTheFlagsNow) 
 
   // Recovered from the log alone, under a limit that would admit 'c'.
   CrashCopy crash(server.data_dir());
-  Client recovered = crash.Start([](ServerOptions& o) {
-    o.limits.max_classes = 100;
-  });
+  Client recovered =
+      crash.Start([](ServerOptions& o) { o.limits.max_classes = 100; });
   absl::StatusOr<v1::Model> model = recovered.GetModel("m");
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_THAT(model->classes(), ElementsAre("a", "b"));
@@ -421,7 +430,8 @@ void FlipAByte(const std::string& path) {
 // Trains `model` on `n` examples in one request.
 void TrainSome(Client& client, const std::string& model, int n) {
   std::vector<LabeledExample> batch;
-  for (int i = 0; i < n; ++i) batch.push_back({{1.0 + i, -2.0}, i % 2 ? 1 : -1});
+  for (int i = 0; i < n; ++i)
+    batch.push_back({{1.0 + i, -2.0}, i % 2 ? 1 : -1});
   std::unique_ptr<TrainingStream> stream = client.Train(model);
   ASSERT_TRUE(stream->Send(batch).ok());
   ASSERT_TRUE(stream->Receive().ok());
@@ -445,7 +455,8 @@ void TwoSnapshotsAndALog(TestServer& server) {
 // A damaged snapshot whose changes the log still holds since the previous
 // snapshot costs nothing: the model recovers from that one and the log,
 // and the damaged file is set aside, not overwritten.
-TEST(DurabilityRecoveryTest, ADamagedSnapshotFallsBackToThePreviousOneAndTheLog) {
+TEST(DurabilityRecoveryTest,
+     ADamagedSnapshotFallsBackToThePreviousOneAndTheLog) {
   TestServer server;
   TwoSnapshotsAndALog(server);
   const auto want = server.NewClient().GetWeights("m")->weights();
@@ -460,7 +471,8 @@ TEST(DurabilityRecoveryTest, ADamagedSnapshotFallsBackToThePreviousOneAndTheLog)
               ::testing::ElementsAreArray(want));
   bool set_aside = false;
   for (const auto& e : fs::directory_iterator(crash.File(""))) {
-    set_aside |= e.path().filename().string().rfind("m.model.set-aside-", 0) == 0;
+    set_aside |=
+        e.path().filename().string().rfind("m.model.set-aside-", 0) == 0;
   }
   EXPECT_TRUE(set_aside);
 }
@@ -530,8 +542,7 @@ TEST_F(DurabilityTest, AFlippedByteInALogRecordCostsOnlyItsModel) {
   // The segment is named, but no path of the server's is told.
   EXPECT_THAT(b->unavailable_reason(),
               HasSubstr(fs::path(segment).filename().string()));
-  EXPECT_THAT(b->unavailable_reason(),
-              Not(HasSubstr(crash.dir().path())));
+  EXPECT_THAT(b->unavailable_reason(), Not(HasSubstr(crash.dir().path())));
   const absl::Status predicted = client.Predict("b", {{1, 1}}).status();
   EXPECT_EQ(predicted.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(predicted.message(), Not(HasSubstr(crash.dir().path())));
@@ -634,8 +645,7 @@ TEST_F(DamagedRecordTest, ADeletionIsABarrierAcrossRestartsAndCrashes) {
   }
   // The name is free again, and what is made under it stays as made.
   Restart();
-  ASSERT_TRUE(
-      client_.CreateModel("r1", TextAlgorithm("perceptron"), 2).ok());
+  ASSERT_TRUE(client_.CreateModel("r1", TextAlgorithm("perceptron"), 2).ok());
   Train("r1", {{{5, 5}, 1}});
   Restart();
   EXPECT_EQ(client_.GetModel("r1")->stats().examples_seen(), 1u);

@@ -85,9 +85,8 @@ TEST_F(ExampleReaderTest, ACsvHeaderLineIsSkippedOnlyFirst) {
                   .status()
                   .message(),
               HasSubstr(":2: the label label is not an integer"));
-  EXPECT_THAT(
-      ReadAll("1,x1,2\n", ExampleFormat::kCsv).status().message(),
-      HasSubstr(":1: 'x1' is not a number"));
+  EXPECT_THAT(ReadAll("1,x1,2\n", ExampleFormat::kCsv).status().message(),
+              HasSubstr(":1: 'x1' is not a number"));
 }
 
 TEST_F(ExampleReaderTest, ReadsVowpalWabbitLinesIntoNamedFeatures) {
@@ -263,9 +262,9 @@ TEST_F(ExampleReaderTest, AutoTellsTheFormatFromTheFirstLine) {
 }
 
 TEST_F(ExampleReaderTest, ALineOfAnotherFormatSaysWhichFormatToGive) {
-  absl::Status s =
-      ReadAll("1 |words hello\n", ExampleFormat::kCsv).status();
-  EXPECT_THAT(s.message(), HasSubstr("the line looks like vw: use --format=vw"));
+  absl::Status s = ReadAll("1 |words hello\n", ExampleFormat::kCsv).status();
+  EXPECT_THAT(s.message(),
+              HasSubstr("the line looks like vw: use --format=vw"));
   s = ReadAll("1 3:0.5\n", ExampleFormat::kCsv).status();
   EXPECT_THAT(s.message(), HasSubstr("use --format=libsvm"));
   s = ReadAll("1,2,x\n", ExampleFormat::kCsv).status();

@@ -4,7 +4,6 @@
 
 #include "core/limits.h"
 
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -126,8 +125,8 @@ TEST(ModelLimitsTest, ModelsShareTheServersMemoryAndGiveItBack) {
 
 TEST(ModelLimitsTest, AClassPastTheLimitIsRefusedInBandAndRecorded) {
   auto budget = Budget([](Limits& l) { l.max_classes = 2; });
-  absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::Create("m", DenseSpec(MulticlassPerceptronParams{}, 1), {"a"}, budget);
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(
+      "m", DenseSpec(MulticlassPerceptronParams{}, 1), {"a"}, budget);
   ASSERT_TRUE(model.ok());
   const std::vector<double> x = {1};
   std::vector<Example> examples = {
@@ -175,8 +174,8 @@ TEST(ModelLimitsTest, ClassesStopAtTheModelsMemory) {
 TEST(ModelLimitsTest, RecoveryRefusesWhatWasRefusedAndNothingElse) {
   auto budget = Budget([](Limits& l) { l.max_classes = 1; });
   budget->set_enforcing(false);
-  absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::Create("m", DenseSpec(MulticlassPerceptronParams{}, 1), {}, budget);
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(
+      "m", DenseSpec(MulticlassPerceptronParams{}, 1), {}, budget);
   ASSERT_TRUE(model.ok());
   const std::vector<double> x = {1};
   std::vector<Example> examples = {

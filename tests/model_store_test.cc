@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -15,9 +15,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "core/storage/file_model_store.h"
 #include "core/journal.h"
 #include "core/model_registry.h"
+#include "core/storage/file_model_store.h"
 #include "core/storage/snapshot_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -262,8 +262,9 @@ TEST(SnapshotCodecTest, RefusesUnknownVersionsAndAlgorithms) {
   storage::v1::ModelFile file;
   ToModelFile(SampleSnapshot("m"), file);
   file.set_algorithm(99);
-  EXPECT_THAT(DecodeSnapshot(Wrap(file.SerializeAsString(), 2)).status().message(),
-              HasSubstr("unknown algorithm 99"));
+  EXPECT_THAT(
+      DecodeSnapshot(Wrap(file.SerializeAsString(), 2)).status().message(),
+      HasSubstr("unknown algorithm 99"));
 }
 
 TEST(SnapshotCodecTest, Crc32cMatchesTheStandardCheckValue) {
@@ -340,10 +341,10 @@ TEST(FileModelStoreTest, SyncsATemporaryFileRenamesItThenSyncsTheDirectory) {
   std::lock_guard lock(syscalls_mu);
   recording = false;
   const std::string temp = models + "/.m.model.tmp";
-  EXPECT_THAT(syscalls,
-              ElementsAre("fsync " + temp,
-                          "rename " + temp + " " + models + "/m.model",
-                          "fsync " + models));
+  EXPECT_THAT(
+      syscalls,
+      ElementsAre("fsync " + temp, "rename " + temp + " " + models + "/m.model",
+                  "fsync " + models));
   syscalls.clear();
 }
 
@@ -606,8 +607,9 @@ TEST(ModelRegistryTest, ASnapshotDuringALoggedChangeIncludesIt) {
     model->Prepare(Example{x, 1}, prepared);
     Batch batch;
     batch.log = {&journal, "record", 0};
-    ASSERT_TRUE(model->Learn(absl::MakeConstSpan(&prepared, 1),
-                             absl::MakeSpan(out), nullptr, &batch)
+    ASSERT_TRUE(model
+                    ->Learn(absl::MakeConstSpan(&prepared, 1),
+                            absl::MakeSpan(out), nullptr, &batch)
                     .ok());
   });
   journal.WaitUntilAppending();  // the learner holds the model's lock

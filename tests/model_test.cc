@@ -66,14 +66,15 @@ TEST(ModelSpecTest, RejectsOutOfRangeValuesWithAReason) {
 TEST(ModelTest, RejectsBadExamplesInBandAndLearnsTheRest) {
   std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
   const std::vector<double> good = {1, 2}, short_x = {1}, nan_x = {1, NAN};
-  const std::vector<Example> batch = {
-      {good, 1}, {short_x, 1}, {nan_x, -1}, {good, 0}, {good, 2}, {good, -1}};
+  const std::vector<Example> batch = {{good, 1}, {short_x, 1}, {nan_x, -1},
+                                      {good, 0}, {good, 2},    {good, -1}};
   std::vector<ExampleOutcome> out(batch.size());
   ASSERT_TRUE(model->Learn(batch, absl::MakeSpan(out)).ok());
 
   EXPECT_TRUE(out[0].error.ok());
-  EXPECT_THAT(out[1].error.message(),
-              HasSubstr("features has 1 values but the model's dimension is 2"));
+  EXPECT_THAT(
+      out[1].error.message(),
+      HasSubstr("features has 1 values but the model's dimension is 2"));
   EXPECT_THAT(out[2].error.message(), HasSubstr("features[1] is nan"));
   EXPECT_THAT(out[3].error.message(), HasSubstr("not 0 and 1"));
   EXPECT_THAT(out[4].error.message(), HasSubstr("label is 2"));
@@ -353,9 +354,9 @@ TEST(ModelTest, OneVsRestPredictsNormalizedProbabilities) {
   const double sa = 1 / (1 + std::exp(-2.0)), sb = 1 / (1 + std::exp(2.0));
   const double sum = sa + sb + 0.5;
   EXPECT_THAT(out[0].class_scores, ElementsAre(2.0, -2.0, 0.0));
-  EXPECT_THAT(out[0].class_probabilities,
-              ElementsAre(DoubleEq(sa / sum), DoubleEq(sb / sum),
-                          DoubleEq(0.5 / sum)));
+  EXPECT_THAT(
+      out[0].class_probabilities,
+      ElementsAre(DoubleEq(sa / sum), DoubleEq(sb / sum), DoubleEq(0.5 / sum)));
   EXPECT_EQ(out[0].predicted_class, 0);
 }
 
@@ -379,9 +380,9 @@ TEST(ModelTest, WithoutInterceptEveryAlgorithmKeepsTheBiasAtZero) {
     SCOPED_TRACE(static_cast<int>(AlgorithmOf(algorithm)));
     const bool multiclass = IsNativelyMulticlass(algorithm);
     absl::StatusOr<std::unique_ptr<Model>> model =
-        Model::Create("m", spec, multiclass ? std::vector<std::string>{"a", "b",
-                                                                       "c"}
-                                            : std::vector<std::string>{});
+        Model::Create("m", spec,
+                      multiclass ? std::vector<std::string>{"a", "b", "c"}
+                                 : std::vector<std::string>{});
     ASSERT_TRUE(model.ok()) << model.status();
     std::vector<ExampleOutcome> out(1);
     for (int i = 0; i < 30; ++i) {

@@ -87,9 +87,8 @@ class ParityTest : public ::testing::Test {
 // η·(t − σ(f)) is the classic form rather than SGD's gradient of the log
 // loss.
 double Tolerance(const std::string& name) {
-  for (const char* rounded :
-       {"logistic_regression", "averaged_perceptron",
-        "averaged_perceptron_no_intercept"}) {
+  for (const char* rounded : {"logistic_regression", "averaged_perceptron",
+                              "averaged_perceptron_no_intercept"}) {
     if (name == rounded) return 1e-13;
   }
   return 0.0;

@@ -37,7 +37,7 @@ TEST(PendingExamplesTest, AnExampleWaitsUntilJoinedOrDue) {
   EXPECT_EQ(pending.Features("b"), nullptr);
   pending.Expire(99, limits);
   EXPECT_EQ(pending.Check("a", 0), State::kWaiting);
-  pending.Expire(100, limits);  // expires at its deadline
+  pending.Expire(100, limits);                        // expires at its deadline
   EXPECT_EQ(pending.Check("a", 0), State::kExpired);  // a tombstone now
   EXPECT_EQ(pending.waiting(), 0u);
   EXPECT_EQ(pending.counters().remembered, 2u);

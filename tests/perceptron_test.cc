@@ -55,8 +55,8 @@ TEST(PerceptronTest, ClassicNotesWorkedExampleEndsAtXPlusYMinusThree) {
 TEST(PerceptronTest, SecondWorkedExampleConvergesInPassThree) {
   Perceptron p(2, 1.0);
   int passes = 0;
-  Trace trace =
-      TrainUntilConverged(p, {{{1, 2}, +1}, {{2, 1}, -1}, {{0, 0}, -1}}, &passes);
+  Trace trace = TrainUntilConverged(
+      p, {{{1, 2}, +1}, {{2, 1}, -1}, {{0, 0}, -1}}, &passes);
   EXPECT_EQ(trace.size(), 5u);
   EXPECT_EQ(passes, 3);
   EXPECT_THAT(p.weights().w, ElementsAre(-2, 2));

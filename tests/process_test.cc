@@ -101,8 +101,8 @@ TEST(ProcessTest, ServesTheGoodModelsAndReportsACorruptOne) {
 
   ServerProcess server(data, dir.File("log"));
   ASSERT_TRUE(server.WaitUntilReady());
-  Client client(Connected(
-      grpc::CreateChannel(server.target(), grpc::InsecureChannelCredentials())));
+  Client client(Connected(grpc::CreateChannel(
+      server.target(), grpc::InsecureChannelCredentials())));
   EXPECT_EQ(client.GetModel("binary_sgd")->stats().examples_seen(), 40u);
   EXPECT_TRUE(client.Predict("animals", {{1, 0}}).ok());
   absl::StatusOr<v1::Model> broken = client.GetModel("broken");
@@ -196,8 +196,8 @@ TEST(ProcessTest, JsonLogLinesTieACallToItsRequestId) {
   ServerProcess server(dir.File("data"), dir.File("log"),
                        {"--log_format=json", "--log_level=debug"});
   ASSERT_TRUE(server.WaitUntilReady());
-  auto stub = v1::HalfspaceService::NewStub(Connected(
-      grpc::CreateChannel(server.target(), grpc::InsecureChannelCredentials())));
+  auto stub = v1::HalfspaceService::NewStub(Connected(grpc::CreateChannel(
+      server.target(), grpc::InsecureChannelCredentials())));
   grpc::ClientContext context;
   context.AddMetadata("x-request-id", "create-0042");
   v1::CreateModelRequest create;
@@ -353,8 +353,9 @@ class CommandLineToolTest : public ::testing::Test {
 };
 
 TEST_F(CommandLineToolTest, ReportsProgressOnStandardError) {
-  RunCommand(cli + "create animals --dimension=2 "
-                   "--algorithm=softmax_regression");
+  RunCommand(cli +
+             "create animals --dimension=2 "
+             "--algorithm=softmax_regression");
   std::ofstream(dir.File("animals.csv")) << "cat,1,0\ndog,0,1\nbird,-1,-1\n";
   const std::string fit = absl::StrCat("fit animals ", dir.File("animals.csv"),
                                        " --max_passes=3 > ", dir.File("out"),
@@ -375,8 +376,7 @@ TEST_F(CommandLineToolTest, ReportsProgressOnStandardError) {
   EXPECT_EQ(ReadFile(dir.File("err")), "");
   run("--progress=always --summary train animals " + dir.File("animals.csv") +
       " 2> " + dir.File("err"));
-  EXPECT_THAT(ReadFile(dir.File("err")),
-              HasSubstr("train: 3 examples, "));
+  EXPECT_THAT(ReadFile(dir.File("err")), HasSubstr("train: 3 examples, "));
   EXPECT_THAT(ReadFile(dir.File("err")), HasSubstr("mistakes (accuracy "));
 }
 

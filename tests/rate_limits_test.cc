@@ -4,6 +4,8 @@
 // RESOURCE_EXHAUSTED with grpc-retry-pushback-ms, which the C++ client
 // honours.
 
+#include "server/rate_limits.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/sha.h>
@@ -22,7 +24,6 @@
 #include "gtest/gtest.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 #include "server/auth.h"
-#include "server/rate_limits.h"
 #include "tests/test_server.h"
 
 namespace halfspace {
@@ -46,12 +47,14 @@ std::string Sha256Hex(const std::string& text) {
 TEST(TokenBucketTest, TakesABurstThenRefillsAtItsRate) {
   const absl::Time t0 = absl::UnixEpoch();
   TokenBucket bucket({/*per_second=*/2, /*burst=*/3}, t0);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(bucket.Take(1, t0), absl::ZeroDuration());
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(bucket.Take(1, t0), absl::ZeroDuration());
   EXPECT_EQ(bucket.Take(1, t0), absl::Milliseconds(500));  // one at 2/s
   EXPECT_EQ(bucket.Take(1, t0 + absl::Milliseconds(500)), absl::ZeroDuration());
   // Never past the burst, however long it waited.
   const absl::Time later = t0 + absl::Hours(1);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(bucket.Take(1, later), absl::ZeroDuration());
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(bucket.Take(1, later), absl::ZeroDuration());
   EXPECT_GT(bucket.Take(1, later), absl::ZeroDuration());
   // More than the burst passes once full, and leaves a debt.
   const absl::Time full = later + absl::Seconds(2);
@@ -65,7 +68,8 @@ TEST(TokenBucketTest, TakesABurstThenRefillsAtItsRate) {
 TEST(TokenPolicyTest, ReadsNamesLimitsAndHashedTokens) {
   absl::StatusOr<std::shared_ptr<const TokenPolicy>> policy =
       TokenPolicy::Parse(absl::StrCat(
-          kDashboard, " predict:* name=dash calls_per_second=2.5 calls_burst=4\n",
+          kDashboard,
+          " predict:* name=dash calls_per_second=2.5 calls_burst=4\n",
           "sha256:", Sha256Hex(kPipeline),
           " train:* examples_per_second=100\n"));
   ASSERT_TRUE(policy.ok()) << policy.status();
@@ -119,8 +123,8 @@ class RateLimitsTest : public ::testing::Test {
     v1::GetModelResponse response;
     grpc::Status status = stub_->GetModel(&context, request, &response);
     if (pushback != nullptr) {
-      auto it = context.GetServerTrailingMetadata().find(
-          "grpc-retry-pushback-ms");
+      auto it =
+          context.GetServerTrailingMetadata().find("grpc-retry-pushback-ms");
       *pushback = it == context.GetServerTrailingMetadata().end()
                       ? ""
                       : std::string(it->second.data(), it->second.size());
@@ -157,7 +161,8 @@ std::string Metrics(int port) {
     (void)!write(fd, request.data(), request.size());
     char buffer[4096];
     ssize_t n;
-    while ((n = read(fd, buffer, sizeof(buffer))) > 0) response.append(buffer, n);
+    while ((n = read(fd, buffer, sizeof(buffer))) > 0)
+      response.append(buffer, n);
   }
   close(fd);
   return response;
@@ -181,7 +186,8 @@ TEST_F(RateLimitsTest, ATokensCallsPassUpToItsBurstThenWaitThePushback) {
   EXPECT_TRUE(dash.Health().ok());
   // Counted by the token's name, never its secret.
   const std::string metrics = Metrics(server_.server().metrics_port());
-  EXPECT_THAT(metrics, HasSubstr("halfspace_rate_limited_total{caller=\"dash\"}"));
+  EXPECT_THAT(metrics,
+              HasSubstr("halfspace_rate_limited_total{caller=\"dash\"}"));
   EXPECT_THAT(metrics, Not(HasSubstr(kDashboard)));
 }
 
@@ -219,8 +225,9 @@ TEST_F(RateLimitsTest, TrainingExamplesPastTheRateEndTheStreamUnlearned) {
   EXPECT_FALSE(stream->Read(&response));
   const grpc::Status ended = stream->Finish();
   EXPECT_EQ(ended.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(ended.error_message(),
-              HasSubstr("token 'pipeline' sends more than 1 training examples"));
+  EXPECT_THAT(
+      ended.error_message(),
+      HasSubstr("token 'pipeline' sends more than 1 training examples"));
   EXPECT_NE(context.GetServerTrailingMetadata().find("grpc-retry-pushback-ms"),
             context.GetServerTrailingMetadata().end());
   Client admin = server_.NewClient();
@@ -264,9 +271,9 @@ TEST(AnonymousRateLimitsTest, TheClientWaitsThePushbackAndSucceeds) {
   client.set_retry_policy(patient);
   ASSERT_TRUE(client.CreateModel("m", TextAlgorithm("perceptron"), 1).ok());
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(client.CreateModel(absl::StrCat("m", i),
-                                   TextAlgorithm("perceptron"), 1)
-                    .ok())
+    ASSERT_TRUE(
+        client.CreateModel(absl::StrCat("m", i), TextAlgorithm("perceptron"), 1)
+            .ok())
         << i;
     absl::StatusOr<v1::Model> model = client.GetModel("m");
     ASSERT_TRUE(model.ok()) << model.status();

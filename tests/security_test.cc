@@ -110,7 +110,8 @@ TEST_F(TokensTest, RememberingAndFeedbackNeedTheTrainPermission) {
   feedback.mutable_feedback(0)->set_label(1);
   EXPECT_TRUE(
       absl::IsPermissionDenied(As(kReader).Feedback(feedback).status()));
-  absl::StatusOr<v1::FeedbackResponse> learned = As(kTrainer).Feedback(feedback);
+  absl::StatusOr<v1::FeedbackResponse> learned =
+      As(kTrainer).Feedback(feedback);
   ASSERT_TRUE(learned.ok()) << learned.status();
   EXPECT_FALSE(learned->results(0).has_error());
 }

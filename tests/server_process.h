@@ -54,11 +54,12 @@ inline pid_t Spawn(std::vector<std::string> argv, const std::string& output) {
   for (std::string& arg : argv) args.push_back(arg.data());
   args.push_back(nullptr);
   pid_t pid = -1;
-  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(),
-                                 environ);
+  const int error =
+      posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (error != 0) {
-    std::fprintf(stderr, "cannot start %s: %s\n", args[0], std::strerror(error));
+    std::fprintf(stderr, "cannot start %s: %s\n", args[0],
+                 std::strerror(error));
     return -1;
   }
   return pid;

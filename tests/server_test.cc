@@ -29,7 +29,8 @@ v1::TrainRequest FirstWorkedExamplePass() {
 class ServerTest : public ::testing::Test {
  protected:
   void CreatePerceptron(const std::string& name, int64_t dimension) {
-    ASSERT_TRUE(client_.CreateModel(name, TextAlgorithm("perceptron"), dimension).ok());
+    ASSERT_TRUE(
+        client_.CreateModel(name, TextAlgorithm("perceptron"), dimension).ok());
   }
 
   TestServer server_;
@@ -56,12 +57,12 @@ TEST_F(ServerTest, CreateGetListDeleteUseCanonicalCodes) {
 
   EXPECT_TRUE(absl::IsAlreadyExists(
       client_.CreateModel("spam", TextAlgorithm("perceptron"), 3).status()));
-  absl::Status bad = client_.CreateModel("a/b", TextAlgorithm("perceptron"), 3).status();
+  absl::Status bad =
+      client_.CreateModel("a/b", TextAlgorithm("perceptron"), 3).status();
   EXPECT_TRUE(absl::IsInvalidArgument(bad));
   EXPECT_THAT(bad.message(), HasSubstr("letters, digits"));
-  EXPECT_THAT(
-      client_.CreateModel("x", v1::Algorithm(), 3).status().message(),
-      HasSubstr("algorithm must be set"));
+  EXPECT_THAT(client_.CreateModel("x", v1::Algorithm(), 3).status().message(),
+              HasSubstr("algorithm must be set"));
   EXPECT_TRUE(absl::IsInvalidArgument(
       client_.CreateModel("x", TextAlgorithm("perceptron"), -3).status()));
 
@@ -254,12 +255,12 @@ TEST_F(ServerTest, ABadFirstRequestOrAnotherModelNameEndsTheStream) {
 }
 
 TEST_F(ServerTest, LogisticStreamReportsProbabilityAndLogLoss) {
-  ASSERT_TRUE(client_
-                  .CreateModel("lr",
-                               TextAlgorithm(
-                                   "logistic_regression { learning_rate: 0.5 }"),
-                               2)
-                  .ok());
+  ASSERT_TRUE(
+      client_
+          .CreateModel(
+              "lr", TextAlgorithm("logistic_regression { learning_rate: 0.5 }"),
+              2)
+          .ok());
   std::unique_ptr<TrainingStream> stream = client_.Train("lr");
   ASSERT_TRUE(stream->Send({{{1, 2}, 1}, {{1, 2}, -1}}).ok());
   absl::StatusOr<v1::TrainResponse> response = stream->Receive();
@@ -282,9 +283,9 @@ TEST_F(ServerTest, EvaluateScoresWithoutLearning) {
   CreatePerceptron("notes", 2);
   ASSERT_TRUE(client_.SetWeights("notes", {1, 1}, -3).ok());
   const std::vector<LabeledExample> held_out = {
-      {{2, 3}, 1}, {{3, 1}, 1}, {{0, 1}, -1}, {{1, -1}, -1},
-      {{1, 1}, 1},     // f = -1: a false negative
-      {{1, 2, 3}, 1},  // wrong dimension: rejected
+      {{2, 3}, 1},    {{3, 1}, 1}, {{0, 1}, -1},
+      {{1, -1}, -1},  {{1, 1}, 1},  // f = -1: a false negative
+      {{1, 2, 3}, 1},               // wrong dimension: rejected
   };
   absl::StatusOr<v1::EvaluateResponse> r =
       client_.Evaluate("notes", held_out, std::nullopt, /*batch_size=*/2);
@@ -321,8 +322,8 @@ TEST_F(ServerTest, EvaluateThresholdsProbabilitiesAndReportsLogLoss) {
       client_.Evaluate("lr", data, 0.6);
   ASSERT_TRUE(strict.ok()) << strict.status();
   EXPECT_DOUBLE_EQ(strict->accuracy(), 2.0 / 3);  // x = 0 now predicts -1
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      client_.Evaluate("lr", data, 1.5).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(client_.Evaluate("lr", data, 1.5).status()));
 }
 
 TEST_F(ServerTest, MulticlassModelsLearnNewClassesFromTheStream) {
@@ -336,9 +337,8 @@ TEST_F(ServerTest, MulticlassModelsLearnNewClassesFromTheStream) {
   EXPECT_THAT(created->classes(), ElementsAre("cat"));
 
   std::unique_ptr<TrainingStream> stream = client_.Train("animals");
-  std::vector<LabeledExample> batch = {{{1, 0}, 0, 1.0, "cat"},
-                                       {{0, 1}, 0, 1.0, "dog"},
-                                       {{0, 1}, 1, 1.0, ""}};
+  std::vector<LabeledExample> batch = {
+      {{1, 0}, 0, 1.0, "cat"}, {{0, 1}, 0, 1.0, "dog"}, {{0, 1}, 1, 1.0, ""}};
   ASSERT_TRUE(stream->Send(batch).ok());
   absl::StatusOr<v1::TrainResponse> response = stream->Receive();
   ASSERT_TRUE(response.ok()) << response.status();
@@ -346,9 +346,9 @@ TEST_F(ServerTest, MulticlassModelsLearnNewClassesFromTheStream) {
   EXPECT_EQ(dog.predicted_class(), "cat");  // before it learned "dog"
   ASSERT_EQ(dog.class_scores_size(), 2);
   EXPECT_EQ(dog.class_scores(1).label(), "dog");
-  EXPECT_DOUBLE_EQ(dog.class_scores(0).probability() +
-                       dog.class_scores(1).probability(),
-                   1.0);
+  EXPECT_DOUBLE_EQ(
+      dog.class_scores(0).probability() + dog.class_scores(1).probability(),
+      1.0);
   EXPECT_THAT(response->results(2).error().message(),
               HasSubstr("class_label is empty"));
   EXPECT_TRUE(stream->Finish().ok());
@@ -375,7 +375,8 @@ TEST_F(ServerTest, MulticlassModelsLearnNewClassesFromTheStream) {
   set.set_bias(0);
   v1::SetWeightsResponse set_response;
   ASSERT_TRUE(stub_->SetWeights(&context, set, &set_response).ok());
-  EXPECT_THAT(set_response.model().classes(), ElementsAre("cat", "dog", "bird"));
+  EXPECT_THAT(set_response.model().classes(),
+              ElementsAre("cat", "dog", "bird"));
   EXPECT_EQ((*client_.Predict("animals", {{0, 3}}))[0].predicted_class(),
             "bird");
   EXPECT_TRUE(absl::IsInvalidArgument(
@@ -420,7 +421,7 @@ TEST_F(ServerTest, PredictValidatesItsInput) {
   absl::StatusOr<std::vector<v1::Prediction>> p =
       client_.Predict("m", {{1, 2}});
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ((*p)[0].label(), 1);  // f = 0 predicts +1
+  EXPECT_EQ((*p)[0].label(), 1);                // f = 0 predicts +1
   EXPECT_FALSE((*p)[0].has_signed_distance());  // w = 0: no hyperplane
 }
 
@@ -467,13 +468,14 @@ TEST_F(ServerTest, PredictStreamAnswersABadRequestInBandAndGoesOn) {
   std::unique_ptr<PredictionStream> stream = client_.PredictStream();
   // Several in flight at once, answered in order.
   const std::vector<v1::PredictStreamRequest> requests = {
-      DenseRequest("", {{1, 2}}),       // no model named yet
-      DenseRequest("nope", {{1, 2}}),   // unknown
-      DenseRequest("m", {{1, 2}, {1}}), // a bad instance
-      DenseRequest("m", {}),            // none
-      DenseRequest("", {{1, 2}}),       // good: "m"
+      DenseRequest("", {{1, 2}}),        // no model named yet
+      DenseRequest("nope", {{1, 2}}),    // unknown
+      DenseRequest("m", {{1, 2}, {1}}),  // a bad instance
+      DenseRequest("m", {}),             // none
+      DenseRequest("", {{1, 2}}),        // good: "m"
   };
-  for (const v1::PredictStreamRequest& r : requests) ASSERT_TRUE(stream->Send(r).ok());
+  for (const v1::PredictStreamRequest& r : requests)
+    ASSERT_TRUE(stream->Send(r).ok());
   std::vector<v1::PredictStreamResponse> responses;
   for (size_t i = 0; i < requests.size(); ++i) {
     absl::StatusOr<v1::PredictStreamResponse> r = stream->Receive();
@@ -500,7 +502,8 @@ TEST_F(ServerTest, SetWeightsImportsAModelAndValidatesIt) {
   EXPECT_EQ(model->stats().weight_norm(), 5);
   EXPECT_EQ(model->stats().bias(), -5);
   EXPECT_EQ((*client_.Predict("m", {{3, 4}}))[0].signed_distance(), 4);
-  EXPECT_TRUE(absl::IsInvalidArgument(client_.SetWeights("m", {1}, 0).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(client_.SetWeights("m", {1}, 0).status()));
   EXPECT_TRUE(absl::IsNotFound(client_.SetWeights("x", {1, 1}, 0).status()));
 }
 
@@ -541,9 +544,9 @@ TEST_F(ServerTest, PassSummariesCountOnlyValidExamples) {
 TEST_F(ServerTest, ASummaryLearnsAlikeAndSumsTheResults) {
   // Logistic regression: losses that are not round numbers.
   for (const char* model : {"each", "summed"}) {
-    ASSERT_TRUE(client_
-                    .CreateModel(model, TextAlgorithm("logistic_regression"), 3)
-                    .ok());
+    ASSERT_TRUE(
+        client_.CreateModel(model, TextAlgorithm("logistic_regression"), 3)
+            .ok());
   }
   std::mt19937 rng(7);
   std::normal_distribution<double> normal;
@@ -586,8 +589,7 @@ TEST_F(ServerTest, ASummaryLearnsAlikeAndSumsTheResults) {
       if (result.has_error()) continue;
       ++examples;
       updates += result.updated();
-      mistakes +=
-          result.predicted_label() != requests[r].examples(i).label();
+      mistakes += result.predicted_label() != requests[r].examples(i).label();
       loss_sum += result.loss();
     }
     const v1::TrainSummary& summary = summed[r].summary();

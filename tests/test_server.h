@@ -121,9 +121,10 @@ class TestServer {
 class CrashCopy {
  public:
   explicit CrashCopy(const TempDir& data_dir) {
-    std::filesystem::copy(data_dir.path(), copy_.path(),
-                          std::filesystem::copy_options::recursive |
-                              std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy(
+        data_dir.path(), copy_.path(),
+        std::filesystem::copy_options::recursive |
+            std::filesystem::copy_options::overwrite_existing);
   }
 
   // Starts the server on the copy (after any damage done to it), with
@@ -137,9 +138,9 @@ class CrashCopy {
     absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
     EXPECT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-    return Client(Connected(grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", server_->port()),
-        grpc::InsecureChannelCredentials())));
+    return Client(Connected(
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                            grpc::InsecureChannelCredentials())));
   }
 
   // Stops the server as SIGTERM does (storing every model); Start serves

@@ -76,7 +76,8 @@ TEST(UndoLogTest, FiniteLooksAtEverySavedPlaceAsItIsNow) {
   undo.Save(scalar);
   EXPECT_TRUE(undo.Finite());
   for (const double bad : {kInf, -kInf, std::nan("")}) {
-    for (size_t j = 0; j < w.size(); ++j) {  // each of the four lanes, and the tail
+    for (size_t j = 0; j < w.size();
+         ++j) {  // each of the four lanes, and the tail
       w[j] = bad;
       EXPECT_FALSE(undo.Finite()) << j;
       w[j] = std::numeric_limits<double>::max();

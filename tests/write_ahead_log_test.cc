@@ -183,9 +183,10 @@ TEST(WriteAheadLogTest, ADamagedLastRecordIsReportedAndKeptNotCut) {
     const WriteAheadLog::Damage& d = read.damage[0];
     EXPECT_EQ(d.key, "a");
     EXPECT_EQ(d.lsn, 3u);
-    EXPECT_THAT(d.where, HasSubstr(absl::StrCat(
-                             "log segment ", fs::path(segment).filename().string(),
-                             " at byte ", third, ": record 3 has a bad checksum")));
+    EXPECT_THAT(d.where,
+                HasSubstr(absl::StrCat(
+                    "log segment ", fs::path(segment).filename().string(),
+                    " at byte ", third, ": record 3 has a bad checksum")));
     EXPECT_EQ(d.kept, absl::StrCat(segment, ".damaged-at-", third));
     EXPECT_EQ(ReadAll(d.kept), bytes.substr(third));
     EXPECT_EQ(ReadAll(segment).substr(0, bytes.size()), bytes);  // not cut
@@ -277,7 +278,7 @@ TEST(WriteAheadLogTest, RotatesSegmentsAndTruncatesOnlyCoveredClosedOnes) {
     }
   }
   EXPECT_EQ(Segments(dir.path()).size(), 6u);  // one record each, and a new one
-  ASSERT_TRUE(log->Truncate(2).ok());  // records 1 and 2 are covered
+  ASSERT_TRUE(log->Truncate(2).ok());          // records 1 and 2 are covered
   EXPECT_EQ(Segments(dir.path()).size(), 4u);
   ASSERT_TRUE(log->Truncate(100).ok());  // the open segment stays
   EXPECT_EQ(Segments(dir.path()).size(), 1u);

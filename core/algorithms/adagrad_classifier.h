@@ -45,7 +45,7 @@ class AdaGradClassifier final : public LinearClassifier {
   const double eta0_;
   const double l2_;
   const std::unique_ptr<MarginLoss> loss_;
-  double t_ = 1.0;  // the index of the next example
+  double t_ = 1.0;                         // the index of the next example
   std::vector<double> squared_gradients_;  // G_j = Σg_j²
   double squared_bias_gradients_ = 0.0;
 };

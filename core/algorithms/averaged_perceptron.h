@@ -6,8 +6,9 @@
 //
 // which generalizes far better than the last w on data that is not
 // separable. With a margin threshold τ it averages the margin perceptron,
-// which updates when y·f(x) <= τ. This is scikit-learn's SGDClassifier(loss="perceptron",
-// learning_rate="constant", eta0=η, penalty=None, average=True).
+// which updates when y·f(x) <= τ. This is scikit-learn's
+// SGDClassifier(loss="perceptron", learning_rate="constant", eta0=η,
+// penalty=None, average=True).
 //
 // Cost: O(nonzeros of x) per update, by the accumulator trick (Daumé, 2006):
 // an update δ at example k adds δ to w and (k - 1)·δ to u, so that after n
@@ -44,11 +45,11 @@ class AveragedPerceptron final : public OnlineClassifier {
 
  private:
   double learning_rate_;
-  double margin_threshold_;  // τ: updates when y·f(x) <= τ
-  LinearWeights w_;        // the weights that learn
-  LinearWeights u_;        // Σ (k - 1)·δ_k over updates
-  Lazy<LinearWeights> average_;    // w̄, computed when read
-  double examples_ = 0.0;  // n
+  double margin_threshold_;      // τ: updates when y·f(x) <= τ
+  LinearWeights w_;              // the weights that learn
+  LinearWeights u_;              // Σ (k - 1)·δ_k over updates
+  Lazy<LinearWeights> average_;  // w̄, computed when read
+  double examples_ = 0.0;        // n
 };
 
 }  // namespace halfspace

@@ -17,21 +17,20 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-
-#include "core/undo_log.h"
 #include "core/features/features.h"
 #include "core/linear_weights.h"
+#include "core/undo_log.h"
 
 namespace halfspace {
 
 // What one example did to a classifier. Every field but `updated` describes
 // the model *before* the update.
 struct Update {
-  double score = 0.0;          // f(x) = w·x + b
-  double margin = 0.0;         // y·f(x)
-  int predicted_label = 0;     // PredictedLabel(score)
-  bool updated = false;        // whether w or b changed
-  double loss = 0.0;           // the algorithm's loss on (x, y)
+  double score = 0.0;                 // f(x) = w·x + b
+  double margin = 0.0;                // y·f(x)
+  int predicted_label = 0;            // PredictedLabel(score)
+  bool updated = false;               // whether w or b changed
+  double loss = 0.0;                  // the algorithm's loss on (x, y)
   std::optional<double> probability;  // P(y = +1 | x), if probabilistic
 };
 

@@ -10,9 +10,10 @@
 //
 // ‖x‖² excludes the bias, as in scikit-learn. PA and PA-I skip x = 0
 // whole, as scikit-learn's PA-I does: no step, not averaged, not counted
-// in the average's t; PA-II learns its bias from it. With averaging from example t0 on, predictions use the average of the
-// weights after each example since t0 (scikit-learn's average=t0), kept in
-// O(nonzeros) per example by AsgdAverage.
+// in the average's t; PA-II learns its bias from it. With averaging from
+// example t0 on, predictions use the average of the weights after each example
+// since t0 (scikit-learn's average=t0), kept in O(nonzeros) per example by
+// AsgdAverage.
 //
 // Not thread-safe; see OnlineClassifier.
 

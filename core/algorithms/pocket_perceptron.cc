@@ -37,8 +37,7 @@ Update PocketPerceptron::Learn(Features x, int y, double s) {
   run_ += 1;
   if (pocket_is_w_) {
     pocket_run_ = run_;  // the same weights: the pocket's run goes on
-  } else if (run_ > pocket_run_ &&
-             (!ratchet_ || pocket_mistakes_in_run_ > 0)) {
+  } else if (run_ > pocket_run_ && (!ratchet_ || pocket_mistakes_in_run_ > 0)) {
     undo_->SaveAll(pocket_);
     std::copy(w_.w.begin(), w_.w.end(), pocket_.w.begin());  // in place
     pocket_.b = w_.b;
@@ -66,9 +65,9 @@ std::vector<double> PocketPerceptron::ExportState() const {
 absl::Status PocketPerceptron::ImportState(absl::Span<const double> state) {
   const size_t expected = 4 + 2 * (w_.w.size() + 1);
   if (state.size() != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "pocket perceptron state has ", state.size(), " values; expected ",
-        expected));
+    return absl::InvalidArgumentError(
+        absl::StrCat("pocket perceptron state has ", state.size(),
+                     " values; expected ", expected));
   }
   run_ = state[0];
   pocket_run_ = state[1];

@@ -61,8 +61,8 @@ Update SgdClassifier::Learn(Features x, int y, double s) {
   const double eta = LearningRate();
   const double derivative = std::clamp(y * loss_->Derivative(u.margin),
                                        -kMaxLossDerivative, kMaxLossDerivative);
-  const bool has_penalty = options_.penalty != Penalty::kNone &&
-                           options_.alpha > 0.0;
+  const bool has_penalty =
+      options_.penalty != Penalty::kNone && options_.alpha > 0.0;
   const double step = -eta * derivative * s;
   undo_->Save(t_);
   undo_->Save(wscale_);

@@ -13,7 +13,8 @@
 //                                                1 for L1, l1_ratio for EN)
 //   step    w ← w + g·x,  b ← b + g             (the bias is not regularized)
 //   average w̄ ← w̄ + (w - w̄)/(t - t_avg + 1) for t >= t_avg, likewise b̄
-//   L1      cumulative truncated gradient (Tsuruoka et al., 2009): u += ρ·η_t·α;
+//   L1      cumulative truncated gradient (Tsuruoka et al., 2009): u +=
+//   ρ·η_t·α;
 //           each w_j moves toward 0 by what it has not yet been charged,
 //           never past it
 //
@@ -58,11 +59,11 @@ enum class Schedule {
 struct SgdOptions {
   LossKind loss = LossKind::kHinge;
   Penalty penalty = Penalty::kL2;
-  double alpha = 1e-4;      // α, the regularization strength
-  double l1_ratio = 0.15;   // ρ for the elastic net
+  double alpha = 1e-4;     // α, the regularization strength
+  double l1_ratio = 0.15;  // ρ for the elastic net
   Schedule schedule = Schedule::kOptimal;
-  double power_t = 0.5;     // inverse scaling's exponent
-  uint64_t average_from = 0;  // t_avg; 0 means no averaging
+  double power_t = 0.5;          // inverse scaling's exponent
+  uint64_t average_from = 0;     // t_avg; 0 means no averaging
   double intercept_decay = 1.0;  // the bias's step factor
 };
 
@@ -102,8 +103,8 @@ class SgdClassifier final : public OnlineClassifier {
   LinearWeights v_;
   double wscale_ = 1.0;
   std::optional<AsgdAverage> average_;  // when averaging
-  Lazy<LinearWeights> prediction_;    // w or w̄, computed when read
-  double t_ = 1.0;            // the index of the next example
+  Lazy<LinearWeights> prediction_;      // w or w̄, computed when read
+  double t_ = 1.0;                      // the index of the next example
   double u_ = 0.0;         // L1: the total penalty per weight so far
   std::vector<double> q_;  // L1: the penalty each weight has been charged
 };

@@ -12,8 +12,9 @@
 // when g1 = g2) the value v1·v2 at bucket
 //   d + ((h1 · 16777619) xor h2) mod 2^b,
 // h1 and h2 being the features' hashes (so a group of n features crossed
-// with itself makes n(n-1)/2 products, with another of m, n·m). Sparse index:value pairs address any
-// coordinate directly. Values that land on one coordinate add up.
+// with itself makes n(n-1)/2 products, with another of m, n·m). Sparse
+// index:value pairs address any coordinate directly. Values that land on one
+// coordinate add up.
 //
 // Thread safety: const methods may run concurrently, each with its own
 // Scratch.

@@ -54,9 +54,9 @@ absl::Status ValidateFeatures(absl::Span<const double> x, int64_t dimension,
 absl::Status ValidateFinite(const FeatureInput& input) {
   for (size_t i = 0; i < input.dense.size(); ++i) {
     if (!std::isfinite(input.dense[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "features[", i, "] is ", input.dense[i],
-          "; every value must be finite"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("features[", i, "] is ", input.dense[i],
+                       "; every value must be finite"));
     }
   }
   for (size_t k = 0; k < input.sparse_values.size(); ++k) {
@@ -68,9 +68,9 @@ absl::Status ValidateFinite(const FeatureInput& input) {
   }
   for (const NamedFeature& f : input.named) {
     if (!std::isfinite(f.value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("named feature ", Quoted(absl::StrCat(f.group, ":", f.name)), " is ",
-                       f.value, "; every value must be finite"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "named feature ", Quoted(absl::StrCat(f.group, ":", f.name)), " is ",
+          f.value, "; every value must be finite"));
     }
   }
   return absl::OkStatus();

@@ -19,8 +19,8 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "core/undo_log.h"
 #include "core/features/features.h"
+#include "core/undo_log.h"
 
 namespace halfspace {
 

@@ -20,7 +20,8 @@ absl::StatusOr<std::unique_ptr<DirectoryLock>> DirectoryLock::Acquire(
   if (fd < 0) return ErrnoError("cannot open", path);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const bool held = errno == EWOULDBLOCK;
-    absl::Status error = held ? absl::OkStatus() : ErrnoError("cannot lock", path);
+    absl::Status error =
+        held ? absl::OkStatus() : ErrnoError("cannot lock", path);
     ::close(fd);
     if (!held) return error;
     absl::StatusOr<std::string> owner = ReadFile(path);

@@ -57,8 +57,8 @@ absl::StatusOr<std::unique_ptr<FileModelStore>> FileModelStore::Open(
     }
   }
   if (ec) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot list data directory ", dir, ": ", ec.message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot list data directory ", dir, ": ", ec.message()));
   }
   return std::unique_ptr<FileModelStore>(new FileModelStore(std::move(dir)));
 }
@@ -98,8 +98,8 @@ absl::StatusOr<ModelSnapshot> FileModelStore::LoadPrevious(
     absl::string_view name) {
   const std::string path = absl::StrCat(PathFor(name), kPreviousSuffix);
   if (!fs::exists(path)) {
-    return WithFile(absl::NotFoundError(absl::StrCat("no previous snapshot ",
-                                                     FileName(path))),
+    return WithFile(absl::NotFoundError(
+                        absl::StrCat("no previous snapshot ", FileName(path))),
                     path);
   }
   absl::StatusOr<std::string> bytes = ReadFile(path);
@@ -116,8 +116,8 @@ absl::StatusOr<ModelSnapshot> FileModelStore::LoadPrevious(
 absl::Status FileModelStore::SetAside(absl::string_view name) {
   const std::string path = PathFor(name);
   const std::string aside = absl::StrCat(
-      path, ".set-aside-", absl::FormatTime("%Y%m%dT%H%M%E3S", absl::Now(),
-                                            absl::UTCTimeZone()));
+      path, ".set-aside-",
+      absl::FormatTime("%Y%m%dT%H%M%E3S", absl::Now(), absl::UTCTimeZone()));
   if (::rename(path.c_str(), aside.c_str()) != 0 && errno != ENOENT) {
     return ErrnoError("cannot set aside", path);
   }

@@ -17,8 +17,11 @@ namespace fs = std::filesystem;
 
 std::string FileName(const std::string& path) {
   const fs::path name = fs::path(path).lexically_normal().filename();
-  return name.empty() ? fs::path(path).lexically_normal().parent_path()
-                            .filename().string()
+  return name.empty() ? fs::path(path)
+                            .lexically_normal()
+                            .parent_path()
+                            .filename()
+                            .string()
                       : name.string();
 }
 
@@ -52,12 +55,13 @@ absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
 }
 
 absl::Status WriteFileSynced(const std::string& path, absl::string_view data) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                        0644);
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("cannot create", path);
   absl::Status status = WriteAll(fd, data, path);
   if (status.ok() && ::fsync(fd) != 0) status = ErrnoError("cannot sync", path);
-  if (::close(fd) != 0 && status.ok()) status = ErrnoError("cannot close", path);
+  if (::close(fd) != 0 && status.ok())
+    status = ErrnoError("cannot close", path);
   return status;
 }
 
@@ -75,15 +79,16 @@ absl::Status CreateDirectory(const std::string& dir) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return absl::OkStatus();
   if (path.has_parent_path() && path.parent_path() != path) {
-    if (absl::Status s = CreateDirectory(path.parent_path().string()); !s.ok()) {
+    if (absl::Status s = CreateDirectory(path.parent_path().string());
+        !s.ok()) {
       return s;
     }
   }
   if (!fs::create_directory(path, ec) && ec) {
-    return WithFile(absl::FailedPreconditionError(absl::StrCat(
-                        "cannot create directory ", FileName(dir), ": ",
-                        ec.message())),
-                    dir);
+    return WithFile(
+        absl::FailedPreconditionError(absl::StrCat(
+            "cannot create directory ", FileName(dir), ": ", ec.message())),
+        dir);
   }
   return SyncDirectory(path.parent_path().string());
 }
@@ -93,8 +98,8 @@ absl::StatusOr<std::string> ReadFile(const fs::path& path) {
   std::ostringstream contents;
   contents << in.rdbuf();
   if (!in.good() && !in.eof()) {
-    return WithFile(absl::InternalError(absl::StrCat(
-                        "cannot read ", FileName(path.string()))),
+    return WithFile(absl::InternalError(
+                        absl::StrCat("cannot read ", FileName(path.string()))),
                     path.string());
   }
   return std::move(contents).str();

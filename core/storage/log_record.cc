@@ -89,7 +89,8 @@ std::string RestoreRecord(const ModelSnapshot& snapshot) {
 
 absl::StatusOr<storage::v1::LogRecord> DecodeRecord(absl::string_view payload) {
   storage::v1::LogRecord record;
-  if (!record.ParseFromArray(payload.data(), static_cast<int>(payload.size())) ||
+  if (!record.ParseFromArray(payload.data(),
+                             static_cast<int>(payload.size())) ||
       record.change_case() == storage::v1::LogRecord::CHANGE_NOT_SET) {
     return absl::DataLossError("a log record that holds no change");
   }

@@ -39,7 +39,8 @@ class ModelStore {
 
   // The model's previous snapshot: NOT_FOUND if there is none, DATA_LOSS if
   // it cannot be read.
-  virtual absl::StatusOr<ModelSnapshot> LoadPrevious(absl::string_view name) = 0;
+  virtual absl::StatusOr<ModelSnapshot> LoadPrevious(
+      absl::string_view name) = 0;
 
   // Sets the model's current snapshot aside (kept under another name, never
   // read again), so that a damaged one is neither loaded nor overwritten.
@@ -57,8 +58,7 @@ class ModelStore {
 
   // Durably replaces the stored aliases (alias -> model), atomically as
   // Save does.
-  virtual absl::Status SaveAliases(
-      const AliasMap& aliases) = 0;
+  virtual absl::Status SaveAliases(const AliasMap& aliases) = 0;
 
   // The stored aliases; none if never saved. DATA_LOSS if they cannot be
   // read.

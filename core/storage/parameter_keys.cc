@@ -113,15 +113,14 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
   spec.fit_intercept = get(kFitIntercept, 1.0) != 0.0;
   // Out of range (a damaged file) becomes 0, which validation refuses.
   const double window = get(kProgressWindow, double(kDefaultProgressWindow));
-  spec.progress_window = window >= 1 && window <= kMaxProgressWindow
-                             ? int64_t(window)
-                             : 0;
+  spec.progress_window =
+      window >= 1 && window <= kMaxProgressWindow ? int64_t(window) : 0;
   switch (static_cast<Algorithm>(id)) {
     case Algorithm::kPerceptron: {
       PerceptronParams p;
-      spec.algorithm = PerceptronParams{
-          get(kLearningRate, p.learning_rate),
-          get(kMarginThreshold, p.margin_threshold)};
+      spec.algorithm =
+          PerceptronParams{get(kLearningRate, p.learning_rate),
+                           get(kMarginThreshold, p.margin_threshold)};
       return true;
     }
     case Algorithm::kLogisticRegression: {
@@ -136,11 +135,11 @@ bool SetParameters(uint32_t id, const KeyedValues& values, ModelSpec& spec) {
       return true;
     case Algorithm::kPassiveAggressive: {
       PassiveAggressiveParams p;
-      spec.algorithm = PassiveAggressiveParams{
-          PaVariant(get(kPaVariant, int(p.variant))),
-          get(kAggressiveness, p.aggressiveness),
-          get(kInterceptDecay, p.intercept_decay),
-          get(kAverageFrom, p.average_from)};
+      spec.algorithm =
+          PassiveAggressiveParams{PaVariant(get(kPaVariant, int(p.variant))),
+                                  get(kAggressiveness, p.aggressiveness),
+                                  get(kInterceptDecay, p.intercept_decay),
+                                  get(kAverageFrom, p.average_from)};
       return true;
     }
     case Algorithm::kSgd: {

@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/storage/parameter_keys.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "core/storage/parameter_keys.h"
 
 namespace halfspace {
 namespace {
@@ -164,7 +164,8 @@ absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
   const KeyedValues parameters(file.parameters().begin(),
                                file.parameters().end());
   if (!SetParameters(file.algorithm(), parameters, s.spec)) {
-    return CorruptSnapshot(absl::StrCat("unknown algorithm ", file.algorithm()));
+    return CorruptSnapshot(
+        absl::StrCat("unknown algorithm ", file.algorithm()));
   }
   s.spec.dimension = file.dimension();
   for (const storage::v1::Interaction& i : file.interactions()) {
@@ -188,8 +189,7 @@ absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
   }
   s.weights = FromProto(file.weights());
   s.state.assign(file.state().begin(), file.state().end());
-  s.standardizer.assign(file.standardizer().begin(),
-                        file.standardizer().end());
+  s.standardizer.assign(file.standardizer().begin(), file.standardizer().end());
   s.lsn = file.lsn();
   s.sources.insert(file.sources().begin(), file.sources().end());
   s.pending = FromProto(std::move(*file.mutable_pending()));
@@ -241,8 +241,8 @@ absl::StatusOr<ModelSnapshot> DecodeSnapshot(absl::string_view bytes) {
     return CorruptSnapshot("file is truncated or has trailing bytes");
   }
   const absl::string_view payload = bytes.substr(kHeaderSize, payload_size);
-  if (Crc32c(payload) != Get<uint32_t>(bytes.data() + kHeaderSize +
-                                       payload_size)) {
+  if (Crc32c(payload) !=
+      Get<uint32_t>(bytes.data() + kHeaderSize + payload_size)) {
     return CorruptSnapshot("checksum mismatch");
   }
   if (version == 1) return DecodeSnapshotV1(payload);

@@ -127,9 +127,8 @@ absl::StatusOr<ModelSnapshot> DecodeSnapshotV1(absl::string_view payload) {
       !in.Get(algorithm) || !in.Get(s.spec.dimension) ||
       !DecodeParameters(in, parameters) ||
       !DecodeInteractions(in, s.spec.interactions) ||
-      !in.Get(c.examples_seen) ||
-      !in.Get(c.updates) || !in.Get(c.mistakes) || !in.Get(c.loss_sum) ||
-      !in.Get(c.max_squared_norm)) {
+      !in.Get(c.examples_seen) || !in.Get(c.updates) || !in.Get(c.mistakes) ||
+      !in.Get(c.loss_sum) || !in.Get(c.max_squared_norm)) {
     return CorruptSnapshot("header fields are truncated");
   }
   s.name = std::string(name);
@@ -143,7 +142,8 @@ absl::StatusOr<ModelSnapshot> DecodeSnapshotV1(absl::string_view payload) {
     return CorruptSnapshot("hash_bits is out of range");
   }
   if (IsMulticlass(s.spec)) {
-    if (!DecodeClasses(in, s)) return CorruptSnapshot("class rows are truncated");
+    if (!DecodeClasses(in, s))
+      return CorruptSnapshot("class rows are truncated");
   } else if (!DecodeWeights(in, FeatureWidth(s.spec), s.weights)) {
     return CorruptSnapshot("weight vector size does not match the dimension");
   }

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,8 +16,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/storage/files.h"
 #include "core/storage/crc32c.h"
+#include "core/storage/files.h"
 
 namespace halfspace {
 namespace {
@@ -156,10 +156,13 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
     Segment segment{ordinals[i], last_lsn + 1};
     const bool last = i + 1 == ordinals.size();
     if (i > 0 && ordinals[i] != ordinals[i - 1] + 1 && visitor.damage) {
-      visitor.damage({"", 0, absl::StrCat("log segment ", ordinals[i - 1] + 1,
-                                          " is missing"), ""});
+      visitor.damage(
+          {"", 0,
+           absl::StrCat("log segment ", ordinals[i - 1] + 1, " is missing"),
+           ""});
     }
-    if (absl::Status s = log->ReadSegment(segment, last, reader, last_lsn, size);
+    if (absl::Status s =
+            log->ReadSegment(segment, last, reader, last_lsn, size);
         !s.ok()) {
       return s;
     }
@@ -206,8 +209,7 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
     // A segment's first record may skip LSNs (see Open), and so may the
     // first after damage (already reported); each other record follows the
     // one before.
-    const bool in_sequence =
-        resync ? h.lsn > last_lsn : h.lsn == last_lsn + 1;
+    const bool in_sequence = resync ? h.lsn > last_lsn : h.lsn == last_lsn + 1;
     if (parse == Parse::kWhole && in_sequence) {
       if (offset == 0) segment.first_lsn = h.lsn;
       resync = false;
@@ -221,9 +223,10 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
     const std::string where =
         absl::StrCat("log segment ", FileName(path), " at byte ", offset, ": ");
     if (parse == Parse::kWhole) {
-      report({"", 0, absl::StrCat(where, "record ", h.lsn, " follows record ",
-                                  last_lsn),
-              ""});
+      report(
+          {"", 0,
+           absl::StrCat(where, "record ", h.lsn, " follows record ", last_lsn),
+           ""});
       // Read on from a later record; skip an earlier one.
       if (h.lsn > last_lsn) {
         last_lsn = h.lsn - 1;
@@ -262,8 +265,8 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
 
 absl::StatusOr<int> WriteAheadLog::CreateSegment(uint64_t ordinal) {
   const std::string path = SegmentPath(ordinal);
-  const int fd = ::open(path.c_str(),
-                        O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  const int fd = ::open(
+      path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("cannot create", path);
   if (absl::Status s = SyncDirectory(options_.dir); !s.ok()) {
     ::close(fd);
@@ -450,7 +453,8 @@ void WriteAheadLog::SyncOrDie(int fd) const {
     if (options_.on_sync) options_.on_sync(absl::Now() - start);
     return;
   }
-  std::fprintf(stderr, "fatal: cannot sync the log: %s\n", std::strerror(errno));
+  std::fprintf(stderr, "fatal: cannot sync the log: %s\n",
+               std::strerror(errno));
   std::abort();
 }
 

@@ -71,7 +71,7 @@ class WriteAheadLog final : public Journal {
     // The damaged record's model, if its header is whole; else empty: any
     // model may have lost a record.
     std::string key;
-    uint64_t lsn = 0;  // the damaged record's LSN, if its header is whole
+    uint64_t lsn = 0;   // the damaged record's LSN, if its header is whole
     std::string where;  // file and offset, and what is wrong
     // The copy of the damaged bytes kept beside the segment (see Open).
     std::string kept;
@@ -132,9 +132,8 @@ class WriteAheadLog final : public Journal {
 
   explicit WriteAheadLog(const Options& options) : options_(options) {}
   std::string SegmentPath(uint64_t ordinal) const;
-  absl::Status ReadSegment(Segment& segment, bool last,
-                           const Visitor& visitor, uint64_t& last_lsn,
-                           int64_t& size);
+  absl::Status ReadSegment(Segment& segment, bool last, const Visitor& visitor,
+                           uint64_t& last_lsn, int64_t& size);
   // Creates segment `ordinal`'s file and makes its directory entry durable.
   absl::StatusOr<int> CreateSegment(uint64_t ordinal);
   void SyncLoop();
@@ -157,8 +156,8 @@ class WriteAheadLog final : public Journal {
   std::condition_variable durable_;  // for WaitDurable
   // Guarded by mu_:
   std::vector<Segment> segments_;  // oldest first; the last is written to
-  int fd_ = -1;                    // the last segment's; closed by the sync thread
-  int64_t segment_size_ = 0;       // bytes in the last segment
+  int fd_ = -1;               // the last segment's; closed by the sync thread
+  int64_t segment_size_ = 0;  // bytes in the last segment
   uint64_t last_lsn_ = 0;
   uint64_t synced_lsn_ = 0;
   int64_t bytes_appended_ = 0;

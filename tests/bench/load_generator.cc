@@ -685,8 +685,8 @@ void Round(const std::string& target, const std::string& noop_target,
   report.Add({"Train stream, 1 example per message", "/s",
               Train(*stub, client, data, n / 4, 1, "load-single"), 0,
               floors.pipelined});
-  const double batched = Train(*stub, client, data, n * 5, batch,
-                               "load-batched");
+  const double batched =
+      Train(*stub, client, data, n * 5, batch, "load-batched");
   report.Add(
       {absl::StrCat("Train stream, ", batch, " examples per message, examples"),
        "/s", batched});

@@ -47,8 +47,9 @@ std::string Key(int writer, uint64_t i) {
 int main() {
   namespace fs = std::filesystem;
   const std::string root = "build-storage-choice";
-  std::printf("| record | writers | halfspace log | RocksDB 7.8 | LevelDB 1.23 |\n"
-              "|---|---|---|---|---|\n");
+  std::printf(
+      "| record | writers | halfspace log | RocksDB 7.8 | LevelDB 1.23 |\n"
+      "|---|---|---|---|---|\n");
   for (size_t size : {200, 65536}) {
     const std::string record(size, 'x');
     for (int writers : {1, 4}) {
@@ -56,8 +57,8 @@ int main() {
       fs::remove_all(root);
       fs::create_directories(root);
 
-      auto log = *halfspace::WriteAheadLog::Open({root + "/wal", true, 64 << 20},
-                                                 0, {});
+      auto log = *halfspace::WriteAheadLog::Open(
+          {root + "/wal", true, 64 << 20}, 0, {});
       const double ours = Measure(writers, each, record,
                                   [&](int, uint64_t, const std::string& r) {
                                     log->WaitDurable(*log->Append("m", r));
@@ -70,10 +71,10 @@ int main() {
       rocksdb::DB::Open(ro, root + "/rocksdb", &rdb);
       rocksdb::WriteOptions rw;
       rw.sync = true;
-      const double rocks = Measure(writers, each, record,
-                                   [&](int w, uint64_t i, const std::string& r) {
-                                     rdb->Put(rw, Key(w, i), r);
-                                   });
+      const double rocks = Measure(
+          writers, each, record, [&](int w, uint64_t i, const std::string& r) {
+            rdb->Put(rw, Key(w, i), r);
+          });
       delete rdb;
 
       leveldb::DB* ldb = nullptr;
@@ -82,10 +83,10 @@ int main() {
       leveldb::DB::Open(lo, root + "/leveldb", &ldb);
       leveldb::WriteOptions lw;
       lw.sync = true;
-      const double level = Measure(writers, each, record,
-                                   [&](int w, uint64_t i, const std::string& r) {
-                                     ldb->Put(lw, Key(w, i), r);
-                                   });
+      const double level = Measure(
+          writers, each, record, [&](int w, uint64_t i, const std::string& r) {
+            ldb->Put(lw, Key(w, i), r);
+          });
       delete ldb;
       std::printf("| %zu B | %d | %.0f/s | %.0f/s | %.0f/s |\n", size, writers,
                   ours, rocks, level);
