@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/algorithm_cases.h"
 
 namespace halfspace {
 namespace {
@@ -81,6 +82,28 @@ TEST(LogisticRegressionTest, LearnsASeparableProblem) {
     const double p = *lr.Probability(lr.weights().Score(xs[i]));
     EXPECT_EQ(p > 0.5 ? 1 : -1, ys[i]) << "example " << i;
   }
+}
+
+TEST(LogisticRegressionStepTest, L2ShrinksEvenAnExampleOfWeightZero) {
+  LogisticRegression lr(1, 0.5, 0.1);
+  lr.set_weights(Weights({2.0}, 1.0));
+  const std::vector<double> x = {1};
+  Update u = lr.Learn(x, +1, 0.0);
+  EXPECT_TRUE(u.updated);  // the shrink changed w
+  EXPECT_DOUBLE_EQ(lr.weights().w[0], 2.0 * (1 - 0.5 * 0.1));
+  EXPECT_EQ(lr.weights().b, 1.0);  // the bias is not regularized
+
+  LogisticRegression plain(1, 0.5, 0.0);
+  EXPECT_FALSE(plain.Learn(x, +1, 0.0).updated);
+}
+
+TEST(LogisticRegressionStepTest, ImportanceWeightTwoIsTwiceTheStep) {
+  LogisticRegression lr(2, 0.5, 0.0);
+  const std::vector<double> x = {1, 2};
+  lr.Learn(x, +1, 2.0);
+  // step = η·s·(t - p) = 0.5·2·(1 - 0.5)
+  EXPECT_THAT(lr.weights().w, ElementsAre(0.5, 1.0));
+  EXPECT_EQ(lr.weights().b, 0.5);
 }
 
 }  // namespace

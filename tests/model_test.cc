@@ -273,38 +273,6 @@ TEST(ModelTest, ConcurrentLearnersAndReadersSeeOnlyWholeUpdates) {
             uint64_t{kThreads} * kBatches * kBatch);
 }
 
-}  // namespace
-}  // namespace halfspace
-
-namespace halfspace {
-namespace {
-
-TEST(StandardizerTest, KeepsThePopulationMeanAndVarianceByWelford) {
-  Standardizer s(1);
-  for (double x : {1.0, 3.0, 5.0}) {
-    const std::vector<double> v = {x};
-    s.Observe(v);
-  }
-  // mean 3, Σ(x - mean)² = 8, sd = √(8/3): divided by n, not n - 1.
-  EXPECT_THAT(s.Export(), ElementsAre(3.0, 3.0, 8.0));
-  std::vector<double> z;
-  const std::vector<double> five = {5};
-  s.Transform(five, z);
-  EXPECT_DOUBLE_EQ(z[0], 2.0 / std::sqrt(8.0 / 3.0));
-}
-
-TEST(StandardizerTest, CentersOnlyWhileAFeatureHasNoSpread) {
-  Standardizer s(2);
-  const std::vector<double> a = {2, 7}, b = {4, 7};
-  s.Observe(a);
-  std::vector<double> z;
-  s.Transform(b, z);
-  EXPECT_THAT(z, ElementsAre(2.0, 0.0));  // sd 0: x - mean
-  s.Observe(b);
-  s.Transform(b, z);
-  EXPECT_THAT(z, ElementsAre(1.0, 0.0));  // mean 3, sd 1
-}
-
 TEST(ModelTest, ExamplesOfWeightZeroCountButLeaveWeightsAndStandardizer) {
   ModelSpec spec = PerceptronSpec(1);
   spec.standardize = true;
