@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -122,84 +124,97 @@ std::string ListenAddress(const ServerOptions& options) {
   return Secured(options) ? "0.0.0.0:50051" : "127.0.0.1:50051";
 }
 
-absl::Status ValidateServerOptions(const ServerOptions& o) {
-  auto invalid = [](absl::string_view flag, auto value,
-                    absl::string_view rule) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, "=", value, ": ", rule));
-  };
-  const std::string listen = ListenAddress(o);
+namespace {
+
+// INVALID_ARGUMENT: "--<flag>=<value>: <rule>".
+template <typename Value>
+absl::Status InvalidFlag(absl::string_view flag, const Value& value,
+                         absl::string_view rule) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, "=", value, ": ", rule));
+}
+
+// host:port, or unix:PATH of a path a socket address holds.
+absl::Status ValidateListen(const std::string& listen) {
+  constexpr size_t kMaxPath = sizeof(sockaddr_un{}.sun_path) - 1;
+  if (absl::StartsWith(listen, "unix:")) {
+    if (listen.size() == 5 || listen.size() - 5 > kMaxPath) {
+      return InvalidFlag(
+          "listen", listen,
+          absl::StrCat("give unix:PATH with a path of 1 to ", kMaxPath,
+                       " bytes, e.g. unix:/run/halfspace.sock"));
+    }
+    return absl::OkStatus();
+  }
   const size_t colon = listen.rfind(':');
   int port = -1;
-  if (absl::StartsWith(listen, "unix:")) {
-    if (listen.size() == 5 ||
-        listen.size() - 5 >= sizeof(sockaddr_un{}.sun_path)) {
-      return invalid("listen", listen,
-                     absl::StrCat("give unix:PATH with a path of 1 to ",
-                                  sizeof(sockaddr_un{}.sun_path) - 1,
-                                  " bytes, e.g. unix:/run/halfspace.sock"));
-    }
-  } else if (colon == std::string::npos || colon == 0 ||
-             !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
-             port > 65535) {
-    return invalid("listen", listen,
-                   "give host:port with a port from 0 to 65535, e.g. "
-                   "0.0.0.0:50051, or unix:PATH for a Unix-domain socket");
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return InvalidFlag("listen", listen,
+                       "give host:port with a port from 0 to 65535, e.g. "
+                       "0.0.0.0:50051, or unix:PATH for a Unix-domain socket");
   }
-  if (absl::Status s = ValidateTls(o.tls); !s.ok()) return s;
-  if (o.max_connection_age < absl::ZeroDuration()) {
-    return invalid("max_connection_age",
-                   absl::FormatDuration(o.max_connection_age),
-                   "must be 0 (never) or positive");
-  }
-  if (!o.tokens_file.empty()) {
-    if (absl::Status s = Readable("tokens_file", o.tokens_file); !s.ok()) {
-      return s;
-    }
-  }
-  if (o.data_dir.empty()) {
-    return invalid("data_dir", "", "give a directory");
-  }
-  if (o.snapshot_interval < absl::ZeroDuration()) {
-    return invalid("snapshot_interval",
-                   absl::FormatDuration(o.snapshot_interval),
-                   "must be 0 (off) or positive");
-  }
-  if (o.drain_timeout < absl::ZeroDuration()) {
-    return invalid("drain_timeout", absl::FormatDuration(o.drain_timeout),
-                   "must be 0 or positive");
-  }
-  if (o.max_message_bytes < 1024) {
-    return invalid("max_message_bytes", o.max_message_bytes,
-                   "must be at least 1024");
-  }
-  if (o.checkpoint_bytes < 0) {
-    return invalid("checkpoint_bytes", o.checkpoint_bytes,
-                   "must be 0 (off) or positive");
-  }
-  if (o.log_segment_bytes < 4096) {
-    return invalid("log_segment_bytes", o.log_segment_bytes,
-                   "must be at least 4096");
-  }
-  const Limits& l = o.limits;
-  const std::pair<const char*, int64_t> at_least_one[] = {
-      {"max_model_bytes", l.max_model_bytes},
-      {"max_total_model_bytes", l.max_total_model_bytes},
-      {"max_models", l.max_models},
-      {"max_classes", l.max_classes},
-      {"max_named_features", l.max_named_features},
-      {"max_interaction_products", l.max_interaction_products},
-      {"max_examples_per_request", l.max_examples_per_request},
-      {"max_pending_examples", l.max_pending_examples},
-      {"max_pending_bytes", l.max_pending_bytes},
-      {"pending_ttl", l.pending_ttl_seconds},
-      {"max_streams", o.streams.max_streams},
-      {"max_streams_per_client", o.streams.max_streams_per_client},
-      {"grpc_memory_bytes", o.grpc_memory_bytes},
+  return absl::OkStatus();
+}
+
+// Durations that may be 0 but not negative.
+absl::Status ValidateDurations(const ServerOptions& o) {
+  const std::tuple<const char*, absl::Duration, const char*> durations[] = {
+      {"max_connection_age", o.max_connection_age,
+       "must be 0 (never) or positive"},
+      {"snapshot_interval", o.snapshot_interval, "must be 0 (off) or positive"},
+      {"drain_timeout", o.drain_timeout, "must be 0 or positive"},
   };
-  for (const auto& [flag, value] : at_least_one) {
-    if (value < 1) return invalid(flag, value, "must be at least 1");
+  for (const auto& [flag, value, rule] : durations) {
+    if (value < absl::ZeroDuration()) {
+      return InvalidFlag(flag, absl::FormatDuration(value), rule);
+    }
   }
+  return absl::OkStatus();
+}
+
+// Sizes and counts: each at least its least, and the limits consistent.
+absl::Status ValidateSizes(const ServerOptions& o) {
+  const Limits& l = o.limits;
+  const std::tuple<const char*, int64_t, int64_t> at_least[] = {
+      {"max_message_bytes", o.max_message_bytes, 1024},
+      {"checkpoint_bytes", o.checkpoint_bytes, 0},
+      {"log_segment_bytes", o.log_segment_bytes, 4096},
+      {"max_model_bytes", l.max_model_bytes, 1},
+      {"max_total_model_bytes", l.max_total_model_bytes, 1},
+      {"max_models", l.max_models, 1},
+      {"max_classes", l.max_classes, 1},
+      {"max_named_features", l.max_named_features, 1},
+      {"max_interaction_products", l.max_interaction_products, 1},
+      {"max_examples_per_request", l.max_examples_per_request, 1},
+      {"max_pending_examples", l.max_pending_examples, 1},
+      {"max_pending_bytes", l.max_pending_bytes, 1},
+      {"pending_ttl", l.pending_ttl_seconds, 1},
+      {"max_streams", o.streams.max_streams, 1},
+      {"max_streams_per_client", o.streams.max_streams_per_client, 1},
+      {"grpc_memory_bytes", o.grpc_memory_bytes, 1},
+  };
+  for (const auto& [flag, value, least] : at_least) {
+    if (value < least) {
+      return InvalidFlag(flag, value,
+                         least == 0 ? "must be 0 (off) or positive"
+                                    : absl::StrCat("must be at least ", least));
+    }
+  }
+  if (l.max_classes > kMaxClasses) {
+    return InvalidFlag("max_classes", l.max_classes,
+                       absl::StrCat("must be at most ", kMaxClasses));
+  }
+  if (l.max_model_bytes > l.max_total_model_bytes) {
+    return InvalidFlag("max_model_bytes", l.max_model_bytes,
+                       "must not exceed --max_total_model_bytes");
+  }
+  return absl::OkStatus();
+}
+
+// Rates and bursts: finite and not negative.
+absl::Status ValidateRates(const ServerOptions& o) {
   const std::pair<const char*, double> rates[] = {
       {"anonymous_calls_per_second", o.anonymous.calls.per_second},
       {"anonymous_calls_burst", o.anonymous.calls.burst},
@@ -210,19 +225,27 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
   };
   for (const auto& [flag, value] : rates) {
     if (!(value >= 0) || !std::isfinite(value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--", flag, "=", value, ": must be a number >= 0"));
+      return InvalidFlag(flag, value, "must be a number >= 0");
     }
   }
-  if (l.max_classes > kMaxClasses) {
-    return invalid("max_classes", l.max_classes,
-                   absl::StrCat("must be at most ", kMaxClasses));
-  }
-  if (l.max_model_bytes > l.max_total_model_bytes) {
-    return invalid("max_model_bytes", l.max_model_bytes,
-                   "must not exceed --max_total_model_bytes");
-  }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateServerOptions(const ServerOptions& o) {
+  if (absl::Status s = ValidateListen(ListenAddress(o)); !s.ok()) return s;
+  if (absl::Status s = ValidateTls(o.tls); !s.ok()) return s;
+  if (!o.tokens_file.empty()) {
+    if (absl::Status s = Readable("tokens_file", o.tokens_file); !s.ok()) {
+      return s;
+    }
+  }
+  if (o.data_dir.empty())
+    return InvalidFlag("data_dir", "", "give a directory");
+  if (absl::Status s = ValidateDurations(o); !s.ok()) return s;
+  if (absl::Status s = ValidateSizes(o); !s.ok()) return s;
+  return ValidateRates(o);
 }
 
 Server::Server(const ServerOptions& options,
