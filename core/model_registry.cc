@@ -173,78 +173,80 @@ void ModelRegistry::FinishReplay() {
   }
 }
 
+namespace {
+
+// Replays a logged Train batch on `model`: the batch as it was first
+// learned (source, ids, pending clock and limits, peers' outcomes), the
+// examples decoded by `train`.
+absl::Status ReplayTrain(Model& model, const storage::v1::TrainBatch& logged,
+                         Journal& journal,
+                         const ModelRegistry::TrainReplay& train) {
+  Batch batch;
+  batch.source = logged.source();
+  batch.first_sequence = logged.first_sequence();
+  batch.log.journal = &journal;
+  const std::vector<std::string> ids(logged.example_ids().begin(),
+                                     logged.example_ids().end());
+  batch.example_ids = ids;
+  batch.pending_now_micros = logged.pending().now_micros();
+  batch.pending_limits = LimitsOf(logged.pending());
+  std::vector<PeerOutcomes> peers;
+  for (const storage::v1::PeerOutcomes& peer : logged.peers()) {
+    peers.push_back({peer.model(),
+                     peer.incarnation(),
+                     {reinterpret_cast<const uint8_t*>(peer.outcomes().data()),
+                      peer.outcomes().size()}});
+  }
+  batch.peers = peers;
+  return train(model, logged, batch);
+}
+
+// Replays remembering examples for feedback, at the logged clock.
+absl::Status ReplayRemember(Model& model, storage::v1::Remember& change,
+                            Journal& journal) {
+  std::vector<PendingExamples::Entry> entries;
+  for (storage::v1::PendingExample& e : *change.mutable_examples()) {
+    entries.push_back({std::move(*e.mutable_id()),
+                       std::move(*e.mutable_features()), e.deadline_micros()});
+  }
+  LogEntry log{&journal, {}, 0};
+  return model.Remember(std::move(entries), change.context().now_micros(),
+                        LimitsOf(change.context()), &log);
+}
+
+absl::Status ReplaySetWeights(Model& model,
+                              const storage::v1::SetWeights& change,
+                              Journal& journal) {
+  LogEntry log{&journal, {}, 0};
+  return model.SetClassWeights(
+      change.class_label(),
+      {change.weights().w().begin(), change.weights().w().end()},
+      change.weights().b(), &log);
+}
+
+}  // namespace
+
 absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
                                         storage::v1::LogRecord& record,
                                         const TrainReplay& train) {
   std::shared_ptr<Entry> entry = Find(name);
   if (record.has_create() || record.has_restore()) {
-    const bool available = entry != nullptr && entry->unavailable.ok();
-    if (available && entry->model->lsn() >= lsn) return absl::OkStatus();
-    if (entry != nullptr && record.has_create()) {
-      return absl::DataLossError("creates a model that already exists");
-    }
-    absl::StatusOr<std::unique_ptr<Model>> model =
-        ModelFromRecord(lsn, name,
-                        record.has_create() ? *record.mutable_create()
-                                            : *record.mutable_restore());
-    if (!model.ok()) return model.status();
-    auto replaced = std::make_shared<Entry>();
-    replaced->model = *std::move(model);
-    if (entry != nullptr) {  // a roll-back: the files stay as they are
-      replaced->stored = entry->stored;
-      replaced->has_previous = entry->has_previous;
-      replaced->previous_lsn = entry->previous_lsn;
-    }
-    Insert(std::string(name), std::move(replaced));
-    return absl::OkStatus();
+    return ApplyState(lsn, name, entry,
+                      record.has_create() ? *record.mutable_create()
+                                          : *record.mutable_restore(),
+                      record.has_create());
   }
   // The model was deleted later, or its snapshot holds this record.
   if (entry == nullptr || entry->model->lsn() >= lsn) return absl::OkStatus();
   Model& model = *entry->model;
   ReplayJournal journal(lsn);
   switch (record.change_case()) {
-    case storage::v1::LogRecord::kTrain: {
-      const storage::v1::TrainBatch& logged = record.train();
-      Batch batch;
-      batch.source = logged.source();
-      batch.first_sequence = logged.first_sequence();
-      batch.log.journal = &journal;
-      const std::vector<std::string> ids(logged.example_ids().begin(),
-                                         logged.example_ids().end());
-      batch.example_ids = ids;
-      batch.pending_now_micros = logged.pending().now_micros();
-      batch.pending_limits = LimitsOf(logged.pending());
-      std::vector<PeerOutcomes> peers;
-      for (const storage::v1::PeerOutcomes& peer : logged.peers()) {
-        peers.push_back(
-            {peer.model(),
-             peer.incarnation(),
-             {reinterpret_cast<const uint8_t*>(peer.outcomes().data()),
-              peer.outcomes().size()}});
-      }
-      batch.peers = peers;
-      return train(model, logged, batch);
-    }
-    case storage::v1::LogRecord::kRemember: {
-      storage::v1::Remember& change = *record.mutable_remember();
-      std::vector<PendingExamples::Entry> entries;
-      for (storage::v1::PendingExample& e : *change.mutable_examples()) {
-        entries.push_back({std::move(*e.mutable_id()),
-                           std::move(*e.mutable_features()),
-                           e.deadline_micros()});
-      }
-      LogEntry log{&journal, {}, 0};
-      return model.Remember(std::move(entries), change.context().now_micros(),
-                            LimitsOf(change.context()), &log);
-    }
-    case storage::v1::LogRecord::kSetWeights: {
-      const storage::v1::SetWeights& change = record.set_weights();
-      LogEntry log{&journal, {}, 0};
-      return model.SetClassWeights(
-          change.class_label(),
-          {change.weights().w().begin(), change.weights().w().end()},
-          change.weights().b(), &log);
-    }
+    case storage::v1::LogRecord::kTrain:
+      return ReplayTrain(model, record.train(), journal, train);
+    case storage::v1::LogRecord::kRemember:
+      return ReplayRemember(model, *record.mutable_remember(), journal);
+    case storage::v1::LogRecord::kSetWeights:
+      return ReplaySetWeights(model, record.set_weights(), journal);
     case storage::v1::LogRecord::kDelete: {
       LogEntry log{&journal, {}, 0};
       if (absl::Status s = model.MarkDeleted(&log); !s.ok()) return s;
@@ -257,6 +259,29 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
     default:
       return absl::DataLossError("an unknown change");
   }
+}
+
+absl::Status ModelRegistry::ApplyState(uint64_t lsn, absl::string_view name,
+                                       const std::shared_ptr<Entry>& entry,
+                                       storage::v1::ModelFile& file,
+                                       bool creates) {
+  const bool available = entry != nullptr && entry->unavailable.ok();
+  if (available && entry->model->lsn() >= lsn) return absl::OkStatus();
+  if (entry != nullptr && creates) {
+    return absl::DataLossError("creates a model that already exists");
+  }
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      ModelFromRecord(lsn, name, file);
+  if (!model.ok()) return model.status();
+  auto replaced = std::make_shared<Entry>();
+  replaced->model = *std::move(model);
+  if (entry != nullptr) {  // a roll-back: the files stay as they are
+    replaced->stored = entry->stored;
+    replaced->has_previous = entry->has_previous;
+    replaced->previous_lsn = entry->previous_lsn;
+  }
+  Insert(std::string(name), std::move(replaced));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::ModelFromRecord(

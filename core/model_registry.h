@@ -237,6 +237,11 @@ class ModelRegistry {
   absl::Status ApplyRecord(uint64_t lsn, absl::string_view name,
                            storage::v1::LogRecord& record,
                            const TrainReplay& train);
+  // Applies a record that creates, imports or restores model `name` (whose
+  // entry, if any, is `entry`): the model it holds replaces the entry.
+  absl::Status ApplyState(uint64_t lsn, absl::string_view name,
+                          const std::shared_ptr<Entry>& entry,
+                          storage::v1::ModelFile& file, bool creates);
   // RESOURCE_EXHAUSTED naming --max_models when the server holds as many.
   absl::Status CheckRoomForModel() const;
   // A model from a log record's state (create, import, restore) as of `lsn`.
