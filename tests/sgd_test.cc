@@ -78,11 +78,17 @@ TEST(SgdClassifierTest, OptimalScheduleStartsAtScikitLearnsEta) {
   EXPECT_EQ(sgd.weights().b, 10);
 }
 
-TEST(SgdClassifierTest, L1NeverPushesAWeightPastZero) {
+// An L1 penalty of strength `alpha` at a constant learning rate.
+SgdOptions ConstantL1(double alpha) {
   SgdOptions options;
   options.penalty = Penalty::kL1;
-  options.alpha = 1.0;
+  options.alpha = alpha;
   options.schedule = Schedule::kConstant;
+  return options;
+}
+
+TEST(SgdClassifierTest, L1NeverPushesAWeightPastZero) {
+  const SgdOptions options = ConstantL1(1.0);
   SgdClassifier sgd(2, 0.1, options);
   const std::vector<double> x = {1, 0.05};
   sgd.Learn(x, +1, 1.0);  // step 0.1 adds (0.1, 0.005); L1 charges 0.1 each
@@ -92,10 +98,7 @@ TEST(SgdClassifierTest, L1NeverPushesAWeightPastZero) {
 }
 
 TEST(SgdClassifierTest, L1ChargesOnlyTheCoordinatesAnExampleStores) {
-  SgdOptions options;
-  options.penalty = Penalty::kL1;
-  options.alpha = 0.01;
-  options.schedule = Schedule::kConstant;
+  const SgdOptions options = ConstantL1(0.01);
   SgdClassifier sgd(3, 1.0, options);
   sgd.set_weights(Weights({1.0, 1.0, 1.0}, 0.0));
   const std::vector<uint32_t> indices = {1};
