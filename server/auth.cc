@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "core/quoted.h"
+#include "core/base/quoted.h"
 #include "core/storage/files.h"
 
 namespace halfspace {

@@ -24,7 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "core/limits.h"
+#include "core/model/limits.h"
 
 namespace halfspace {
 

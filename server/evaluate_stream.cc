@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/evaluation.h"
-#include "core/limits.h"
-#include "core/quoted.h"
+#include "core/base/quoted.h"
+#include "core/model/limits.h"
+#include "core/monitors/evaluation.h"
 #include "server/convert.h"
 #include "server/raw_message.h"
 #include "server/status.h"

@@ -10,7 +10,7 @@
 #ifndef HALFSPACE_SERVER_EVALUATE_STREAM_H_
 #define HALFSPACE_SERVER_EVALUATE_STREAM_H_
 
-#include "core/model_registry.h"
+#include "core/registry/model_registry.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "halfspace/v1/halfspace.pb.h"

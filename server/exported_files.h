@@ -19,7 +19,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace halfspace {
 

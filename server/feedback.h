@@ -1,6 +1,6 @@
 // Delayed labels over the API: a Predict that remembers its instances, and
 // a Feedback that learns them once their labels come (see
-// core/pending_examples.h for what is kept, and for how long).
+// core/monitors/pending_examples.h for what is kept, and for how long).
 //
 // A remembered instance keeps its FeatureVector as the request carried it;
 // feedback turns the remembered instances and their labels into the
@@ -16,8 +16,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "core/model.h"
-#include "core/model_registry.h"
+#include "core/model/model.h"
+#include "core/registry/model_registry.h"
 #include "halfspace/v1/halfspace.pb.h"
 #include "server/auth.h"
 #include "server/metrics.h"

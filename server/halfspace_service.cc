@@ -6,7 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "core/quoted.h"
+#include "core/base/quoted.h"
 #include "core/storage/snapshot_codec.h"
 #include "server/convert.h"
 #include "server/evaluate_stream.h"

@@ -11,7 +11,7 @@
 #ifndef HALFSPACE_SERVER_HALFSPACE_SERVICE_H_
 #define HALFSPACE_SERVER_HALFSPACE_SERVICE_H_
 
-#include "core/model_registry.h"
+#include "core/registry/model_registry.h"
 #include "core/storage/write_ahead_log.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 #include "server/exported_files.h"

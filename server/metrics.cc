@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/limits.h"
+#include "core/model/limits.h"
 #include "prometheus/collectable.h"
 #include "server/convert.h"
 

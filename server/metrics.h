@@ -34,7 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "core/model_registry.h"
+#include "core/registry/model_registry.h"
 #include "grpcpp/support/status.h"
 #include "halfspace/v1/halfspace.pb.h"
 #include "prometheus/counter.h"

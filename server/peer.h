@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "grpcpp/server_context.h"
 #include "server/auth.h"
 #include "server/rate_limits.h"

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "absl/types/span.h"
-#include "core/limits.h"
+#include "core/model/limits.h"
 #include "server/convert.h"
 
 namespace halfspace {

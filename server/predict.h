@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/model.h"
-#include "core/model_registry.h"
+#include "core/model/model.h"
+#include "core/registry/model_registry.h"
 #include "halfspace/v1/halfspace.pb.h"
 
 namespace halfspace {

@@ -23,8 +23,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/limits.h"
-#include "core/model_registry.h"
+#include "core/model/limits.h"
+#include "core/registry/model_registry.h"
 #include "core/storage/directory_lock.h"
 #include "core/storage/file_model_store.h"
 #include "core/storage/write_ahead_log.h"
@@ -109,7 +109,7 @@ struct ServerOptions {
   // The largest request or response message, in bytes.
   int max_message_bytes = 16 << 20;
   // What one request, example, model and the server may take (see
-  // core/limits.h); the defaults fit a 2 GiB container (see README).
+  // core/model/limits.h); the defaults fit a 2 GiB container (see README).
   Limits limits = DefaultServerLimits();
   StreamLimits streams = DefaultStreamLimits();
   // The rate limits of callers without a token, per client address (a

@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "core/model_registry.h"
+#include "core/registry/model_registry.h"
 #include "core/storage/write_ahead_log.h"
 #include "server/auth.h"
 #include "server/call_gate.h"

@@ -1,7 +1,7 @@
 #include "server/stream_model.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/quoted.h"
+#include "core/base/quoted.h"
 
 namespace halfspace {
 

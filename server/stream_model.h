@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "core/model_registry.h"
+#include "core/registry/model_registry.h"
 #include "server/auth.h"
 
 namespace halfspace {

@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "core/quoted.h"
+#include "core/base/quoted.h"
 #include "core/storage/log_record.h"
 #include "server/convert.h"
 #include "server/pipelined_stream.h"

@@ -35,7 +35,7 @@
 
 #include <cstddef>
 
-#include "core/model_registry.h"
+#include "core/registry/model_registry.h"
 #include "core/storage/write_ahead_log.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/linear_weights.h"
-#include "core/model.h"
+#include "core/algorithms/linear_weights.h"
+#include "core/model/model.h"
 
 namespace halfspace {
 

@@ -9,7 +9,7 @@
 #include "core/algorithms/averaged_perceptron.h"
 #include "core/algorithms/one_vs_rest.h"
 #include "core/algorithms/perceptron.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/storage/snapshot_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/quoted.h"
+#include "core/base/quoted.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
 #include "grpcpp/impl/codegen/client_unary_call.h"

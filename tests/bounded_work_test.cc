@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/halfspace_client.h"
-#include "core/model_spec.h"
+#include "core/model/model_spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/exported_files.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/paired_mistakes.h"
+#include "core/monitors/paired_mistakes.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_server.h"

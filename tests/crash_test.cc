@@ -16,7 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/exactly_once_trainer.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/convert.h"

@@ -1,7 +1,7 @@
-// Evaluation (core/evaluation.h): the confusion matrix, its metrics and
-// the log loss.
+// Evaluation (core/monitors/evaluation.h): the confusion matrix, its metrics
+// and the log loss.
 
-#include "core/evaluation.h"
+#include "core/monitors/evaluation.h"
 
 #include <cmath>
 #include <vector>

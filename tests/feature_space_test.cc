@@ -10,7 +10,7 @@
 #include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "core/features/murmur_hash.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

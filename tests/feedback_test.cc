@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/pending_examples.h"
+#include "core/monitors/pending_examples.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_server.h"

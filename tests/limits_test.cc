@@ -1,16 +1,16 @@
-// The limits a model lives within (core/limits.h): its memory as ModelBytes
-// counts it, the server's total, classes, named features and interaction
-// products, and how refusals are recorded for recovery.
+// The limits a model lives within (core/model/limits.h): its memory as
+// ModelBytes counts it, the server's total, classes, named features and
+// interaction products, and how refusals are recorded for recovery.
 
-#include "core/limits.h"
+#include "core/model/limits.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/model.h"
-#include "core/model_spec.h"
+#include "core/model/model.h"
+#include "core/model/model_spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/counted_allocations.h"

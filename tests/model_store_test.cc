@@ -15,10 +15,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "core/journal.h"
-#include "core/model_registry.h"
+#include "core/registry/model_registry.h"
 #include "core/storage/file_model_store.h"
 #include "core/storage/snapshot_codec.h"
+#include "core/training/journal.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/legacy_models.h"

@@ -1,4 +1,4 @@
-#include "core/model.h"
+#include "core/model/model.h"
 
 #include <cmath>
 #include <string>

@@ -12,7 +12,7 @@
 #include "core/algorithms/one_vs_rest.h"
 #include "core/algorithms/perceptron.h"
 #include "core/algorithms/softmax_regression.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/algorithm_cases.h"

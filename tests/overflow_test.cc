@@ -13,8 +13,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/model.h"
-#include "core/model_spec.h"
+#include "core/model/model.h"
+#include "core/model/model_spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,8 +1,8 @@
-// The examples remembered for delayed feedback (core/pending_examples.h):
-// states, the bounds on count and bytes, tombstones, expiry by the time
-// given, and the snapshot round trip.
+// The examples remembered for delayed feedback
+// (core/monitors/pending_examples.h): states, the bounds on count and bytes,
+// tombstones, expiry by the time given, and the snapshot round trip.
 
-#include "core/pending_examples.h"
+#include "core/monitors/pending_examples.h"
 
 #include <string>
 

@@ -11,7 +11,7 @@
 #include "core/algorithms/averaged_perceptron.h"
 #include "core/algorithms/pocket_perceptron.h"
 #include "core/algorithms/voted_perceptron.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/algorithm_cases.h"

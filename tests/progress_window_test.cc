@@ -1,13 +1,13 @@
-// Progressive validation over a recent window (core/progress_window.h):
-// the last N examples exactly, the decayed averages by hand, and the state
-// through a model's snapshot.
+// Progressive validation over a recent window
+// (core/monitors/progress_window.h): the last N examples exactly, the decayed
+// averages by hand, and the state through a model's snapshot.
 
-#include "core/progress_window.h"
+#include "core/monitors/progress_window.h"
 
 #include <memory>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/storage/snapshot_codec.h"
 #include "gtest/gtest.h"
 

@@ -1,7 +1,7 @@
-// The standardizer (core/features/standardizer.h): Welford's running mean
+// The standardizer (core/model/standardizer.h): Welford's running mean
 // and variance, and the transform while a feature has no spread.
 
-#include "core/features/standardizer.h"
+#include "core/model/standardizer.h"
 
 #include <cmath>
 #include <vector>

@@ -1,8 +1,8 @@
-// The undo log (core/undo_log.h): what an update saved is put back, the
-// earliest save of a place winning when one example saves it twice; the
+// The undo log (core/algorithms/undo_log.h): what an update saved is put back,
+// the earliest save of a place winning when one example saves it twice; the
 // finiteness check; the log that records nothing.
 
-#include "core/undo_log.h"
+#include "core/algorithms/undo_log.h"
 
 #include <cmath>
 #include <cstdint>

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "core/algorithms/linear_weights.h"
+#include "core/algorithms/undo_log.h"
 #include "core/features/features.h"
-#include "core/linear_weights.h"
-#include "core/undo_log.h"
 
 namespace halfspace {
 

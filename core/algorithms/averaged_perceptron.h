@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/algorithms/lazy.h"
 #include "core/algorithms/online_classifier.h"
-#include "core/lazy.h"
 
 namespace halfspace {
 

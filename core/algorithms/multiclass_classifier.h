@@ -15,9 +15,9 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "core/algorithms/linear_weights.h"
+#include "core/algorithms/undo_log.h"
 #include "core/features/features.h"
-#include "core/linear_weights.h"
-#include "core/undo_log.h"
 
 namespace halfspace {
 

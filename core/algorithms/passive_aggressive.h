@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "core/algorithms/asgd_average.h"
+#include "core/algorithms/lazy.h"
 #include "core/algorithms/online_classifier.h"
-#include "core/lazy.h"
 
 namespace halfspace {
 

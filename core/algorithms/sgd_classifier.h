@@ -41,9 +41,9 @@
 #include <vector>
 
 #include "core/algorithms/asgd_average.h"
+#include "core/algorithms/lazy.h"
 #include "core/algorithms/margin_loss.h"
 #include "core/algorithms/online_classifier.h"
-#include "core/lazy.h"
 
 namespace halfspace {
 

@@ -29,8 +29,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/algorithms/lazy.h"
 #include "core/algorithms/online_classifier.h"
-#include "core/lazy.h"
 
 namespace halfspace {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "core/quoted.h"
+#include "core/base/quoted.h"
 
 namespace halfspace {
 

@@ -10,9 +10,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "core/journal.h"
-#include "core/model_state.h"
-#include "core/pending_examples.h"
+#include "core/model/model_state.h"
+#include "core/monitors/pending_examples.h"
+#include "core/training/journal.h"
 #include "halfspace/storage/v1/storage.pb.h"
 
 namespace halfspace {

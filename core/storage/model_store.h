@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/model_state.h"
+#include "core/model/model_state.h"
 
 namespace halfspace {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/model_spec.h"
+#include "core/model/model_spec.h"
 
 namespace halfspace {
 

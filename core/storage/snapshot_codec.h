@@ -20,7 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/model_state.h"
+#include "core/model/model_state.h"
 #include "core/storage/crc32c.h"
 #include "halfspace/storage/v1/storage.pb.h"
 

@@ -49,7 +49,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/journal.h"
+#include "core/training/journal.h"
 
 namespace halfspace {
 

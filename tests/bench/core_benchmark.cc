@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "core/algorithms/logistic_regression.h"
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace halfspace {
 namespace {

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/limits.h"
-#include "core/model.h"
+#include "core/model/limits.h"
+#include "core/model/model.h"
 #include "google/protobuf/stubs/logging.h"
 
 namespace halfspace {

@@ -1,0 +1,340 @@
+// A named online classifier: its specification, its learner (binary or
+// multiclass, behind one interface), its counters, and the lock that makes it
+// safe to share between training streams and predictions.
+//
+// Learning is two steps: Prepare checks each example and puts it into the
+// model's feature space (dense, sparse, hashed and crossed features) without
+// any lock; Learn then takes the writer lock for the batch and does only the
+// updates, so checks and hashing never hold up other streams or predictions.
+//
+// Thread safety: every method may be called concurrently. Learning takes the
+// model's writer lock for a whole batch, so updates apply one at a time in
+// arrival order and a prediction (reader lock) never sees a half-applied
+// update. The lock is never held across I/O or RPC callbacks.
+//
+// Models are not copyable; share them through std::shared_ptr.
+
+#ifndef HALFSPACE_CORE_MODEL_MODEL_H_
+#define HALFSPACE_CORE_MODEL_MODEL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/features/features.h"
+#include "core/model/learner.h"
+#include "core/model/limits.h"
+#include "core/model/model_spec.h"
+#include "core/model/model_state.h"
+#include "core/model/standardizer.h"
+#include "core/monitors/evaluation.h"
+#include "core/training/journal.h"
+
+namespace halfspace {
+
+// Asked between examples by calls that may run long: true when the caller
+// no longer waits (cancelled, or past its deadline).
+using StopCheck = std::function<bool()>;
+
+// The most sources one model tracks for exactly-once training.
+inline constexpr size_t kMaxSources = 10000;
+
+// What an example's outcome was, as a peer of a fan-out stream counts it.
+inline uint8_t PeerOutcomeOf(const ExampleOutcome& outcome) {
+  if (!outcome.error.ok() || outcome.duplicate) return kPeerSkipped;
+  return outcome.mistake ? kPeerWrong : kPeerRight;
+}
+
+class Model {
+ public:
+  // A fresh model: w = 0, b = 0, zero counters. A multiclass model starts
+  // with `classes` (each 1 to 128 bytes, no repeats); more arrive with the
+  // examples. The model lives within `budget`'s limits and holds its
+  // memory there (see limits.h): RESOURCE_EXHAUSTED, before any memory is
+  // taken, when it would exceed them.
+  // Its incarnation is `incarnation`, or a new one if 0.
+  static absl::StatusOr<std::unique_ptr<Model>> Create(
+      std::string name, const ModelSpec& spec,
+      const std::vector<std::string>& classes = {},
+      std::shared_ptr<ResourceBudget> budget = UnlimitedBudget(),
+      uint64_t incarnation = 0);
+  // A model restored from a snapshot (validated like user input).
+  static absl::StatusOr<std::unique_ptr<Model>> Restore(
+      ModelSnapshot snapshot,
+      std::shared_ptr<ResourceBudget> budget = UnlimitedBudget());
+
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+  // Releases the model's memory from its budget.
+  ~Model();
+
+  const std::string& name() const { return name_; }
+  // Tells this model from an earlier one of the same name: made from the
+  // time of its creation, kept in its snapshots (0 in files from before
+  // it).
+  uint64_t incarnation() const { return incarnation_; }
+  const ModelSpec& spec() const { return spec_; }
+  bool multiclass() const { return IsMulticlass(spec_); }
+
+  // A multiclass model's classes, in index order.
+  std::vector<std::string> classes() const;
+
+  // Checks `example` and puts it into the model's feature space: `prepared`
+  // views the example's data (which must outlive it) and its own scratch.
+  // A bad example gets prepared.error (INVALID_ARGUMENT) instead, and one
+  // past the named-feature or interaction limits RESOURCE_EXHAUSTED. Takes
+  // no lock; reusing `prepared` spares allocations.
+  void Prepare(const Example& example, PreparedExample& prepared) const;
+
+  // Whether `other` prepares every example as this model does (the same
+  // feature space and kind of label), so that one's prepared examples may
+  // be learned by the other.
+  bool PreparesLike(const Model& other) const;
+
+  // Learns from prepared examples in order and writes one outcome per
+  // example. Rejected examples keep their error as outcome and leave the
+  // model unchanged; so does a new class past the model's limits or the
+  // server's memory (RESOURCE_EXHAUSTED). A multiclass model adds the
+  // classes it has not seen. If `class_names` is given, appends the names of
+  // the classes it does not hold yet, so that it lists every class an outcome's
+  // indices refer to.
+  //
+  // With a `batch`: examples its source sent before (sequence numbers up to
+  // the last one applied) are answered as duplicates and skipped, and the
+  // batch's record is appended to its journal before anything is learned.
+  // The examples a limit refuses are decided before that and listed in
+  // batch->refused (see Batch); while the budget is not enforcing
+  // (recovery), batch->refused is taken as given instead.
+  // Returns, learning nothing: NOT_FOUND once the model is deleted;
+  // INVALID_ARGUMENT for a tagged batch starting at sequence 0;
+  // RESOURCE_EXHAUSTED for a source past kMaxSources; the journal's error.
+  // REQUIRES: outcomes.size() == examples.size(); each prepared by this
+  // model.
+  absl::Status Learn(absl::Span<const PreparedExample> examples,
+                     absl::Span<ExampleOutcome> outcomes,
+                     std::vector<std::string>* class_names = nullptr,
+                     Batch* batch = nullptr);
+
+  // Prepare and Learn in one call, with scratch of its own.
+  absl::Status Learn(absl::Span<const Example> examples,
+                     absl::Span<ExampleOutcome> outcomes,
+                     std::vector<std::string>* class_names = nullptr);
+
+  // Predicts for every instance, or fails naming the first bad one
+  // (INVALID_ARGUMENT, or RESOURCE_EXHAUSTED past a feature limit or
+  // `options`' max_bytes); `class_names` as in Learn. A multiclass model
+  // returns the class scores `options` asks for, and holds no more than a
+  // few thousand other scores at a time. CANCELLED, predicting nothing,
+  // once `stop` says so. REQUIRES: out.size() == instances.size().
+  absl::Status Predict(absl::Span<const FeatureInput> instances,
+                       absl::Span<Prediction> out,
+                       std::vector<std::string>* class_names = nullptr,
+                       const StopCheck& stop = nullptr,
+                       const PredictOptions& options = {}) const;
+
+  // Predicts each example without learning and counts the outcome into
+  // `evaluation`; invalid examples count as rejected. With a threshold
+  // (binary probabilistic models only, see probabilistic()), predicts +1
+  // when P(y = +1 | x) >= threshold instead of when f(x) >= 0. CANCELLED,
+  // counting nothing, once `stop` says so.
+  absl::Status Evaluate(absl::Span<const Example> examples,
+                        std::optional<double> threshold, Evaluation& evaluation,
+                        const StopCheck& stop = nullptr) const;
+
+  // Whether the model gives probabilities.
+  bool probabilistic() const { return IsProbabilistic(spec_); }
+
+  // Delayed feedback (see pending_examples.h). Remembers `entries` — ids
+  // valid and distinct, features as the server encodes them — until
+  // feedback joins them (a Learn whose batch names their ids), their
+  // deadlines pass, or `limits` make room for newer ones, as of `now`.
+  // With a `log`, its record is appended first; with no entries, only what
+  // is due expires. ALREADY_EXISTS, remembering
+  // nothing, for an id remembered before (waiting, or joined or expired
+  // recently); RESOURCE_EXHAUSTED for an entry larger than
+  // limits.max_bytes or past the server's memory; NOT_FOUND once the model
+  // is deleted; the journal's error.
+  absl::Status Remember(std::vector<PendingExamples::Entry> entries,
+                        int64_t now_micros, const PendingLimits& limits,
+                        LogEntry* log = nullptr);
+
+  // Delayed feedback's numbers as of now; O(1) but for examples due.
+  PendingStats pending_stats() const;
+
+  // The state of remembered example `id` as of `now`, and, while it
+  // waits, its features into `features`.
+  PendingExamples::State Pending(absl::string_view id, int64_t now_micros,
+                                 std::string* features) const;
+
+  // Replaces w and b of a binary model; counters are kept.
+  absl::Status SetWeights(std::vector<double> w, double b) {
+    return SetClassWeights("", std::move(w), b);
+  }
+
+  // Replaces the weights of one class of a multiclass model, adding the
+  // class if it is new; with an empty label, those of a binary model. With
+  // a `log`, its record is appended once the weights are known to fit and
+  // before they are replaced; on any error nothing changed.
+  absl::Status SetClassWeights(absl::string_view label, std::vector<double> w,
+                               double b, LogEntry* log = nullptr);
+
+  // Appends a change made to the model as a whole (its creation) to
+  // `log`'s journal and notes its LSN.
+  absl::Status RecordCreation(LogEntry& log);
+
+  // How many more classes the model's own limits (max_classes,
+  // max_model_bytes) let it add; 0 for a binary model.
+  int64_t ClassRoom() const;
+
+  // The last sequence number applied from `source`; 0 if none.
+  uint64_t LastSequence(absl::string_view source) const;
+
+  // The LSN of the last logged change applied; 0 if none.
+  uint64_t lsn() const;
+
+  // The counters alone; O(1).
+  ModelCounters counters() const;
+
+  // The memory the model holds (see ModelBytes), its remembered examples'
+  // included.
+  int64_t memory_bytes() const;
+
+  // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
+  ModelStats Stats() const;
+
+  // The paired mistakes counted against model `peer` (of `incarnation`) in
+  // fan-out streams where it learned before this one (see
+  // paired_mistakes.h).
+  PairedCounts Paired(absl::string_view peer, uint64_t incarnation) const;
+
+  // A consistent copy of the whole state; sets `generation` to the
+  // generation it holds.
+  ModelSnapshot Snapshot(uint64_t* generation = nullptr) const;
+
+  // Only the weights the model predicts with (binary: `weights`;
+  // multiclass: `classes` and `class_weights`), without the algorithm's
+  // state, the standardizer or the counters; with `count`, only the
+  // coordinates [offset, offset + count) of each vector (biases whole).
+  // Sets `generation` to the generation read. REQUIRES: 0 <= offset,
+  // offset + count <= the width.
+  ModelSnapshot Weights(int64_t offset = 0,
+                        std::optional<int64_t> count = std::nullopt,
+                        uint64_t* generation = nullptr) const;
+
+  // Marks the model deleted: Learn fails from now on. With a `log`, its
+  // record is appended first, under the writer lock, so no batch is logged
+  // after it; if the append fails, the model is not deleted.
+  absl::Status MarkDeleted(LogEntry* log = nullptr);
+
+  // Bumped by every change to the state; compare two reads to tell whether the
+  // model changed in between.
+  uint64_t generation() const {
+    return generation_.load(std::memory_order_acquire);
+  }
+
+ private:
+  Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
+        std::shared_ptr<ResourceBudget> budget, int64_t reserved);
+
+  // Puts `input` into the model's feature space: prepared.x, scratch and
+  // squared_norm. INVALID_ARGUMENT for features that do not fit the model
+  // or are not finite.
+  absl::Status PrepareFeatures(const FeatureInput& input,
+                               PreparedExample& prepared) const;
+  // RESOURCE_EXHAUSTED when the input has more named features or makes
+  // more interaction products than the limits allow.
+  absl::Status CheckFeatureLimits(const FeatureInput& input) const;
+  // Decides which of the examples from `fresh` on a limit refuses (their
+  // index into `refused`, ascending, their error into their outcome) and
+  // reserves the memory of the new classes the others bring; returns the
+  // bytes reserved. In recovery, rejects the examples `refused` lists.
+  // REQUIRES: mu_ held exclusively.
+  int64_t AdmitBatch(absl::Span<const PreparedExample> examples, size_t fresh,
+                     absl::Span<ExampleOutcome> outcomes,
+                     std::vector<uint32_t>& refused);
+  // Checks that the model may grow to `classes` classes, adding `label`,
+  // and reserves the new class's memory. REQUIRES: mu_ held exclusively.
+  absl::Status AdmitClass(absl::string_view label, int64_t classes);
+  // Gives back `bytes` of the model's reservation.
+  // REQUIRES: mu_ held exclusively.
+  void Unreserve(int64_t bytes);
+  // Whether example i of `batch` may learn: OK for a plain batch or a
+  // remembered example that waits; else why not, as its outcome.
+  // REQUIRES: mu_ held exclusively.
+  bool JoinsPending(const Batch* batch, size_t i, ExampleOutcome& outcome);
+  // See pending_stats. REQUIRES: mu_ held.
+  PendingStats PendingStatsLocked() const;
+  // Gives back to the budget what the pending examples no longer take.
+  // REQUIRES: mu_ held exclusively.
+  void ReleasePendingBytes();
+  // Learns one prepared example, or refuses it, leaving the model as it
+  // was, when learning it overflows. Returns false if it refused the
+  // example and removed the class it had added. REQUIRES: mu_ held
+  // exclusively.
+  bool LearnOne(const PreparedExample& example, ExampleOutcome& outcome);
+  // Appends the change's record to its journal, if any, and notes its LSN.
+  // REQUIRES: mu_ held exclusively.
+  absl::Status Log(LogEntry& log);
+  // Counts paired mistakes against the batch's peers.
+  // REQUIRES: mu_ held exclusively.
+  void CountPeers(const Batch& batch,
+                  absl::Span<const ExampleOutcome> outcomes);
+  // RESOURCE_EXHAUSTED when predicting for `instances` with `options`
+  // could take more than options.max_bytes. REQUIRES: mu_ held.
+  absl::Status CheckPredictionSize(size_t instances,
+                                   const PredictOptions& options) const;
+  // Predicts xs into out, keeping the top_k class scores when top_k >= 0;
+  // INVALID_ARGUMENT for a score that is not finite. REQUIRES: mu_ held.
+  absl::Status PredictLocked(absl::Span<const Features> xs, int64_t top_k,
+                             absl::Span<Prediction> out) const;
+  // The learner's predictions for xs, standardized first if the model
+  // standardizes. REQUIRES: mu_ held.
+  absl::Status PredictChunk(absl::Span<const Features> xs,
+                            absl::Span<Prediction> out) const;
+  // REQUIRES: mu_ held.
+  void AppendClassNames(std::vector<std::string>* class_names) const;
+  // x as the learner sees it: standardized into `scratch` if the model
+  // standardizes, else x itself. REQUIRES: mu_ held.
+  Features Standardized(Features x, std::vector<double>& scratch) const;
+
+  const std::string name_;
+  uint64_t incarnation_;  // set before the model is shared
+  const ModelSpec spec_;
+  const FeatureSpace space_;
+  const std::shared_ptr<ResourceBudget> budget_;
+
+  // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
+  // which ThreadSanitizer models even with an uninstrumented Abseil.
+  // The objects learner_ and standardizer_ point to, undo_, counters_, lsn_,
+  // sources_, pending_, window_ and paired_ are guarded by mu_.
+  mutable std::shared_mutex mu_;
+  UndoLog undo_;  // what the example being learned changed
+  const std::unique_ptr<Learner> learner_;
+  const std::unique_ptr<Standardizer> standardizer_;  // if spec_.standardize
+  std::vector<double> scratch_;  // a standardized example, while learning
+  ModelCounters counters_;
+  uint64_t lsn_ = 0;
+  std::map<std::string, uint64_t, std::less<>> sources_;
+  int64_t reserved_;  // the bytes this model holds in budget_
+  PendingExamples pending_;
+  int64_t pending_reserved_ = 0;  // the bytes pending_ holds in budget_
+  ProgressWindow window_;
+  PairedMistakes paired_;
+  std::vector<uint8_t> own_outcomes_;  // a batch's, while counting pairs
+
+  std::atomic<bool> deleted_{false};
+  std::atomic<uint64_t> generation_{0};
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_MODEL_MODEL_H_

@@ -1,0 +1,206 @@
+// What a model is, fixed at creation: its algorithm with that algorithm's
+// parameters, and its feature space; their validation; and the classifiers
+// they describe.
+
+#ifndef HALFSPACE_CORE_MODEL_MODEL_SPEC_H_
+#define HALFSPACE_CORE_MODEL_MODEL_SPEC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/algorithms/confidence_weighted.h"
+#include "core/algorithms/multiclass_classifier.h"
+#include "core/algorithms/online_classifier.h"
+#include "core/algorithms/passive_aggressive.h"
+#include "core/algorithms/sgd_classifier.h"
+#include "core/features/feature_space.h"
+#include "core/monitors/progress_window.h"
+
+namespace halfspace {
+
+// The algorithms, numbered as the alternatives of AlgorithmParams (from 1).
+// The numbers are stored in model files: never change one.
+enum class Algorithm {
+  kPerceptron = 1,
+  kLogisticRegression = 2,
+  kAveragedPerceptron = 3,
+  kPassiveAggressive = 4,
+  kSgd = 5,
+  kPocketPerceptron = 6,
+  kMulticlassPerceptron = 7,
+  kSoftmaxRegression = 8,
+  kConfidenceWeighted = 9,
+  kVotedPerceptron = 10,
+};
+
+// Each algorithm's parameters, with their defaults. The valid ranges are
+// ValidateModelSpec's (and the API's documentation).
+struct PerceptronParams {
+  double learning_rate = 1.0;     // η
+  double margin_threshold = 0.0;  // τ
+};
+struct AveragedPerceptronParams {
+  double learning_rate = 1.0;
+  double margin_threshold = 0.0;  // τ
+};
+struct PocketPerceptronParams {
+  double learning_rate = 1.0;
+  bool ratchet = true;
+  bool predict_with_pocket = true;
+};
+struct PassiveAggressiveParams {
+  PaVariant variant = PaVariant::kPaI;
+  double aggressiveness = 1.0;   // C
+  double intercept_decay = 1.0;  // the bias's step factor
+  uint64_t average_from = 0;     // the first example averaged; 0: none
+};
+struct LogisticRegressionParams {
+  double learning_rate = 1.0;
+  double l2 = 0.0;  // λ
+};
+struct SgdParams {
+  double learning_rate = 1.0;  // η0
+  SgdOptions options;
+};
+struct MulticlassPerceptronParams {
+  double learning_rate = 1.0;
+};
+struct SoftmaxRegressionParams {
+  double learning_rate = 1.0;
+  double l2 = 0.0;
+};
+struct ConfidenceWeightedParams {
+  CwVariant variant = CwVariant::kArow;
+  double phi = 1.0;             // φ, CW and SCW
+  double r = 1.0;               // AROW
+  double aggressiveness = 1.0;  // C, SCW and NHERD
+};
+struct VotedPerceptronParams {
+  int64_t max_vectors = 64;  // the most vectors that vote one by one
+};
+
+// The most vectors a voted perceptron may keep voting one by one.
+inline constexpr int64_t kMaxVotedVectors = 10000;
+
+// One algorithm and its parameters: a parameter of another algorithm cannot
+// be given. The order matches Algorithm.
+using AlgorithmParams =
+    std::variant<PerceptronParams, LogisticRegressionParams,
+                 AveragedPerceptronParams, PassiveAggressiveParams, SgdParams,
+                 PocketPerceptronParams, MulticlassPerceptronParams,
+                 SoftmaxRegressionParams, ConfidenceWeightedParams,
+                 VotedPerceptronParams>;
+
+// A visitor from lambdas, one per alternative:
+// std::visit(Overloaded{[](const PerceptronParams& p) {...}, ...}, params).
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// The algorithm `params` holds.
+inline Algorithm AlgorithmOf(const AlgorithmParams& params) {
+  return static_cast<Algorithm>(params.index() + 1);
+}
+
+// The algorithm's parameters at their defaults.
+AlgorithmParams DefaultParams(Algorithm algorithm);
+
+// The largest feature dimension a model may have (128 MiB of weights).
+inline constexpr int64_t kMaxDimension = int64_t{1} << 24;
+
+// The most classes a multiclass model may have, and the most weights all its
+// classes may hold together (256 MiB).
+inline constexpr int kMaxClasses = 4096;
+inline constexpr int64_t kMaxMulticlassWeights = int64_t{1} << 25;
+
+// The largest value any real-valued parameter may take: beyond it, steps
+// and penalties overflow long before they mean anything.
+inline constexpr double kMaxParameter = 1e6;
+
+// What a model is: fixed at creation.
+struct ModelSpec {
+  AlgorithmParams algorithm;
+  int64_t dimension = 0;
+  bool one_vs_rest = false;   // a multiclass model of a binary algorithm
+  bool standardize = false;   // learn on online-standardized features
+  bool fit_intercept = true;  // learn a bias (false: b stays 0)
+  // Progressive validation's recent window, in examples (see
+  // progress_window.h).
+  int64_t progress_window = kDefaultProgressWindow;
+  int hash_bits = 0;  // 2^hash_bits buckets after the dense part
+  std::vector<Interaction> interactions;  // with buckets
+};
+
+// A dense model of `dimension` features learning with `algorithm`; every
+// other field at its default.
+ModelSpec DenseSpec(AlgorithmParams algorithm, int64_t dimension);
+
+// The most hash bits, and interactions, a model may have.
+inline constexpr int kMaxHashBits = 24;
+inline constexpr int kMaxInteractions = 16;
+
+// The model's feature space: dense coordinates, then hash buckets.
+FeatureSpace MakeFeatureSpace(const ModelSpec& spec);
+
+// The number of weights per class: dimension + 2^hash_bits (if any).
+int64_t FeatureWidth(const ModelSpec& spec);
+
+// The memory a model of `spec` takes with `classes` classes (ignored for a
+// binary model): its weights and algorithm state, the standardizer's
+// statistics, and a fixed overhead per class and per model. Known before
+// the model is made, so that limits are checked before memory is taken.
+int64_t ModelBytes(const ModelSpec& spec, int64_t classes);
+
+// What one more class adds to ModelBytes (for a binary model, the weights).
+int64_t ClassBytes(const ModelSpec& spec);
+
+// The fixed parts of ModelBytes: a class's label and index entries; the
+// model's name, spec, counters and sources.
+inline constexpr int64_t kClassOverheadBytes = 256;
+inline constexpr int64_t kModelOverheadBytes = 4096;
+
+// Whether the spec describes a multiclass model: one-vs-rest, or a natively
+// multiclass algorithm.
+bool IsMulticlass(const ModelSpec& spec);
+
+// Whether the algorithm is multiclass by itself (no one-vs-rest needed).
+bool IsNativelyMulticlass(const AlgorithmParams& algorithm);
+
+// OK when `name` is 1 to 64 characters from [A-Za-z0-9_.-] and starts with a
+// letter or digit, so it is safe as a file name.
+absl::Status ValidateModelName(absl::string_view name);
+
+// OK when the spec describes a model that can be built.
+absl::Status ValidateModelSpec(const ModelSpec& spec);
+
+// Whether models of this spec give probabilities: logistic and softmax
+// regression, and SGD on the log or modified Huber loss (also one-vs-rest).
+bool IsProbabilistic(const ModelSpec& spec);
+
+// The longest class label, in bytes.
+inline constexpr size_t kMaxClassLabelBytes = 128;
+
+// OK when `label` can name a class: 1 to kMaxClassLabelBytes bytes.
+absl::Status ValidateClassLabel(absl::string_view label);
+
+// A fresh binary classifier for `spec.algorithm` (also one-vs-rest's per
+// class).  REQUIRES: ValidateModelSpec(spec) is OK and the algorithm is
+// binary.
+std::unique_ptr<OnlineClassifier> MakeBinaryClassifier(const ModelSpec& spec);
+
+// A fresh multiclass classifier with no classes yet.  REQUIRES:
+// ValidateModelSpec(spec) is OK and IsMulticlass(spec).
+std::unique_ptr<MulticlassClassifier> MakeMulticlassClassifier(
+    const ModelSpec& spec);
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_MODEL_MODEL_SPEC_H_

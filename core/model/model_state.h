@@ -1,0 +1,152 @@
+// The plain values a model hands out and takes back: its counters, a
+// consistent snapshot of its whole state, an example prepared for learning,
+// and what one example or one prediction came to.
+//
+// Value types: copyable where they own their data, not thread-safe.
+
+#ifndef HALFSPACE_CORE_MODEL_MODEL_STATE_H_
+#define HALFSPACE_CORE_MODEL_MODEL_STATE_H_
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/algorithms/linear_weights.h"
+#include "core/algorithms/online_classifier.h"
+#include "core/features/feature_space.h"
+#include "core/features/features.h"
+#include "core/model/model_spec.h"
+#include "core/monitors/paired_mistakes.h"
+#include "core/monitors/pending_examples.h"
+#include "core/monitors/progress_window.h"
+
+namespace halfspace {
+
+// Counters since creation.
+struct ModelCounters {
+  uint64_t examples_seen = 0;
+  uint64_t updates = 0;
+  uint64_t mistakes = 0;  // predicted label != y, before the update
+  double loss_sum = 0.0;  // Σ per-example loss, before the update (at most
+                          // the largest double: it saturates)
+  double max_squared_norm = 0.0;  // max ‖(x, 1)‖², i.e. R²
+};
+
+// Delayed feedback's numbers: examples waiting for their label (those past
+// their deadline count as expired), the bytes they and the tombstones take,
+// and the counters.
+struct PendingStats {
+  uint64_t waiting = 0;
+  int64_t bytes = 0;
+  PendingExamples::Counters counters;
+};
+
+// A consistent read of the counters and the weights' summary.
+struct ModelStats {
+  ModelCounters counters;
+  PendingStats pending;
+  ProgressWindow::Summary window;  // progressive validation lately
+  double weight_norm = 0.0;  // ‖w‖; for multiclass, √Σ_k ‖w_k‖²
+  double bias = 0.0;         // b; 0 for multiclass
+};
+
+// A consistent read of a model's whole state, for persistence.
+struct ModelSnapshot {
+  std::string name;
+  ModelSpec spec;
+  LinearWeights weights;  // binary: the weights the model predicts with
+  std::vector<std::string> classes;          // multiclass: in index order
+  std::vector<LinearWeights> class_weights;  // multiclass: one per class
+  std::vector<double> state;         // the algorithm's state beyond the weights
+  std::vector<double> standardizer;  // Standardizer::Export(), if any
+  ModelCounters counters;
+  uint64_t lsn = 0;  // the last log record reflected; 0 if none
+  // Per training source, the last sequence number applied.
+  std::map<std::string, uint64_t> sources;
+  PendingExamples::Snapshot pending;  // remembered for delayed feedback
+  std::vector<double> progress;       // ProgressWindow::Export(); may be empty
+  uint64_t incarnation = 0;           // see Model::incarnation
+  // Paired mistakes against the models it shared fan-out streams with.
+  std::map<std::string, PairedCounts, std::less<>> paired;
+};
+
+// An example checked and put into the model's feature space by
+// Model::Prepare, before the model's lock is taken: `x` views the example's
+// data and `scratch`, so a PreparedExample moves but is never copied, and
+// the Example it came from must outlive it. When `error` is not OK, the
+// example is rejected and the other fields are unset.
+struct PreparedExample {
+  PreparedExample() = default;
+  PreparedExample(PreparedExample&&) = default;
+  PreparedExample& operator=(PreparedExample&&) = default;
+
+  absl::Status error;
+  Features x;
+  double squared_norm = 0.0;      // ‖x‖²
+  int label = 0;                  // binary models: -1 or +1
+  absl::string_view class_label;  // multiclass models
+  double weight = 1.0;            // importance weight s >= 0
+  FeatureSpace::Scratch scratch;
+};
+
+// What happened to one example of a batch. On a rejected example, `error` is
+// not OK and the other fields are unset. For multiclass models, `update`
+// holds the true class's score and probability, the multiclass margin
+// s_y - max_{k≠y} s_k, the loss and whether it updated. Buffers are reused
+// when the outcome is.
+struct ExampleOutcome {
+  absl::Status error;
+  // A tagged example its source had already sent: not applied again, and
+  // every other field unset.
+  bool duplicate = false;
+  Update update;
+  bool mistake = false;              // predicted wrong, before the update
+  uint64_t examples_seen = 0;        // the model's counter after this example
+  uint64_t updates = 0;              // the model's counter after this example
+  int predicted_class = -1;          // multiclass
+  std::vector<double> class_scores;  // multiclass, by class index
+  std::vector<double> class_probabilities;  // multiclass, if probabilistic
+};
+
+// A prediction for one feature vector. Binary models fill label, score,
+// signed_distance and probability; multiclass models the class fields.
+struct Prediction {
+  int label = 0;
+  double score = 0.0;
+  std::optional<double> signed_distance;  // f(x)/‖w‖; unset while w = 0
+  std::optional<double> probability;      // probabilistic models only
+  int predicted_class = -1;
+  // Multiclass: every class's score (and probability) in class order, or,
+  // when a prediction asked for the top k, those of the classes listed in
+  // `classes`, highest score first.
+  std::vector<double> class_scores;
+  std::vector<double> class_probabilities;
+  std::vector<int> classes;  // empty unless the top k were asked for
+};
+
+// What a prediction returns, and the most its answer may take.
+struct PredictOptions {
+  // Multiclass: how many class scores to return per instance, the highest
+  // first (ties in class order); -1 for every class's, in class order.
+  int64_t top_k = -1;
+  // A cost model of the answer's encoding, checked under the model's lock
+  // against the classes it predicts with: the answer takes response_bytes,
+  // each instance instance_bytes plus the longest class label, and each
+  // class score it returns class_score_bytes plus that label. Past
+  // max_bytes the call is
+  // refused before any instance is scored (RESOURCE_EXHAUSTED naming
+  // --max_message_bytes).
+  size_t max_bytes = std::numeric_limits<size_t>::max();
+  size_t response_bytes = 0;
+  size_t instance_bytes = 0;
+  size_t class_score_bytes = 0;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_MODEL_MODEL_STATE_H_

@@ -1,0 +1,707 @@
+#include "core/registry/model_registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/quoted.h"
+#include "core/storage/log_record.h"
+#include "core/storage/snapshot_codec.h"
+
+namespace halfspace {
+namespace {
+
+absl::Status NotFound(absl::string_view name) {
+  return absl::NotFoundError(
+      absl::StrCat("model ", Quoted(name), " does not exist"));
+}
+
+absl::Status Unavailable(absl::string_view name, const absl::Status& reason) {
+  return absl::DataLossError(absl::StrCat(
+      "model ", Quoted(name), " is unavailable: ", reason.message(),
+      "; delete it, or restore its files and restart"));
+}
+
+bool AllFinite(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(),
+                     [](double v) { return std::isfinite(v); });
+}
+
+// Whether every weight, bias and state value of `s` is finite.
+bool Finite(const ModelSnapshot& s) {
+  bool finite = AllFinite(s.weights.w) && std::isfinite(s.weights.b) &&
+                AllFinite(s.state) && AllFinite(s.standardizer);
+  for (const LinearWeights& row : s.class_weights) {
+    finite = finite && AllFinite(row.w) && std::isfinite(row.b);
+  }
+  return finite;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> ModelRegistry::Load() {
+  std::lock_guard io_lock(io_mu_);
+  absl::StatusOr<std::vector<StoredModel>> stored = store_->LoadAll();
+  if (!stored.ok()) return stored.status();
+  uint64_t max_lsn = 0;
+  for (StoredModel& s : *stored) {
+    auto entry = std::make_shared<Entry>();
+    entry->stored = true;
+    if (s.snapshot.ok()) {
+      max_lsn = std::max(max_lsn, s.snapshot->lsn);
+      entry->saved_lsn = s.snapshot->lsn;
+      absl::StatusOr<std::unique_ptr<Model>> model =
+          Model::Restore(*std::move(s.snapshot), budget_);
+      if (model.ok()) {
+        entry->model = *std::move(model);
+        entry->saved_generation = entry->model->generation();
+      } else {
+        FallBack(
+            s.name,
+            absl::DataLossError(absl::StrCat("its stored state is invalid: ",
+                                             model.status().message())),
+            *entry);
+      }
+    } else {
+      FallBack(s.name, s.snapshot.status(), *entry);
+    }
+    if (entry->model != nullptr) max_lsn = std::max(max_lsn, entry->saved_lsn);
+    Insert(s.name, std::move(entry));
+  }
+  absl::StatusOr<AliasMap> aliases = store_->LoadAliases();
+  if (!aliases.ok()) return aliases.status();
+  std::unique_lock lock(mu_);
+  aliases_ = *std::move(aliases);
+  return max_lsn;
+}
+
+void ModelRegistry::FallBack(const std::string& name,
+                             const absl::Status& reason, Entry& entry) {
+  entry.unavailable = reason;
+  entry.saved_lsn = 0;
+  absl::StatusOr<ModelSnapshot> previous = store_->LoadPrevious(name);
+  if (!previous.ok()) return;
+  const uint64_t lsn = previous->lsn;
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Restore(*std::move(previous), budget_);
+  if (!model.ok()) return;
+  entry.model = *std::move(model);
+  entry.saved_lsn = entry.previous_lsn = lsn;
+  entry.has_previous = true;
+  entry.fallback_from = lsn + 1;
+}
+
+std::vector<std::string> ModelRegistry::StartReplay(uint64_t first_lsn) {
+  std::vector<std::string> recovered;
+  std::unique_lock lock(mu_);
+  for (auto& [name, entry] : entries_) {
+    if (entry->fallback_from == 0) continue;
+    const bool complete = first_lsn != 0 && first_lsn <= entry->fallback_from;
+    absl::Status aside = complete ? store_->SetAside(name) : absl::OkStatus();
+    if (complete && aside.ok()) {
+      entry->unavailable = absl::OkStatus();
+      entry->stored = false;
+      recovered.push_back(name);
+    } else {
+      entry->restorable = true;
+      entry->unavailable = absl::DataLossError(absl::StrCat(
+          entry->unavailable.message(), "; its previous snapshot (LSN ",
+          entry->fallback_from - 1,
+          ") lacks later changes the log no longer holds: RestoreModel "
+          "rolls the model back to it"));
+    }
+    entry->fallback_from = 0;
+  }
+  return recovered;
+}
+
+void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
+                           absl::string_view payload, const TrainReplay& train,
+                           const ExamplesOf& examples) {
+  absl::StatusOr<storage::v1::LogRecord> record = DecodeRecord(payload);
+  std::shared_ptr<Entry> entry = Find(model);
+  if (entry != nullptr && !entry->unavailable.ok()) {
+    // A deletion ends the model whatever it was, unless its state is of a
+    // later model of the name (created after this record).
+    if (record.ok() && record->has_delete_()) {
+      if (entry->model == nullptr || entry->model->lsn() < lsn) {
+        std::unique_lock lock(mu_);
+        entries_.erase(model);
+      }
+      return;
+    }
+    // Its other changes wait for the operator, but a roll-back replaces it.
+    if (!(record.ok() && record->has_restore())) {
+      entry->skipped_changes += 1;
+      if (record.ok() && record->has_train() && examples) {
+        entry->skipped_examples += examples(record->train());
+      }
+      return;
+    }
+  }
+  absl::Status s =
+      record.ok() ? ApplyRecord(lsn, model, *record, train) : record.status();
+  if (!s.ok()) {
+    MarkUnavailable(model,
+                    absl::DataLossError(
+                        absl::StrCat("log record ", lsn, ": ", s.message())),
+                    lsn);
+  }
+}
+
+void ModelRegistry::FinishReplay() {
+  std::unique_lock lock(mu_);
+  for (auto& [name, entry] : entries_) {
+    if (entry->unavailable.ok() || !entry->restorable || !entry->log_damaged) {
+      continue;
+    }
+    const std::string damaged =
+        entry->damaged_lsn != 0
+            ? absl::StrCat("the damaged record (LSN ", entry->damaged_lsn,
+                           "; what it held cannot be read, so neither can "
+                           "its examples be counted)")
+            : std::string("whatever the damaged bytes held");
+    entry->unavailable = absl::Status(
+        entry->unavailable.code(),
+        absl::StrCat(entry->unavailable.message(),
+                     ". RestoreModel rolls it back to its state before the "
+                     "damage (LSN ",
+                     entry->model->lsn(), "), giving up ", damaged, " and ",
+                     entry->skipped_changes, " later change(s) of the model (",
+                     entry->skipped_examples, " example(s) trained)"));
+  }
+}
+
+namespace {
+
+// Replays a logged Train batch on `model`: the batch as it was first
+// learned (source, ids, pending clock and limits, peers' outcomes), the
+// examples decoded by `train`.
+absl::Status ReplayTrain(Model& model, const storage::v1::TrainBatch& logged,
+                         Journal& journal,
+                         const ModelRegistry::TrainReplay& train) {
+  Batch batch;
+  batch.source = logged.source();
+  batch.first_sequence = logged.first_sequence();
+  batch.log.journal = &journal;
+  const std::vector<std::string> ids(logged.example_ids().begin(),
+                                     logged.example_ids().end());
+  batch.example_ids = ids;
+  batch.pending_now_micros = logged.pending().now_micros();
+  batch.pending_limits = LimitsOf(logged.pending());
+  std::vector<PeerOutcomes> peers;
+  for (const storage::v1::PeerOutcomes& peer : logged.peers()) {
+    peers.push_back({peer.model(),
+                     peer.incarnation(),
+                     {reinterpret_cast<const uint8_t*>(peer.outcomes().data()),
+                      peer.outcomes().size()}});
+  }
+  batch.peers = peers;
+  return train(model, logged, batch);
+}
+
+// Replays remembering examples for feedback, at the logged clock.
+absl::Status ReplayRemember(Model& model, storage::v1::Remember& change,
+                            Journal& journal) {
+  std::vector<PendingExamples::Entry> entries;
+  for (storage::v1::PendingExample& e : *change.mutable_examples()) {
+    entries.push_back({std::move(*e.mutable_id()),
+                       std::move(*e.mutable_features()), e.deadline_micros()});
+  }
+  LogEntry log{&journal, {}, 0};
+  return model.Remember(std::move(entries), change.context().now_micros(),
+                        LimitsOf(change.context()), &log);
+}
+
+absl::Status ReplaySetWeights(Model& model,
+                              const storage::v1::SetWeights& change,
+                              Journal& journal) {
+  LogEntry log{&journal, {}, 0};
+  return model.SetClassWeights(
+      change.class_label(),
+      {change.weights().w().begin(), change.weights().w().end()},
+      change.weights().b(), &log);
+}
+
+}  // namespace
+
+absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
+                                        storage::v1::LogRecord& record,
+                                        const TrainReplay& train) {
+  std::shared_ptr<Entry> entry = Find(name);
+  if (record.has_create() || record.has_restore()) {
+    return ApplyState(lsn, name, entry,
+                      record.has_create() ? *record.mutable_create()
+                                          : *record.mutable_restore(),
+                      record.has_create());
+  }
+  // The model was deleted later, or its snapshot holds this record.
+  if (entry == nullptr || entry->model->lsn() >= lsn) return absl::OkStatus();
+  Model& model = *entry->model;
+  ReplayJournal journal(lsn);
+  switch (record.change_case()) {
+    case storage::v1::LogRecord::kTrain:
+      return ReplayTrain(model, record.train(), journal, train);
+    case storage::v1::LogRecord::kRemember:
+      return ReplayRemember(model, *record.mutable_remember(), journal);
+    case storage::v1::LogRecord::kSetWeights:
+      return ReplaySetWeights(model, record.set_weights(), journal);
+    case storage::v1::LogRecord::kDelete: {
+      LogEntry log{&journal, {}, 0};
+      if (absl::Status s = model.MarkDeleted(&log); !s.ok()) return s;
+      {
+        std::unique_lock lock(mu_);
+        entries_.erase(name);
+      }
+      return store_->Remove(name);
+    }
+    default:
+      return absl::DataLossError("an unknown change");
+  }
+}
+
+absl::Status ModelRegistry::ApplyState(uint64_t lsn, absl::string_view name,
+                                       const std::shared_ptr<Entry>& entry,
+                                       storage::v1::ModelFile& file,
+                                       bool creates) {
+  const bool available = entry != nullptr && entry->unavailable.ok();
+  if (available && entry->model->lsn() >= lsn) return absl::OkStatus();
+  if (entry != nullptr && creates) {
+    return absl::DataLossError("creates a model that already exists");
+  }
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      ModelFromRecord(lsn, name, file);
+  if (!model.ok()) return model.status();
+  auto replaced = std::make_shared<Entry>();
+  replaced->model = *std::move(model);
+  if (entry != nullptr) {  // a roll-back: the files stay as they are
+    replaced->stored = entry->stored;
+    replaced->has_previous = entry->has_previous;
+    replaced->previous_lsn = entry->previous_lsn;
+  }
+  Insert(std::string(name), std::move(replaced));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::ModelFromRecord(
+    uint64_t lsn, absl::string_view name, storage::v1::ModelFile& file) {
+  absl::StatusOr<ModelSnapshot> snapshot = FromModelFile(std::move(file));
+  if (!snapshot.ok()) return snapshot.status();
+  snapshot->name = std::string(name);
+  snapshot->lsn = lsn;
+  // A record that creates a fresh model holds no weights (see Create).
+  const bool fresh =
+      snapshot->weights.w.empty() &&
+      std::all_of(snapshot->class_weights.begin(),
+                  snapshot->class_weights.end(),
+                  [](const LinearWeights& w) { return w.w.empty(); });
+  if (!fresh) return Model::Restore(*std::move(snapshot), budget_);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Create(snapshot->name, snapshot->spec, snapshot->classes, budget_,
+                    snapshot->incarnation);
+  if (!model.ok()) return model.status();
+  ReplayJournal journal(lsn);
+  LogEntry log{&journal, {}, 0};
+  if (absl::Status s = (*model)->RecordCreation(log); !s.ok()) return s;
+  return model;
+}
+
+bool ModelRegistry::MarkUnavailable(absl::string_view model,
+                                    const absl::Status& reason, uint64_t lsn) {
+  std::unique_lock lock(mu_);
+  auto mark = [&](Entry& entry) {
+    if (!entry.unavailable.ok()) return;
+    entry.unavailable = reason;
+    entry.log_damaged = true;
+    entry.damaged_lsn = lsn;
+    // What the model holds is its state before the damage.
+    entry.restorable = entry.model != nullptr;
+  };
+  if (model.empty()) {
+    for (auto& [name, entry] : entries_) mark(*entry);
+    return true;
+  }
+  std::shared_ptr<Entry>& entry = entries_[model];
+  if (entry == nullptr) {
+    entry = std::make_shared<Entry>();
+  } else if (lsn != 0 && entry->model != nullptr && entry->unavailable.ok() &&
+             entry->model->lsn() >= lsn) {
+    return false;  // its snapshot holds the record (or it is a later model)
+  }
+  mark(*entry);
+  return true;
+}
+
+absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
+    absl::string_view name, const ModelSpec& spec,
+    const std::vector<std::string>& classes, uint64_t* lsn) {
+  if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Create(std::string(name), spec, classes, budget_);
+  if (!model.ok()) return model.status();
+  // The record holds the spec and classes; the weights start at zero.
+  ModelSnapshot fresh;
+  fresh.name = std::string(name);
+  fresh.spec = spec;
+  fresh.classes = (*model)->classes();
+  fresh.class_weights.resize(fresh.classes.size());
+  fresh.incarnation = (*model)->incarnation();
+  return Add(*std::move(model), CreateRecord(fresh), lsn);
+}
+
+absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Import(
+    ModelSnapshot snapshot, uint64_t* lsn) {
+  if (absl::Status s = ValidateModelName(snapshot.name); !s.ok()) return s;
+  snapshot.lsn = 0;
+  if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
+  const std::string record = CreateRecord(snapshot);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Restore(std::move(snapshot), budget_);
+  if (absl::IsResourceExhausted(model.status())) return model.status();
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model file's state does not fit its spec: ",
+                     model.status().message()));
+  }
+  return Add(*std::move(model), record, lsn);
+}
+
+absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
+    std::unique_ptr<Model> model, const std::string& record, uint64_t* lsn) {
+  const std::string name = model->name();
+  std::lock_guard io_lock(io_mu_);
+  if (Find(name) != nullptr) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("model ", Quoted(name), " already exists"));
+  }
+  if (std::shared_lock lock(mu_); aliases_.count(name) > 0) {
+    return absl::AlreadyExistsError(
+        absl::StrCat(Quoted(name), " is an alias (of model ",
+                     Quoted(aliases_.at(name)), "); choose another name"));
+  }
+  if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
+  auto entry = std::make_shared<Entry>();
+  entry->model = std::move(model);
+  if (journal_ != nullptr) {
+    LogEntry log{journal_, record, 0};
+    if (absl::Status s = entry->model->RecordCreation(log); !s.ok()) return s;
+    if (lsn != nullptr) *lsn = log.lsn;
+  } else if (absl::Status s = SaveLocked(*entry); !s.ok()) {
+    return s;
+  }
+  Insert(name, entry);
+  return entry->model;
+}
+
+absl::Status ModelRegistry::CheckRoomForModel() const {
+  const int64_t limit = budget_->limits().max_models;
+  std::shared_lock lock(mu_);
+  const int64_t models = entries_.size();
+  if (!budget_->enforcing() || models < limit) return absl::OkStatus();
+  return LimitExceeded(
+      absl::StrCat("the server holds ", models, " models; delete one first"),
+      limit, "max_models");
+}
+
+absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Get(
+    absl::string_view name) const {
+  std::shared_ptr<Entry> entry = Find(name);
+  if (entry == nullptr) return NotFound(name);
+  if (!entry->unavailable.ok()) return Unavailable(name, entry->unavailable);
+  return entry->model;
+}
+
+std::vector<std::shared_ptr<Model>> ModelRegistry::List() const {
+  std::vector<std::shared_ptr<Model>> models;
+  for (Listing& listing : ListAll()) {
+    if (listing.unavailable.ok()) models.push_back(std::move(listing.model));
+  }
+  return models;
+}
+
+std::vector<Listing> ModelRegistry::ListAll() const {
+  std::vector<Listing> listings;
+  {
+    std::shared_lock lock(mu_);
+    listings.reserve(entries_.size());
+    for (const auto& [name, entry] : entries_) {
+      if (entry->unavailable.ok()) {
+        listings.push_back({name, entry->model, absl::OkStatus()});
+      } else {
+        listings.push_back({name, nullptr, entry->unavailable});
+      }
+    }
+  }
+  std::sort(listings.begin(), listings.end(),
+            [](const Listing& a, const Listing& b) { return a.name < b.name; });
+  return listings;
+}
+
+absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Lookup(
+    absl::string_view name) const {
+  std::shared_ptr<Entry> entry;
+  absl::string_view model = name;
+  {
+    std::shared_lock lock(mu_);
+    auto alias = aliases_.find(name);
+    if (alias != aliases_.end()) model = alias->second;
+    auto it = entries_.find(model);
+    if (it != entries_.end()) entry = it->second;
+    if (entry == nullptr && alias != aliases_.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("alias ", Quoted(name), " points to model ",
+                       Quoted(model), ", which does not exist"));
+    }
+  }
+  if (entry == nullptr) return NotFound(name);
+  if (!entry->unavailable.ok()) return Unavailable(model, entry->unavailable);
+  return entry->model;
+}
+
+absl::StatusOr<std::string> ModelRegistry::SetAlias(
+    absl::string_view alias, absl::string_view model,
+    const std::optional<std::string>& expected) {
+  if (absl::Status s = ValidateModelName(alias); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("alias: ", s.message()));
+  }
+  std::lock_guard io_lock(io_mu_);
+  AliasMap aliases;
+  {
+    std::shared_lock lock(mu_);
+    if (entries_.contains(alias)) {
+      return absl::AlreadyExistsError(absl::StrCat("a model is named ",
+                                                   Quoted(alias),
+                                                   "; an alias needs a name of "
+                                                   "its own"));
+    }
+    auto target = entries_.find(model);
+    if (target == entries_.end()) {
+      auto chained = aliases_.find(model);
+      if (chained == aliases_.end()) return NotFound(model);
+      return absl::InvalidArgumentError(
+          absl::StrCat(Quoted(model),
+                       " is an alias, and an alias points to a model, never "
+                       "to another alias (one name, one lookup); point ",
+                       Quoted(alias), " at model ", Quoted(chained->second)));
+    }
+    aliases = aliases_;
+  }
+  auto it = aliases.find(alias);
+  std::string previous = it == aliases.end() ? "" : it->second;
+  if (expected.has_value() && *expected != previous) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "alias ", Quoted(alias),
+        previous.empty() ? " does not exist"
+                         : absl::StrCat(" points to ", Quoted(previous)),
+        ", not to ", expected->empty() ? "nothing" : Quoted(*expected),
+        "; nothing changed"));
+  }
+  const int64_t limit = budget_->limits().max_models;
+  if (previous.empty() && budget_->enforcing() &&
+      static_cast<int64_t>(aliases.size()) >= limit) {
+    return LimitExceeded(absl::StrCat("the server holds ", aliases.size(),
+                                      " aliases; delete one first"),
+                         limit, "max_models");
+  }
+  aliases[std::string(alias)] = std::string(model);
+  // The model's creation is durable before anything points to it.
+  if (journal_ != nullptr) {
+    if (std::shared_ptr<Entry> entry = Find(model);
+        entry != nullptr && entry->model != nullptr) {
+      journal_->WaitDurable(entry->model->lsn());
+    }
+  }
+  if (absl::Status s = store_->SaveAliases(aliases); !s.ok()) return s;
+  std::unique_lock lock(mu_);
+  aliases_ = std::move(aliases);
+  return previous;
+}
+
+absl::StatusOr<std::string> ModelRegistry::DeleteAlias(
+    absl::string_view alias) {
+  std::lock_guard io_lock(io_mu_);
+  AliasMap aliases = Aliases();
+  auto it = aliases.find(alias);
+  if (it == aliases.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("alias ", Quoted(alias), " does not exist"));
+  }
+  std::string model = std::move(it->second);
+  aliases.erase(it);
+  if (absl::Status s = store_->SaveAliases(aliases); !s.ok()) return s;
+  std::unique_lock lock(mu_);
+  aliases_ = std::move(aliases);
+  return model;
+}
+
+std::vector<std::string> ModelRegistry::AliasesOf(
+    absl::string_view model) const {
+  std::vector<std::string> out;
+  std::shared_lock lock(mu_);
+  for (const auto& [alias, target] : aliases_) {
+    if (target == model) out.push_back(alias);
+  }
+  return out;
+}
+
+AliasMap ModelRegistry::Aliases() const {
+  std::shared_lock lock(mu_);
+  return aliases_;
+}
+
+absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
+  std::lock_guard io_lock(io_mu_);
+  std::shared_ptr<Entry> entry = Find(name);
+  if (entry == nullptr) return NotFound(name);
+  if (const std::vector<std::string> aliases = AliasesOf(name);
+      !aliases.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("alias ", Quoted(aliases.front()), " points to model ",
+                     Quoted(name), "; move or delete the alias first"));
+  }
+  const std::string record = DeleteRecord();
+  if (entry->model != nullptr) {
+    LogEntry log{journal_, record, 0};
+    if (absl::Status s = entry->model->MarkDeleted(&log); !s.ok()) return s;
+    if (lsn != nullptr) *lsn = log.lsn;
+  } else if (journal_ != nullptr) {
+    // An unavailable model with no state still had records: the deletion
+    // is logged, so that recovery never applies them again.
+    absl::StatusOr<uint64_t> logged = journal_->Append(name, record);
+    if (!logged.ok()) return logged.status();
+    if (lsn != nullptr) *lsn = *logged;
+  }
+  {
+    std::unique_lock lock(mu_);
+    entries_.erase(name);
+  }
+  return store_->Remove(name);
+}
+
+absl::Status ModelRegistry::SetWeights(absl::string_view name,
+                                       absl::string_view class_label,
+                                       std::vector<double> w, double b,
+                                       uint64_t* lsn) {
+  absl::StatusOr<std::shared_ptr<Model>> model = Get(name);
+  if (!model.ok()) return model.status();
+  const std::string record =
+      journal_ != nullptr ? SetWeightsRecord(class_label, w, b) : "";
+  LogEntry log{journal_, record, 0};
+  absl::Status s =
+      (*model)->SetClassWeights(class_label, std::move(w), b, &log);
+  if (lsn != nullptr) *lsn = log.lsn;
+  return s;
+}
+
+absl::Status ModelRegistry::RestorePrevious(absl::string_view name,
+                                            uint64_t* lsn) {
+  std::lock_guard io_lock(io_mu_);
+  std::shared_ptr<Entry> entry = Find(name);
+  if (entry == nullptr) return NotFound(name);
+  if (entry->unavailable.ok() || !entry->restorable) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model ", Quoted(name),
+        entry->unavailable.ok()
+            ? " is available; only an unavailable model is rolled back"
+            : " has no state to roll back to: no snapshot of it reads back, "
+              "and its log is damaged from its first change on; delete it, "
+              "then import a backup under its name"));
+  }
+  if (absl::Status s = store_->SetAside(name); !s.ok()) return s;
+  entry->stored = false;
+  if (journal_ != nullptr) {
+    const std::string record = RestoreRecord(entry->model->Snapshot());
+    LogEntry log{journal_, record, 0};
+    if (absl::Status s = entry->model->RecordCreation(log); !s.ok()) return s;
+    if (lsn != nullptr) *lsn = log.lsn;
+  } else if (absl::Status s = SaveLocked(*entry); !s.ok()) {
+    return s;
+  }
+  std::unique_lock lock(mu_);
+  entry->unavailable = absl::OkStatus();
+  entry->restorable = false;
+  return absl::OkStatus();
+}
+
+absl::Status ModelRegistry::SaveChanged() {
+  std::lock_guard io_lock(io_mu_);
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [name, entry] : entries_) {
+      if (entry->unavailable.ok()) entries.push_back(entry);
+    }
+  }
+  absl::Status first_error;
+  for (const std::shared_ptr<Entry>& entry : entries) {
+    // lsn() waits for a change in progress, so a change logged before this
+    // call is in the snapshot, or the model counts as changed next time.
+    if (entry->model->lsn() == entry->saved_lsn &&
+        entry->model->generation() == entry->saved_generation) {
+      continue;
+    }
+    first_error.Update(SaveLocked(*entry));
+  }
+  return first_error;
+}
+
+uint64_t ModelRegistry::DroppableLog(uint64_t covered) const {
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [name, entry] : entries_) entries.push_back(entry);
+  }
+  std::lock_guard io_lock(io_mu_);
+  uint64_t droppable = covered;
+  for (const std::shared_ptr<Entry>& entry : entries) {
+    const bool log_only =
+        !entry->unavailable.ok() || entry->model->lsn() > entry->saved_lsn;
+    if (log_only) droppable = std::min(droppable, entry->saved_lsn);
+    // Keep what a fall-back to the previous snapshot would replay.
+    if (entry->has_previous) {
+      droppable = std::min(droppable, entry->previous_lsn);
+    }
+  }
+  return droppable;
+}
+
+absl::Status ModelRegistry::SaveLocked(Entry& entry) {
+  // Read the generation first: a change racing with the snapshot leaves the
+  // entry marked changed, so the next SaveChanged stores it again.
+  const uint64_t generation = entry.model->generation();
+  const ModelSnapshot snapshot = entry.model->Snapshot();
+  if (journal_ != nullptr) journal_->WaitDurable(snapshot.lsn);
+  if (!Finite(snapshot)) {
+    return absl::DataLossError(absl::StrCat(
+        "model ", Quoted(snapshot.name),
+        " has weights that are not finite; its stored state is kept as it "
+        "was"));
+  }
+  absl::Status s = store_->Save(snapshot);
+  if (s.ok()) {
+    if (entry.stored) {  // the replaced file became the previous snapshot
+      entry.has_previous = true;
+      entry.previous_lsn = entry.saved_lsn;
+    }
+    entry.stored = true;
+    entry.saved_generation = generation;
+    entry.saved_lsn = snapshot.lsn;
+  }
+  return s;
+}
+
+void ModelRegistry::Insert(const std::string& name,
+                           std::shared_ptr<Entry> entry) {
+  std::unique_lock lock(mu_);
+  entries_[name] = std::move(entry);
+}
+
+std::shared_ptr<ModelRegistry::Entry> ModelRegistry::Find(
+    absl::string_view name) const {
+  std::shared_lock lock(mu_);
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : it->second;
+}
+
+}  // namespace halfspace

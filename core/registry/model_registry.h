@@ -1,0 +1,270 @@
+// The named models of one server, and their persistence: snapshots in a
+// ModelStore and, between snapshots, every change in a Journal (the
+// write-ahead log) when one is given.
+//
+// Recovery: Load reads every snapshot, then the log's records are passed to
+// Replay in order; each model skips the records its snapshot already holds
+// (LSN <= the snapshot's). A model whose snapshot cannot be read, or whose
+// records were damaged, is *unavailable*: listed with the reason, refused
+// with DATA_LOSS by Get, never written over, and kept until deleted; the
+// others serve as usual.
+//
+// Thread safety: every method may be called concurrently. Lookups take a
+// short lock on the name map only. Create, Delete, SetWeights and the
+// snapshot calls are serialized with each other by a second lock held across
+// store I/O, so a model's file is never written after it was deleted;
+// lookups, training and predictions never wait for that I/O.
+//
+// Ownership: the registry shares each model with the callers that looked it
+// up; a deleted model lives on until its last user lets go, but refuses to
+// learn. The store and journal must outlive the registry.
+
+#ifndef HALFSPACE_CORE_REGISTRY_MODEL_REGISTRY_H_
+#define HALFSPACE_CORE_REGISTRY_MODEL_REGISTRY_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/model/model.h"
+#include "core/storage/model_store.h"
+#include "core/training/journal.h"
+#include "halfspace/storage/v1/storage.pb.h"
+
+namespace halfspace {
+
+// A registered name: its model, or why it is unavailable.
+struct Listing {
+  std::string name;
+  std::shared_ptr<Model> model;  // null when unavailable
+  absl::Status unavailable;      // OK when available
+};
+
+class ModelRegistry {
+ public:
+  // `journal` may be null: then changes are kept only by snapshots. Every
+  // model lives within `budget` (see limits.h); so does the number of
+  // models (max_models). Keep the budget from enforcing during Load and
+  // Replay.
+  explicit ModelRegistry(
+      ModelStore* store, Journal* journal = nullptr,
+      std::shared_ptr<ResourceBudget> budget = UnlimitedBudget())
+      : store_(store), journal_(journal), budget_(std::move(budget)) {}
+
+  ModelRegistry(const ModelRegistry&) = delete;
+  ModelRegistry& operator=(const ModelRegistry&) = delete;
+
+  // Loads every stored model and the aliases; returns the largest LSN the
+  // snapshots hold.
+  // Call once, before Replay and serving.
+  absl::StatusOr<uint64_t> Load();
+
+  // Replays a batch of training examples during recovery (the request's
+  // encoding is the server's business): learns it with `batch`.
+  using TrainReplay = std::function<absl::Status(
+      Model& model, const storage::v1::TrainBatch& record, Batch& batch)>;
+
+  // Called once before the first log record is replayed, with its LSN (0
+  // if the log holds none). A model whose snapshot was unreadable but whose
+  // previous snapshot loaded is available again if the log holds every
+  // change since that one (it is then replayed; the damaged file is set
+  // aside); otherwise it stays unavailable and RestorePrevious can roll it
+  // back. Returns the names of the models recovered that way.
+  std::vector<std::string> StartReplay(uint64_t first_lsn);
+
+  // The examples a logged batch holds (the request's encoding is the
+  // server's business), to tell what rolling a model back gives up.
+  using ExamplesOf = std::function<uint64_t(const storage::v1::TrainBatch&)>;
+
+  // Applies log record `lsn` of `model` during recovery, before serving.
+  // A record that cannot be applied makes its model unavailable. An
+  // unavailable model's changes wait for the operator, but a deletion, and
+  // a creation or roll-back after it, apply whatever came before: no record
+  // from before a delete or an import reaches what comes after it.
+  void Replay(uint64_t lsn, absl::string_view model, absl::string_view payload,
+              const TrainReplay& train, const ExamplesOf& examples = nullptr);
+
+  // Recovery found log record `lsn` damaged. Marks `model` unavailable for
+  // `reason` unless its snapshot already holds that record (returns false);
+  // with an empty name, every model registered so far, since the damaged
+  // bytes may have been any model's. A model that keeps its state from
+  // before the damage can be rolled back to it (RestorePrevious).
+  bool MarkUnavailable(absl::string_view model, const absl::Status& reason,
+                       uint64_t lsn = 0);
+
+  // Called once after the last log record is replayed: each model that can
+  // be rolled back says in its reason what that gives up.
+  void FinishReplay();
+
+  // Starts logging changes to `journal` (null: none). Call after recovery,
+  // before serving.
+  void set_journal(Journal* journal) { journal_ = journal; }
+
+  // The journal changes go to; null if none.
+  Journal* journal() const { return journal_; }
+
+  // The limits and memory every model shares.
+  ResourceBudget& budget() const { return *budget_; }
+
+  // Creates, logs and (without a journal) stores a fresh model (a
+  // multiclass one starting with `classes`); sets `lsn` to its record's.
+  // INVALID_ARGUMENT for a bad name, spec or class, ALREADY_EXISTS for a
+  // taken name, RESOURCE_EXHAUSTED past the limits.
+  absl::StatusOr<std::shared_ptr<Model>> Create(
+      absl::string_view name, const ModelSpec& spec,
+      const std::vector<std::string>& classes = {}, uint64_t* lsn = nullptr);
+
+  // Creates a model with the whole state of `snapshot` (an imported model)
+  // under the snapshot's name; logs or stores it as Create does.
+  // INVALID_ARGUMENT for a state that does not fit its spec.
+  absl::StatusOr<std::shared_ptr<Model>> Import(ModelSnapshot snapshot,
+                                                uint64_t* lsn = nullptr);
+
+  // NOT_FOUND for an unknown name, DATA_LOSS for an unavailable model.
+  absl::StatusOr<std::shared_ptr<Model>> Get(absl::string_view name) const;
+
+  // Every available model, ordered by name.
+  std::vector<std::shared_ptr<Model>> List() const;
+
+  // Every name, available or not, ordered by name.
+  std::vector<Listing> ListAll() const;
+
+  // Get, through an alias too: the model `name` names, or the one the
+  // alias `name` points to, looked up at once (an alias moving meanwhile
+  // gives one model or the other, never a mix). NOT_FOUND names the alias's
+  // model when that one is gone.
+  absl::StatusOr<std::shared_ptr<Model>> Lookup(absl::string_view name) const;
+
+  // Aliases: names such as `prod` that point to a model, so that callers
+  // need not know which model serves. They share the models' namespace (a
+  // name is a model's or an alias's) and are stored durably in the store.
+  //
+  // Points `alias` at model `model` and stores the change before it is
+  // seen; with `expected`, only if the alias points to that model now (""
+  // for an alias that must be new): a compare-and-set. Returns the model
+  // it pointed to before ("" if none). INVALID_ARGUMENT for a bad name;
+  // ALREADY_EXISTS when a model has the alias's name; NOT_FOUND for an
+  // unknown model (an alias cannot point to an alias); FAILED_PRECONDITION
+  // when `expected` does not hold; RESOURCE_EXHAUSTED for a new alias when
+  // the server holds as many as max_models; the store's error, nothing
+  // changed.
+  absl::StatusOr<std::string> SetAlias(
+      absl::string_view alias, absl::string_view model,
+      const std::optional<std::string>& expected = std::nullopt);
+
+  // Removes `alias`, stored before it is seen; returns the model it pointed
+  // to. NOT_FOUND for an unknown alias.
+  absl::StatusOr<std::string> DeleteAlias(absl::string_view alias);
+
+  // The aliases that point to `model`, ordered.
+  std::vector<std::string> AliasesOf(absl::string_view model) const;
+
+  // Every alias and its model.
+  AliasMap Aliases() const;
+
+  // Removes the model (available or not) and its stored state; it stops
+  // learning at once. Sets `lsn` to the record's. FAILED_PRECONDITION
+  // while an alias points to it.
+  absl::Status Delete(absl::string_view name, uint64_t* lsn = nullptr);
+
+  // Replaces one class's weights (binary: `class_label` empty) and logs the
+  // change, or (without a journal) stores the model; on error nothing
+  // changed. Sets `lsn` to the record's.
+  absl::Status SetWeights(absl::string_view name, absl::string_view class_label,
+                          std::vector<double> w, double b,
+                          uint64_t* lsn = nullptr);
+
+  // Rolls an unavailable model back to its previous snapshot, sets the
+  // damaged one aside, and logs (or stores) the state; the changes after
+  // that snapshot are lost. FAILED_PRECONDITION for a model that is
+  // available or has no readable previous snapshot.
+  absl::Status RestorePrevious(absl::string_view name, uint64_t* lsn = nullptr);
+
+  // Stores every model that changed since it was last stored. Returns the
+  // first error, after trying them all.
+  absl::Status SaveChanged();
+
+  // The LSN up to which the log may be dropped once the snapshots taken
+  // after reading `covered` (the log's last LSN) are stored: `covered`, or
+  // less where a model's state since its last snapshot is only in the log
+  // (its snapshot failed, or it is unavailable and its records are kept
+  // for the operator).
+  uint64_t DroppableLog(uint64_t covered) const;
+
+ private:
+  struct Entry {
+    // If unavailable: its last good state, or its previous snapshot's if
+    // `restorable`, or none.
+    std::shared_ptr<Model> model;
+    absl::Status unavailable;
+    bool restorable = false;
+    // Log damage: the damaged record's LSN (0 if unknown), and the changes
+    // of the model after it that replay skipped.
+    bool log_damaged = false;
+    uint64_t damaged_lsn = 0;
+    uint64_t skipped_changes = 0;
+    uint64_t skipped_examples = 0;
+    // Recovery from the previous snapshot awaits StartReplay: the LSN the
+    // log must start at or before; 0 if none.
+    uint64_t fallback_from = 0;
+    // guarded by io_mu_: what the stored snapshots hold
+    bool stored = false;  // whether a current snapshot file exists
+    uint64_t saved_generation = 0;
+    uint64_t saved_lsn = 0;
+    bool has_previous = false;  // a previous snapshot file, of previous_lsn
+    uint64_t previous_lsn = 0;
+  };
+
+  // Registers a new model: logs `record` (without a journal, stores the
+  // model) and inserts it; ALREADY_EXISTS for a taken name.
+  absl::StatusOr<std::shared_ptr<Model>> Add(std::unique_ptr<Model> model,
+                                             const std::string& record,
+                                             uint64_t* lsn);
+  // REQUIRES: io_mu_ held.
+  absl::Status SaveLocked(Entry& entry);
+  void Insert(const std::string& name, std::shared_ptr<Entry> entry);
+  std::shared_ptr<Entry> Find(absl::string_view name) const;
+  // Applies one decoded record. REQUIRES: recovery (no concurrent calls).
+  absl::Status ApplyRecord(uint64_t lsn, absl::string_view name,
+                           storage::v1::LogRecord& record,
+                           const TrainReplay& train);
+  // Applies a record that creates, imports or restores model `name` (whose
+  // entry, if any, is `entry`): the model it holds replaces the entry.
+  absl::Status ApplyState(uint64_t lsn, absl::string_view name,
+                          const std::shared_ptr<Entry>& entry,
+                          storage::v1::ModelFile& file, bool creates);
+  // RESOURCE_EXHAUSTED naming --max_models when the server holds as many.
+  absl::Status CheckRoomForModel() const;
+  // A model from a log record's state (create, import, restore) as of `lsn`.
+  absl::StatusOr<std::unique_ptr<Model>> ModelFromRecord(
+      uint64_t lsn, absl::string_view name, storage::v1::ModelFile& file);
+  // Loads model `name`'s previous snapshot into `entry` after its current
+  // one failed to load for `reason`.
+  void FallBack(const std::string& name, const absl::Status& reason,
+                Entry& entry);
+
+  ModelStore* const store_;
+  Journal* journal_;
+  const std::shared_ptr<ResourceBudget> budget_;
+
+  // Held across store I/O; taken before mu_. (std mutexes, not absl::Mutex,
+  // so ThreadSanitizer models them; see model.h.)
+  mutable std::mutex io_mu_;
+  mutable std::shared_mutex mu_;
+  // guarded by mu_
+  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_;
+  AliasMap aliases_;  // alias -> model
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_REGISTRY_MODEL_REGISTRY_H_
