@@ -11,7 +11,6 @@
 #include "core/base/quoted.h"
 #include "core/model/limits.h"
 #include "core/monitors/pending_examples.h"
-#include "core/storage/log_record.h"
 #include "server/convert.h"
 #include "server/status.h"
 #include "server/train_batch.h"
@@ -77,15 +76,11 @@ absl::Status RememberInstances(
     }
     std::vector<std::string> named;
     for (const PendingExamples::Entry& e : entries) named.push_back(e.id);
-    std::string record;
-    LogEntry log;
-    if (registry.journal() != nullptr) {
-      record = RememberRecord(entries, now_micros, pending);
-      log = {registry.journal(), record, 0};
-    }
-    status = model.Remember(std::move(entries), now_micros, pending, &log);
+    absl::StatusOr<uint64_t> remembered = registry.trainer().Remember(
+        model, std::move(entries), now_micros, pending);
+    status = remembered.status();
     if (status.ok()) {
-      lsn = log.lsn;
+      lsn = *remembered;
       for (int i = 0; i < predictions.size(); ++i) {
         predictions[i].set_example_id(std::move(named[i]));
       }
@@ -165,15 +160,11 @@ absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
   if (ids.empty()) {
     // Nothing to learn; give back what the expired examples held.
     if (!expired) return absl::OkStatus();
-    std::string record;
-    LogEntry log;
-    if (registry.journal() != nullptr) {
-      record = RememberRecord({}, now, PendingLimitsOf(limits));
-      log = {registry.journal(), record, 0};
-    }
-    absl::Status s = model.Remember({}, now, PendingLimitsOf(limits), &log);
-    lsn = log.lsn;
-    return s;
+    absl::StatusOr<uint64_t> expiry =
+        registry.trainer().Remember(model, {}, now, PendingLimitsOf(limits));
+    if (!expiry.ok()) return expiry.status();
+    lsn = *expiry;
+    return absl::OkStatus();
   }
 
   TrainScratch scratch;
@@ -187,24 +178,16 @@ absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
                      " bytes (send fewer feedback per request)"),
         max_message_bytes, "max_message_bytes");
   }
-  Batch batch;
-  batch.example_ids = ids;
-  batch.pending_now_micros = now;
-  batch.pending_limits = PendingLimitsOf(limits);
   const std::string request_bytes = train.SerializeAsString();
-  std::string record;
-  if (registry.journal() != nullptr) {
-    record = FeedbackRecord(request_bytes, batch);
-    batch.log = {registry.journal(), record, 0};
-    batch.record_refusals = [&](Batch& b) {
-      record = FeedbackRecord(request_bytes, b);
-      b.log.record = record;
-    };
-  }
-  if (absl::Status s = LearnPrepared(model, train, batch, scratch); !s.ok()) {
-    return s;
-  }
-  lsn = batch.log.lsn;
+  TrainBatch batch;
+  batch.request = request_bytes;
+  batch.example_ids = ids;
+  batch.now_micros = now;
+  batch.pending_limits = PendingLimitsOf(limits);
+  absl::StatusOr<uint64_t> learned =
+      LearnPrepared(registry.trainer(), model, train, batch, scratch);
+  if (!learned.ok()) return learned.status();
+  lsn = *learned;
   for (int i = 0; i < n; ++i) {
     if (example[i] < 0) continue;
     const ExampleOutcome& outcome = scratch.outcomes[example[i]];

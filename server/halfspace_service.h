@@ -12,7 +12,7 @@
 #define HALFSPACE_SERVER_HALFSPACE_SERVICE_H_
 
 #include "core/registry/model_registry.h"
-#include "core/storage/write_ahead_log.h"
+#include "core/training/journal.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 #include "server/exported_files.h"
 #include "server/service_parts.h"

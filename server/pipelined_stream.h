@@ -43,7 +43,7 @@
 #include <mutex>
 
 #include "absl/status/status.h"
-#include "core/storage/write_ahead_log.h"
+#include "core/training/journal.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "grpcpp/support/status.h"
@@ -65,8 +65,7 @@ class PipelinedStream
  protected:
   // `log` (may be null: every response is written at once) and `gate`
   // (may be null: the stream is never drained) must outlive the stream.
-  PipelinedStream(WriteAheadLog* log, CallGate* gate)
-      : log_(log), gate_(gate) {}
+  PipelinedStream(Journal* log, CallGate* gate) : log_(log), gate_(gate) {}
   ~PipelinedStream() override;
 
   // Starts reading when `status` is OK; else finishes with it at once.
@@ -105,7 +104,7 @@ class PipelinedStream
   // Stops taking requests, to finish with UNAVAILABLE. REQUIRES: mu_.
   void DrainLocked();
 
-  WriteAheadLog* const log_;
+  Journal* const log_;
   CallGate* const gate_;
   bool added_ = false;        // to the gate, for it to drain
   grpc::ByteBuffer request_;  // touched only by the one read in flight

@@ -8,7 +8,7 @@
 #include <cstddef>
 
 #include "core/registry/model_registry.h"
-#include "core/storage/write_ahead_log.h"
+#include "core/training/journal.h"
 #include "server/auth.h"
 #include "server/call_gate.h"
 #include "server/metrics.h"
@@ -19,7 +19,7 @@ namespace halfspace {
 // Borrowed pointers: the Server owns every part and outlives the calls.
 struct ServiceParts {
   ModelRegistry* registry = nullptr;
-  WriteAheadLog* log = nullptr;  // none when changes are not logged
+  Journal* log = nullptr;  // none when changes are not logged
   CallGate* gate = nullptr;
   const Authenticator* auth = nullptr;
   Metrics* metrics = nullptr;

@@ -100,36 +100,36 @@ size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
   return ErrorsSizeBound(request, scratch, valid);
 }
 
-absl::Status LearnPrepared(Model& model, const v1::TrainRequest& request,
-                           Batch& batch, TrainScratch& scratch,
-                           const TrainScratch* prepared) {
+absl::StatusOr<uint64_t> LearnPrepared(const Trainer& trainer, Model& model,
+                                       const v1::TrainRequest& request,
+                                       TrainBatch& batch, TrainScratch& scratch,
+                                       const TrainScratch* prepared) {
   const int n = request.examples_size();
   scratch.outcomes.resize(n);
   if (prepared == nullptr) prepared = &scratch;
-  return model.Learn(absl::MakeConstSpan(prepared->prepared.data(), n),
-                     absl::MakeSpan(scratch.outcomes), &scratch.class_names,
-                     &batch);
+  return trainer.Train(model, batch,
+                       absl::MakeConstSpan(prepared->prepared.data(), n),
+                       absl::MakeSpan(scratch.outcomes), &scratch.class_names);
 }
 
-uint64_t TrainBatchExamples(const storage::v1::TrainBatch& record) {
-  v1::TrainRequest request;
-  return request.ParseFromString(record.request()) ? request.examples_size()
-                                                   : 0;
+uint64_t TrainBatchExamples(absl::string_view request) {
+  v1::TrainRequest decoded;
+  return decoded.ParseFromArray(request.data(), request.size())
+             ? decoded.examples_size()
+             : 0;
 }
 
-absl::Status ReplayTrainBatch(Model& model,
-                              const storage::v1::TrainBatch& record,
-                              Batch& batch) {
+absl::Status ReplayTrainBatch(Model& model, TrainBatch& batch,
+                              const Trainer& trainer) {
   v1::TrainRequest request;
-  if (!request.ParseFromString(record.request())) {
+  if (!request.ParseFromArray(batch.request.data(), batch.request.size())) {
     return absl::DataLossError("the logged TrainRequest does not decode");
   }
   TrainScratch scratch;
   if (absl::Status s = PrepareRequest(model, request, scratch); !s.ok()) {
     return s;
   }
-  batch.refused.assign(record.refused().begin(), record.refused().end());
-  return LearnPrepared(model, request, batch, scratch);
+  return LearnPrepared(trainer, model, request, batch, scratch).status();
 }
 
 }  // namespace halfspace

@@ -11,7 +11,8 @@
 #include "absl/status/status.h"
 #include "core/model/model.h"
 #include "core/registry/model_registry.h"
-#include "core/training/journal.h"
+#include "core/training/batch.h"
+#include "core/training/trainer.h"
 #include "halfspace/v1/halfspace.pb.h"
 
 namespace halfspace {
@@ -36,22 +37,22 @@ absl::Status PrepareRequest(const Model& model, const v1::TrainRequest& request,
 size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
                          const TrainScratch& scratch);
 
-// Learns the prepared request as Model::Learn does with `batch`; the
-// outcomes are in scratch.outcomes. The prepared examples are scratch's
-// own, or `prepared`'s when given (prepared by a model that PreparesLike
-// this one).
-absl::Status LearnPrepared(Model& model, const v1::TrainRequest& request,
-                           Batch& batch, TrainScratch& scratch,
-                           const TrainScratch* prepared = nullptr);
+// Trains `model` on the prepared request as `batch` says (see trainer.h);
+// the outcomes are in scratch.outcomes. The prepared examples are
+// scratch's own, or `prepared`'s when given (prepared by a model that
+// PreparesLike this one). Returns the batch's LSN (0 if none).
+absl::StatusOr<uint64_t> LearnPrepared(const Trainer& trainer, Model& model,
+                                       const v1::TrainRequest& request,
+                                       TrainBatch& batch, TrainScratch& scratch,
+                                       const TrainScratch* prepared = nullptr);
 
-// The examples of a logged batch (see ModelRegistry::ExamplesOf); 0 for
+// The examples of a logged request (see ModelRegistry::ExamplesOf); 0 for
 // one that does not decode.
-uint64_t TrainBatchExamples(const storage::v1::TrainBatch& record);
+uint64_t TrainBatchExamples(absl::string_view request);
 
 // Recovery's replay of a logged batch (see ModelRegistry::TrainReplay).
-absl::Status ReplayTrainBatch(Model& model,
-                              const storage::v1::TrainBatch& record,
-                              Batch& batch);
+absl::Status ReplayTrainBatch(Model& model, TrainBatch& batch,
+                              const Trainer& trainer);
 
 }  // namespace halfspace
 

@@ -8,7 +8,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/quoted.h"
-#include "core/storage/log_record.h"
 #include "server/convert.h"
 #include "server/pipelined_stream.h"
 #include "server/raw_message.h"
@@ -108,25 +107,17 @@ class TrainReactor final : public PipelinedStream {
 
   // Learns the prepared request on model k, after the models before it.
   absl::Status LearnModel(size_t k, uint64_t& lsn) {
-    Batch batch;
+    TrainBatch batch;
     batch.source = source_;
     batch.first_sequence = source_.empty() ? 0 : request_->sequence();
+    batch.request = request_raw_;
     batch.peers = absl::MakeConstSpan(peers_.data(), k);
-    if (registry_->journal() != nullptr) {
-      record_ = TrainRecord(request_raw_, batch.source, batch.first_sequence,
-                            {}, batch.peers);
-      batch.log = {registry_->journal(), record_, 0};
-      batch.record_refusals = [this](Batch& b) {
-        record_ = TrainRecord(request_raw_, b.source, b.first_sequence,
-                              b.refused, b.peers);
-        b.log.record = record_;
-      };
-    }
     TrainScratch& scratch = scratch_[k];
-    absl::Status learned = LearnPrepared(*models_[k], *request_, batch, scratch,
-                                         &scratch_[prepared_by_[k]]);
-    if (!learned.ok()) return learned;
-    lsn = std::max(lsn, batch.log.lsn);
+    absl::StatusOr<uint64_t> learned =
+        LearnPrepared(registry_->trainer(), *models_[k], *request_, batch,
+                      scratch, &scratch_[prepared_by_[k]]);
+    if (!learned.ok()) return learned.status();
+    lsn = std::max(lsn, *learned);
     if (k + 1 < models_.size()) {  // the models after it count against it
       std::vector<uint8_t>& outcomes = peer_outcomes_[k];
       outcomes.resize(scratch.outcomes.size());
@@ -353,7 +344,6 @@ class TrainReactor final : public PipelinedStream {
   bool fan_out_ = false;
   std::string source_;
   std::string request_raw_;  // the request as received
-  std::string record_;       // its log record, for the model learning it
   RequestArena arena_;
   v1::TrainRequest* request_ = nullptr;  // the request being handled, in arena_
   v1::TrainResponse response_;

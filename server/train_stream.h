@@ -36,7 +36,7 @@
 #include <cstddef>
 
 #include "core/registry/model_registry.h"
-#include "core/storage/write_ahead_log.h"
+#include "core/training/journal.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "halfspace/v1/halfspace.pb.h"

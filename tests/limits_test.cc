@@ -11,6 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "core/model/model.h"
 #include "core/model/model_spec.h"
+#include "core/training/batch.h"
+#include "core/training/journal.h"
+#include "core/training/trainer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/counted_allocations.h"
@@ -123,6 +126,30 @@ TEST(ModelLimitsTest, ModelsShareTheServersMemoryAndGiveItBack) {
   EXPECT_EQ(budget->reserved(), bytes);  // c is gone again
 }
 
+// Keeps the refusals a batch's record holds.
+class RefusalsJournal final : public Journal {
+ public:
+  absl::StatusOr<uint64_t> Append(absl::string_view,
+                                  const TrainBatch& batch) override {
+    refused = batch.refused;
+    return 1;
+  }
+  absl::StatusOr<uint64_t> Append(absl::string_view,
+                                  const RememberBatch&) override {
+    return 1;
+  }
+  absl::StatusOr<uint64_t> Append(absl::string_view,
+                                  absl::string_view) override {
+    return 1;
+  }
+  void WhenDurable(uint64_t, absl::AnyInvocable<void() &&> done) override {
+    std::move(done)();
+  }
+  void WaitDurable(uint64_t) override {}
+
+  std::vector<uint32_t> refused;
+};
+
 TEST(ModelLimitsTest, AClassPastTheLimitIsRefusedInBandAndRecorded) {
   auto budget = Budget([](Limits& l) { l.max_classes = 2; });
   absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(
@@ -136,11 +163,10 @@ TEST(ModelLimitsTest, AClassPastTheLimitIsRefusedInBandAndRecorded) {
     (*model)->Prepare(examples[i], prepared[i]);
   }
   std::vector<ExampleOutcome> outcomes(examples.size());
-  Batch batch;
-  int recorded = 0;
-  batch.record_refusals = [&](Batch&) { ++recorded; };
-  ASSERT_TRUE((*model)
-                  ->Learn(prepared, absl::MakeSpan(outcomes), nullptr, &batch)
+  TrainBatch batch;
+  RefusalsJournal journal;
+  ASSERT_TRUE(Trainer(&journal)
+                  .Train(**model, batch, prepared, absl::MakeSpan(outcomes))
                   .ok());
   EXPECT_TRUE(outcomes[0].error.ok());
   EXPECT_TRUE(outcomes[1].error.ok());
@@ -150,7 +176,8 @@ TEST(ModelLimitsTest, AClassPastTheLimitIsRefusedInBandAndRecorded) {
                         "the limit is 2, set by --max_classes"));
   EXPECT_TRUE(outcomes[3].error.ok());
   EXPECT_THAT(batch.refused, ElementsAre(2));
-  EXPECT_EQ(recorded, 1);
+  // The journal was handed the refusal before anything was learned.
+  EXPECT_THAT(journal.refused, ElementsAre(2));
   EXPECT_THAT((*model)->classes(), ElementsAre("a", "b"));
   EXPECT_EQ(budget->reserved(), ModelBytes((*model)->spec(), 2));
 }
@@ -185,11 +212,13 @@ TEST(ModelLimitsTest, RecoveryRefusesWhatWasRefusedAndNothingElse) {
     (*model)->Prepare(examples[i], prepared[i]);
   }
   std::vector<ExampleOutcome> outcomes(examples.size());
-  Batch batch;
+  TrainBatch batch;
   batch.refused = {1};  // as logged when the limits were others
-  ASSERT_TRUE((*model)
-                  ->Learn(prepared, absl::MakeSpan(outcomes), nullptr, &batch)
+  ReplayJournal journal(7);
+  ASSERT_TRUE(Trainer(&journal)
+                  .Train(**model, batch, prepared, absl::MakeSpan(outcomes))
                   .ok());
+  EXPECT_EQ((*model)->lsn(), 7u);
   EXPECT_TRUE(outcomes[0].error.ok());
   EXPECT_TRUE(absl::IsResourceExhausted(outcomes[1].error));
   EXPECT_TRUE(outcomes[2].error.ok());

@@ -17,8 +17,10 @@
 #include "absl/time/clock.h"
 #include "core/registry/model_registry.h"
 #include "core/storage/file_model_store.h"
+#include "core/storage/log_record.h"
 #include "core/storage/snapshot_codec.h"
 #include "core/training/journal.h"
+#include "core/training/trainer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/legacy_models.h"
@@ -514,12 +516,16 @@ TEST(ModelRegistryTest, AFailedSaveIsRetriedByTheNextSaveChanged) {
 }
 
 // A journal in memory: hands out LSNs and records what the registry asks.
-class RecordingJournal final : public Journal {
+class RecordingJournal final : public RecordJournal {
  public:
+  using RecordJournal::Append;
   absl::StatusOr<uint64_t> Append(absl::string_view model,
                                   absl::string_view) override {
     events.push_back(absl::StrCat("append ", model));
     return ++last;
+  }
+  void WhenDurable(uint64_t, absl::AnyInvocable<void() &&> done) override {
+    std::move(done)();
   }
   void WaitDurable(uint64_t lsn) override {
     events.push_back(absl::StrCat("wait ", lsn));
@@ -562,8 +568,9 @@ TEST(ModelRegistryTest, ChangesAreLoggedAndSnapshotsWaitForTheirRecords) {
 }
 
 // A journal whose appends wait until the test lets them through.
-class GatedJournal final : public Journal {
+class GatedJournal final : public RecordJournal {
  public:
+  using RecordJournal::Append;
   absl::StatusOr<uint64_t> Append(absl::string_view,
                                   absl::string_view) override {
     std::unique_lock lock(mu_);
@@ -571,6 +578,9 @@ class GatedJournal final : public Journal {
     changed_.notify_all();
     changed_.wait(lock, [&] { return open_; });
     return ++last_;
+  }
+  void WhenDurable(uint64_t, absl::AnyInvocable<void() &&> done) override {
+    std::move(done)();
   }
   void WaitDurable(uint64_t) override {}
   void WaitUntilAppending() {
@@ -605,11 +615,10 @@ TEST(ModelRegistryTest, ASnapshotDuringALoggedChangeIncludesIt) {
     std::vector<ExampleOutcome> out(1);
     PreparedExample prepared;
     model->Prepare(Example{x, 1}, prepared);
-    Batch batch;
-    batch.log = {&journal, "record", 0};
-    ASSERT_TRUE(model
-                    ->Learn(absl::MakeConstSpan(&prepared, 1),
-                            absl::MakeSpan(out), nullptr, &batch)
+    TrainBatch batch;
+    ASSERT_TRUE(Trainer(&journal)
+                    .Train(*model, batch, absl::MakeConstSpan(&prepared, 1),
+                           absl::MakeSpan(out))
                     .ok());
   });
   journal.WaitUntilAppending();  // the learner holds the model's lock

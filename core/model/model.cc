@@ -326,111 +326,99 @@ absl::Status Model::Learn(absl::Span<const Example> examples,
 
 absl::Status Model::Learn(absl::Span<const PreparedExample> examples,
                           absl::Span<ExampleOutcome> outcomes,
-                          std::vector<std::string>* class_names, Batch* batch) {
-  const size_t n = examples.size();
-  const bool tagged = batch != nullptr && !batch->source.empty();
-  if (tagged && batch->first_sequence == 0) {
-    return absl::InvalidArgumentError(
-        "sequence numbers start at 1; a tagged batch cannot start at 0");
-  }
-  if (batch != nullptr && !batch->example_ids.empty() &&
-      batch->example_ids.size() != n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a feedback batch of ", n, " examples names ",
-                     batch->example_ids.size(), " example ids"));
-  }
-  std::unique_lock lock(mu_);
-  if (deleted_.load(std::memory_order_acquire)) return Deleted(name_);
-  // Examples [0, fresh) were applied before: sequence <= the source's last.
-  size_t fresh = 0;
-  auto source = tagged ? sources_.find(batch->source) : sources_.end();
-  if (source != sources_.end() && batch->first_sequence <= source->second) {
-    fresh = static_cast<size_t>(
-        std::min<uint64_t>(n, source->second - batch->first_sequence + 1));
-  }
-  if (tagged && source == sources_.end() && sources_.size() >= kMaxSources) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("model ", Quoted(name_), " already tracks ", kMaxSources,
-                     " sources; reuse a source id"));
-  }
-  std::vector<uint32_t> unrecorded;
-  std::vector<uint32_t>& refused =
-      batch != nullptr ? batch->refused : unrecorded;
-  const int64_t reserved = AdmitBatch(examples, fresh, outcomes, refused);
-  if (fresh < n && batch != nullptr) {
-    if (!refused.empty() && batch->record_refusals)
-      batch->record_refusals(*batch);
-    if (absl::Status s = Log(batch->log); !s.ok()) {
-      Unreserve(reserved);
-      return s;
-    }
-  }
-  for (size_t i = 0; i < fresh; ++i) {
-    Reject(absl::OkStatus(), outcomes[i]);
-    outcomes[i].duplicate = true;
-  }
-  // The examples in `refused` (ascending) were rejected by AdmitBatch.
-  size_t next = 0;
-  bool removed_class = false;
-  // Whether the state changes: a source's position, an example learned, a
-  // remembered example joined or expired. Refusals change nothing.
-  bool changed = tagged && fresh < n;
-  const PendingExamples::Counters pending_before = pending_.counters();
-  for (size_t i = fresh; i < n; ++i) {
-    while (next < refused.size() && refused[next] < i) ++next;
-    if (next < refused.size() && refused[next] == i) continue;
-    if (!JoinsPending(batch, i, outcomes[i])) continue;
-    removed_class |= !LearnOne(examples[i], outcomes[i]);
-    changed |= outcomes[i].error.ok();
-    if (batch != nullptr && !batch->example_ids.empty() &&
-        outcomes[i].error.ok()) {
-      pending_.Join(batch->example_ids[i], batch->pending_limits);
-    }
-  }
-  if (batch != nullptr && !batch->example_ids.empty()) {
-    pending_.Expire(batch->pending_now_micros, batch->pending_limits);
-    ReleasePendingBytes();
-  }
-  if (batch != nullptr && !batch->peers.empty()) CountPeers(*batch, outcomes);
-  undo_.Release();
-  learner_->EndBatch();
-  if (removed_class) {  // give back what AdmitBatch reserved for it
-    const int64_t unused =
-        reserved_ - ModelBytes(spec_, learner_->classes().size());
-    if (unused > 0) Unreserve(unused);
-  }
-  AppendClassNames(class_names);
-  if (tagged && fresh < n) {
-    sources_[std::string(batch->source)] = batch->first_sequence + n - 1;
-  }
-  const PendingExamples::Counters& pending_after = pending_.counters();
-  changed |= pending_after.joined != pending_before.joined ||
-             pending_after.expired != pending_before.expired;
-  if (changed) generation_.fetch_add(1, std::memory_order_acq_rel);
+                          std::vector<std::string>* class_names) {
+  Writer writer(*this);
+  if (absl::Status s = writer.CheckNotDeleted(); !s.ok()) return s;
+  std::vector<uint32_t> refused;
+  writer.Admit(examples, 0, outcomes, refused);
+  LearnPlan plan;
+  plan.refused = refused;
+  writer.Learn(examples, outcomes, plan, class_names);
   return absl::OkStatus();
 }
 
-void Model::CountPeers(const Batch& batch,
-                       absl::Span<const ExampleOutcome> outcomes) {
-  own_outcomes_.resize(outcomes.size());
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    own_outcomes_[i] = PeerOutcomeOf(outcomes[i]);
+absl::Status Model::Writer::CheckNotDeleted() const {
+  if (model_.deleted_.load(std::memory_order_acquire)) {
+    return Deleted(model_.name_);
   }
-  for (const PeerOutcomes& peer : batch.peers) {
+  return absl::OkStatus();
+}
+
+uint64_t Model::Writer::LastSequence(absl::string_view source) const {
+  auto it = model_.sources_.find(source);
+  return it == model_.sources_.end() ? 0 : it->second;
+}
+
+void Model::Writer::SetLastSequence(absl::string_view source,
+                                    uint64_t sequence) {
+  model_.sources_[std::string(source)] = sequence;
+  changed_ = true;
+}
+
+void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
+                          absl::Span<ExampleOutcome> outcomes,
+                          const LearnPlan& plan,
+                          std::vector<std::string>* class_names) {
+  Model& m = model_;
+  for (size_t i = 0; i < plan.from; ++i) {
+    Reject(absl::OkStatus(), outcomes[i]);
+    outcomes[i].duplicate = true;
+  }
+  const absl::Span<const uint32_t> refused = plan.refused;
+  size_t next = 0;
+  bool removed_class = false;
+  const uint64_t joined = m.pending_.counters().joined;
+  for (size_t i = plan.from; i < examples.size(); ++i) {
+    while (next < refused.size() && refused[next] < i) ++next;
+    if (next < refused.size() && refused[next] == i) continue;
+    if (!m.JoinsPending(plan, i, outcomes[i])) continue;
+    removed_class |= !m.LearnOne(examples[i], outcomes[i]);
+    if (!outcomes[i].error.ok()) continue;
+    changed_ = true;
+    if (!plan.ids.empty()) m.pending_.Join(plan.ids[i], plan.pending_limits);
+  }
+  changed_ |= m.pending_.counters().joined != joined;
+  m.undo_.Release();
+  m.learner_->EndBatch();
+  if (removed_class) {  // give back what Admit reserved for it
+    const int64_t unused =
+        m.reserved_ - ModelBytes(m.spec_, m.learner_->classes().size());
+    if (unused > 0) m.Unreserve(unused);
+  }
+  m.AppendClassNames(class_names);
+}
+
+void Model::Writer::ExpirePending(int64_t now_micros,
+                                  const PendingLimits& limits) {
+  const uint64_t expired = model_.pending_.counters().expired;
+  model_.pending_.Expire(now_micros, limits);
+  model_.ReleasePendingBytes();
+  changed_ |= model_.pending_.counters().expired != expired;
+}
+
+void Model::Writer::CountPeers(absl::Span<const PeerOutcomes> peers,
+                               absl::Span<const ExampleOutcome> outcomes) {
+  std::vector<uint8_t>& own = model_.own_outcomes_;
+  own.resize(outcomes.size());
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    own[i] = PeerOutcomeOf(outcomes[i]);
+  }
+  for (const PeerOutcomes& peer : peers) {
     if (peer.outcomes.size() == outcomes.size()) {
-      paired_.Count(peer, own_outcomes_);
+      model_.paired_.Count(peer, own);
     }
   }
 }
 
-int64_t Model::AdmitBatch(absl::Span<const PreparedExample> examples,
-                          size_t fresh, absl::Span<ExampleOutcome> outcomes,
-                          std::vector<uint32_t>& refused) {
-  if (!budget_->enforcing()) {  // recovery: refuse what was refused
+int64_t Model::Writer::Admit(absl::Span<const PreparedExample> examples,
+                             size_t from, absl::Span<ExampleOutcome> outcomes,
+                             std::vector<uint32_t>& refused) {
+  Model& m = model_;
+  if (!m.budget_->enforcing()) {  // recovery: refuse what was refused
     std::sort(refused.begin(), refused.end());
     refused.erase(std::unique(refused.begin(), refused.end()), refused.end());
     for (const uint32_t i : refused) {
-      if (i >= fresh && i < examples.size()) {
+      if (i >= from && i < examples.size()) {
         Reject(absl::ResourceExhaustedError(
                    "refused for a server limit when first learned"),
                outcomes[i]);
@@ -439,22 +427,22 @@ int64_t Model::AdmitBatch(absl::Span<const PreparedExample> examples,
     return 0;
   }
   refused.clear();
-  const bool adds_classes = multiclass();
+  const bool adds_classes = m.multiclass();
   int64_t reserved = 0;
-  int64_t classes = learner_->classes().size();
+  int64_t classes = m.learner_->classes().size();
   absl::flat_hash_set<absl::string_view> admitted;
-  for (size_t i = fresh; i < examples.size(); ++i) {
+  for (size_t i = from; i < examples.size(); ++i) {
     const PreparedExample& e = examples[i];
     absl::Status s = e.error;
     if (s.ok()) {
-      if (!adds_classes || learner_->HasClass(e.class_label) ||
+      if (!adds_classes || m.learner_->HasClass(e.class_label) ||
           admitted.contains(e.class_label)) {
         continue;
       }
-      s = AdmitClass(e.class_label, classes + 1);
+      s = m.AdmitClass(e.class_label, classes + 1);
       if (s.ok()) {
         admitted.insert(e.class_label);
-        reserved += ClassBytes(spec_);
+        reserved += ClassBytes(m.spec_);
         ++classes;
         continue;
       }
@@ -495,11 +483,11 @@ void Model::Unreserve(int64_t bytes) {
   reserved_ -= bytes;
 }
 
-bool Model::JoinsPending(const Batch* batch, size_t i,
+bool Model::JoinsPending(const LearnPlan& plan, size_t i,
                          ExampleOutcome& outcome) {
-  if (batch == nullptr || batch->example_ids.empty()) return true;
-  const std::string& id = batch->example_ids[i];
-  switch (pending_.Check(id, batch->pending_now_micros)) {
+  if (plan.ids.empty()) return true;
+  const absl::string_view id = plan.ids[i];
+  switch (pending_.Check(id, plan.now_micros)) {
     case PendingExamples::State::kWaiting:
       return true;
     case PendingExamples::State::kJoined:
@@ -531,9 +519,9 @@ void Model::ReleasePendingBytes() {
   }
 }
 
-absl::Status Model::Remember(std::vector<PendingExamples::Entry> entries,
+absl::Status Model::Remember(std::vector<PendingExamples::Entry>&& entries,
                              int64_t now_micros, const PendingLimits& limits,
-                             LogEntry* log) {
+                             const WriteAhead& write_ahead) {
   int64_t growth = 0;  // at most: evictions and joins only free bytes
   for (const PendingExamples::Entry& e : entries) {
     const int64_t bytes = PendingExamples::Bytes(e);
@@ -556,11 +544,9 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry> entries,
   }
   if (absl::Status s = budget_->Reserve(growth, name_); !s.ok()) return s;
   pending_reserved_ += growth;
-  if (log != nullptr) {
-    if (absl::Status s = Log(*log); !s.ok()) {
-      ReleasePendingBytes();
-      return s;
-    }
+  if (absl::Status s = WriteDown(write_ahead); !s.ok()) {
+    ReleasePendingBytes();
+    return s;
   }
   pending_.Expire(now_micros, limits);
   for (PendingExamples::Entry& e : entries) {
@@ -765,7 +751,7 @@ absl::Status Model::Evaluate(absl::Span<const Example> examples,
 
 absl::Status Model::SetClassWeights(absl::string_view label,
                                     std::vector<double> w, double b,
-                                    LogEntry* log) {
+                                    const WriteAhead& write_ahead) {
   absl::StatusOr<LinearWeights> weights =
       CheckedWeights(std::move(w), b, FeatureWidth(spec_));
   if (!weights.ok()) return weights.status();
@@ -776,37 +762,33 @@ absl::Status Model::SetClassWeights(absl::string_view label,
     absl::Status s = AdmitClass(label, learner_->classes().size() + 1);
     if (!s.ok()) return s;
   }
-  if (log != nullptr) {
-    if (absl::Status s = Log(*log); !s.ok()) {
-      Unreserve(added);
-      return s;
-    }
+  if (absl::Status s = WriteDown(write_ahead); !s.ok()) {
+    Unreserve(added);
+    return s;
   }
   absl::Status s = learner_->SetWeights(label, *std::move(weights));
   if (s.ok()) generation_.fetch_add(1, std::memory_order_acq_rel);
   return s;
 }
 
-absl::Status Model::MarkDeleted(LogEntry* log) {
+absl::Status Model::MarkDeleted(const WriteAhead& write_ahead) {
   std::unique_lock lock(mu_);
-  if (log != nullptr) {
-    if (absl::Status s = Log(*log); !s.ok()) return s;
-  }
+  if (absl::Status s = WriteDown(write_ahead); !s.ok()) return s;
   deleted_.store(true, std::memory_order_release);
   return absl::OkStatus();
 }
 
-absl::Status Model::Log(LogEntry& log) {
-  if (log.journal == nullptr) return absl::OkStatus();
-  absl::StatusOr<uint64_t> lsn = log.journal->Append(name_, log.record);
+absl::Status Model::WriteDown(const WriteAhead& write_ahead) {
+  if (!write_ahead) return absl::OkStatus();
+  absl::StatusOr<uint64_t> lsn = write_ahead();
   if (!lsn.ok()) return lsn.status();
-  log.lsn = lsn_ = *lsn;
+  lsn_ = *lsn;
   return absl::OkStatus();
 }
 
-absl::Status Model::RecordCreation(LogEntry& log) {
+absl::Status Model::RecordCreation(const WriteAhead& write_ahead) {
   std::unique_lock lock(mu_);
-  return Log(log);
+  return WriteDown(write_ahead);
 }
 
 int64_t Model::ClassRoom() const {

@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -37,7 +38,6 @@
 #include "core/model/model_state.h"
 #include "core/model/standardizer.h"
 #include "core/monitors/evaluation.h"
-#include "core/training/journal.h"
 
 namespace halfspace {
 
@@ -45,14 +45,34 @@ namespace halfspace {
 // no longer waits (cancelled, or past its deadline).
 using StopCheck = std::function<bool()>;
 
-// The most sources one model tracks for exactly-once training.
-inline constexpr size_t kMaxSources = 10000;
+// Writes a change down before it applies (see core/training/journal.h):
+// called under the model's writer lock once the change is known to apply,
+// it returns the record's log sequence number (LSN), or the error that
+// keeps the change from applying. Empty: the change is not written down.
+using WriteAhead = std::function<absl::StatusOr<uint64_t>()>;
 
 // What an example's outcome was, as a peer of a fan-out stream counts it.
 inline uint8_t PeerOutcomeOf(const ExampleOutcome& outcome) {
   if (!outcome.error.ok() || outcome.duplicate) return kPeerSkipped;
   return outcome.mistake ? kPeerWrong : kPeerRight;
 }
+
+// How the examples of a batch after the first `from` learn, decided by
+// the write path (core/training/trainer.h) before they do.
+struct LearnPlan {
+  // Examples [0, from) were learned before (exactly-once): each is
+  // answered as a duplicate.
+  size_t from = 0;
+  // The examples a limit refused (ascending, their error already in their
+  // outcome).
+  absl::Span<const uint32_t> refused;
+  // Delayed feedback: example i learns only while the example remembered
+  // under ids[i] waits, as of now_micros, and then joins it (under
+  // pending_limits); empty for a plain batch.
+  absl::Span<const absl::string_view> ids;
+  int64_t now_micros = 0;
+  PendingLimits pending_limits;
+};
 
 class Model {
  public:
@@ -105,24 +125,15 @@ class Model {
   // model unchanged; so does a new class past the model's limits or the
   // server's memory (RESOURCE_EXHAUSTED). A multiclass model adds the
   // classes it has not seen. If `class_names` is given, appends the names of
-  // the classes it does not hold yet, so that it lists every class an outcome's
-  // indices refer to.
-  //
-  // With a `batch`: examples its source sent before (sequence numbers up to
-  // the last one applied) are answered as duplicates and skipped, and the
-  // batch's record is appended to its journal before anything is learned.
-  // The examples a limit refuses are decided before that and listed in
-  // batch->refused (see Batch); while the budget is not enforcing
-  // (recovery), batch->refused is taken as given instead.
-  // Returns, learning nothing: NOT_FOUND once the model is deleted;
-  // INVALID_ARGUMENT for a tagged batch starting at sequence 0;
-  // RESOURCE_EXHAUSTED for a source past kMaxSources; the journal's error.
+  // the classes it does not hold yet, so that it lists every class an
+  // outcome's indices refer to. Nothing is written down: batches that are
+  // go through the trainer (core/training/trainer.h).
+  // NOT_FOUND, learning nothing, once the model is deleted.
   // REQUIRES: outcomes.size() == examples.size(); each prepared by this
   // model.
   absl::Status Learn(absl::Span<const PreparedExample> examples,
                      absl::Span<ExampleOutcome> outcomes,
-                     std::vector<std::string>* class_names = nullptr,
-                     Batch* batch = nullptr);
+                     std::vector<std::string>* class_names = nullptr);
 
   // Prepare and Learn in one call, with scratch of its own.
   absl::Status Learn(absl::Span<const Example> examples,
@@ -162,10 +173,10 @@ class Model {
   // nothing, for an id remembered before (waiting, or joined or expired
   // recently); RESOURCE_EXHAUSTED for an entry larger than
   // limits.max_bytes or past the server's memory; NOT_FOUND once the model
-  // is deleted; the journal's error.
-  absl::Status Remember(std::vector<PendingExamples::Entry> entries,
+  // is deleted; the write-ahead's error.
+  absl::Status Remember(std::vector<PendingExamples::Entry>&& entries,
                         int64_t now_micros, const PendingLimits& limits,
-                        LogEntry* log = nullptr);
+                        const WriteAhead& write_ahead = nullptr);
 
   // Delayed feedback's numbers as of now; O(1) but for examples due.
   PendingStats pending_stats() const;
@@ -181,15 +192,16 @@ class Model {
   }
 
   // Replaces the weights of one class of a multiclass model, adding the
-  // class if it is new; with an empty label, those of a binary model. With
-  // a `log`, its record is appended once the weights are known to fit and
-  // before they are replaced; on any error nothing changed.
+  // class if it is new; with an empty label, those of a binary model. The
+  // change is written ahead once the weights are known to fit and before
+  // they are replaced; on any error nothing changed.
   absl::Status SetClassWeights(absl::string_view label, std::vector<double> w,
-                               double b, LogEntry* log = nullptr);
+                               double b,
+                               const WriteAhead& write_ahead = nullptr);
 
-  // Appends a change made to the model as a whole (its creation) to
-  // `log`'s journal and notes its LSN.
-  absl::Status RecordCreation(LogEntry& log);
+  // Writes down a change made to the model as a whole (its creation) and
+  // notes its LSN.
+  absl::Status RecordCreation(const WriteAhead& write_ahead);
 
   // How many more classes the model's own limits (max_classes,
   // max_model_bytes) let it add; 0 for a binary model.
@@ -230,10 +242,15 @@ class Model {
                         std::optional<int64_t> count = std::nullopt,
                         uint64_t* generation = nullptr) const;
 
-  // Marks the model deleted: Learn fails from now on. With a `log`, its
-  // record is appended first, under the writer lock, so no batch is logged
-  // after it; if the append fails, the model is not deleted.
-  absl::Status MarkDeleted(LogEntry* log = nullptr);
+  // Marks the model deleted: Learn fails from now on. The deletion is
+  // written ahead under the writer lock, so no batch is written after it;
+  // if that fails, the model is not deleted.
+  absl::Status MarkDeleted(const WriteAhead& write_ahead = nullptr);
+
+  // The writer lock and the steps of a write, for the write path
+  // (core/training/trainer.h): held until the Writer is destroyed.
+  class Writer;
+  Writer Write();
 
   // Bumped by every change to the state; compare two reads to tell whether the
   // model changed in between.
@@ -253,24 +270,16 @@ class Model {
   // RESOURCE_EXHAUSTED when the input has more named features or makes
   // more interaction products than the limits allow.
   absl::Status CheckFeatureLimits(const FeatureInput& input) const;
-  // Decides which of the examples from `fresh` on a limit refuses (their
-  // index into `refused`, ascending, their error into their outcome) and
-  // reserves the memory of the new classes the others bring; returns the
-  // bytes reserved. In recovery, rejects the examples `refused` lists.
-  // REQUIRES: mu_ held exclusively.
-  int64_t AdmitBatch(absl::Span<const PreparedExample> examples, size_t fresh,
-                     absl::Span<ExampleOutcome> outcomes,
-                     std::vector<uint32_t>& refused);
   // Checks that the model may grow to `classes` classes, adding `label`,
   // and reserves the new class's memory. REQUIRES: mu_ held exclusively.
   absl::Status AdmitClass(absl::string_view label, int64_t classes);
   // Gives back `bytes` of the model's reservation.
   // REQUIRES: mu_ held exclusively.
   void Unreserve(int64_t bytes);
-  // Whether example i of `batch` may learn: OK for a plain batch or a
-  // remembered example that waits; else why not, as its outcome.
+  // Whether example i of a feedback batch may learn: OK while the example
+  // remembered under plan.ids[i] waits; else why not, as its outcome.
   // REQUIRES: mu_ held exclusively.
-  bool JoinsPending(const Batch* batch, size_t i, ExampleOutcome& outcome);
+  bool JoinsPending(const LearnPlan& plan, size_t i, ExampleOutcome& outcome);
   // See pending_stats. REQUIRES: mu_ held.
   PendingStats PendingStatsLocked() const;
   // Gives back to the budget what the pending examples no longer take.
@@ -281,13 +290,9 @@ class Model {
   // example and removed the class it had added. REQUIRES: mu_ held
   // exclusively.
   bool LearnOne(const PreparedExample& example, ExampleOutcome& outcome);
-  // Appends the change's record to its journal, if any, and notes its LSN.
+  // Writes the change ahead, if it is written down, and notes its LSN.
   // REQUIRES: mu_ held exclusively.
-  absl::Status Log(LogEntry& log);
-  // Counts paired mistakes against the batch's peers.
-  // REQUIRES: mu_ held exclusively.
-  void CountPeers(const Batch& batch,
-                  absl::Span<const ExampleOutcome> outcomes);
+  absl::Status WriteDown(const WriteAhead& write_ahead);
   // RESOURCE_EXHAUSTED when predicting for `instances` with `options`
   // could take more than options.max_bytes. REQUIRES: mu_ held.
   absl::Status CheckPredictionSize(size_t instances,
@@ -334,6 +339,67 @@ class Model {
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};
 };
+
+// A write to a model under its writer lock, step by step: the trainer
+// decides what a batch does (exactly-once, limits, its record) and the
+// model does it. The model's generation moves once, when the Writer ends,
+// if anything changed.
+class Model::Writer {
+ public:
+  explicit Writer(Model& model) : model_(model), lock_(model.mu_) {}
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer() {
+    if (changed_) model_.generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  // NOT_FOUND once the model is deleted.
+  absl::Status CheckNotDeleted() const;
+
+  // The last sequence number applied from `source` (0 if none), how many
+  // sources the model tracks, and a source's new position.
+  uint64_t LastSequence(absl::string_view source) const;
+  size_t sources() const { return model_.sources_.size(); }
+  void SetLastSequence(absl::string_view source, uint64_t sequence);
+
+  // Decides which of examples [from, end) a limit refuses (their index into
+  // `refused`, ascending, their error into their outcome) and reserves the
+  // memory of the new classes the others bring; returns the bytes
+  // reserved. While the budget is not enforcing (recovery), refuses the
+  // examples `refused` lists instead, as they were refused when first
+  // learned.
+  int64_t Admit(absl::Span<const PreparedExample> examples, size_t from,
+                absl::Span<ExampleOutcome> outcomes,
+                std::vector<uint32_t>& refused);
+  // Gives back `bytes` that Admit reserved, for a write that did not
+  // happen.
+  void Unreserve(int64_t bytes) { model_.Unreserve(bytes); }
+
+  // The LSN of the change being written.
+  void set_lsn(uint64_t lsn) { model_.lsn_ = lsn; }
+
+  // Learns the examples as `plan` says, and ends the batch; `class_names`
+  // as in Model::Learn.
+  void Learn(absl::Span<const PreparedExample> examples,
+             absl::Span<ExampleOutcome> outcomes, const LearnPlan& plan,
+             std::vector<std::string>* class_names);
+
+  // Drops the remembered examples due as of `now_micros` (see
+  // pending_examples.h).
+  void ExpirePending(int64_t now_micros, const PendingLimits& limits);
+
+  // Counts paired mistakes against `peers`, models that learned the same
+  // examples before this one (see paired_mistakes.h).
+  void CountPeers(absl::Span<const PeerOutcomes> peers,
+                  absl::Span<const ExampleOutcome> outcomes);
+
+ private:
+  Model& model_;
+  std::unique_lock<std::shared_mutex> lock_;
+  bool changed_ = false;
+};
+
+inline Model::Writer Model::Write() { return Writer(*this); }
 
 }  // namespace halfspace
 

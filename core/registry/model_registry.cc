@@ -23,6 +23,18 @@ absl::Status Unavailable(absl::string_view name, const absl::Status& reason) {
       "; delete it, or restore its files and restart"));
 }
 
+// Writes `record`, a change to model `name`, ahead to `journal` (none: not
+// at all) and notes its LSN in `lsn`.
+WriteAhead AppendTo(Journal* journal, absl::string_view name,
+                    absl::string_view record, uint64_t* lsn) {
+  if (journal == nullptr) return nullptr;
+  return [journal, name, record, lsn]() -> absl::StatusOr<uint64_t> {
+    absl::StatusOr<uint64_t> appended = journal->Append(name, record);
+    if (appended.ok() && lsn != nullptr) *lsn = *appended;
+    return appended;
+  };
+}
+
 bool AllFinite(const std::vector<double>& values) {
   return std::all_of(values.begin(), values.end(),
                      [](double v) { return std::isfinite(v); });
@@ -135,7 +147,7 @@ void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
     if (!(record.ok() && record->has_restore())) {
       entry->skipped_changes += 1;
       if (record.ok() && record->has_train() && examples) {
-        entry->skipped_examples += examples(record->train());
+        entry->skipped_examples += examples(record->train().request());
       }
       return;
     }
@@ -176,19 +188,19 @@ void ModelRegistry::FinishReplay() {
 namespace {
 
 // Replays a logged Train batch on `model`: the batch as it was first
-// learned (source, ids, pending clock and limits, peers' outcomes), the
-// examples decoded by `train`.
+// learned (source, refusals, ids, pending clock and limits, peers'
+// outcomes), the examples decoded by `train`.
 absl::Status ReplayTrain(Model& model, const storage::v1::TrainBatch& logged,
-                         Journal& journal,
+                         const Trainer& trainer,
                          const ModelRegistry::TrainReplay& train) {
-  Batch batch;
+  TrainBatch batch;
   batch.source = logged.source();
   batch.first_sequence = logged.first_sequence();
-  batch.log.journal = &journal;
+  batch.request = logged.request();
   const std::vector<std::string> ids(logged.example_ids().begin(),
                                      logged.example_ids().end());
   batch.example_ids = ids;
-  batch.pending_now_micros = logged.pending().now_micros();
+  batch.now_micros = logged.pending().now_micros();
   batch.pending_limits = LimitsOf(logged.pending());
   std::vector<PeerOutcomes> peers;
   for (const storage::v1::PeerOutcomes& peer : logged.peers()) {
@@ -198,30 +210,31 @@ absl::Status ReplayTrain(Model& model, const storage::v1::TrainBatch& logged,
                       peer.outcomes().size()}});
   }
   batch.peers = peers;
-  return train(model, logged, batch);
+  batch.refused.assign(logged.refused().begin(), logged.refused().end());
+  return train(model, batch, trainer);
 }
 
 // Replays remembering examples for feedback, at the logged clock.
 absl::Status ReplayRemember(Model& model, storage::v1::Remember& change,
-                            Journal& journal) {
+                            const Trainer& trainer) {
   std::vector<PendingExamples::Entry> entries;
   for (storage::v1::PendingExample& e : *change.mutable_examples()) {
     entries.push_back({std::move(*e.mutable_id()),
                        std::move(*e.mutable_features()), e.deadline_micros()});
   }
-  LogEntry log{&journal, {}, 0};
-  return model.Remember(std::move(entries), change.context().now_micros(),
-                        LimitsOf(change.context()), &log);
+  return trainer
+      .Remember(model, std::move(entries), change.context().now_micros(),
+                LimitsOf(change.context()))
+      .status();
 }
 
 absl::Status ReplaySetWeights(Model& model,
                               const storage::v1::SetWeights& change,
                               Journal& journal) {
-  LogEntry log{&journal, {}, 0};
   return model.SetClassWeights(
       change.class_label(),
       {change.weights().w().begin(), change.weights().w().end()},
-      change.weights().b(), &log);
+      change.weights().b(), AppendTo(&journal, model.name(), "", nullptr));
 }
 
 }  // namespace
@@ -240,16 +253,17 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
   if (entry == nullptr || entry->model->lsn() >= lsn) return absl::OkStatus();
   Model& model = *entry->model;
   ReplayJournal journal(lsn);
+  const Trainer trainer(&journal);
   switch (record.change_case()) {
     case storage::v1::LogRecord::kTrain:
-      return ReplayTrain(model, record.train(), journal, train);
+      return ReplayTrain(model, record.train(), trainer, train);
     case storage::v1::LogRecord::kRemember:
-      return ReplayRemember(model, *record.mutable_remember(), journal);
+      return ReplayRemember(model, *record.mutable_remember(), trainer);
     case storage::v1::LogRecord::kSetWeights:
       return ReplaySetWeights(model, record.set_weights(), journal);
     case storage::v1::LogRecord::kDelete: {
-      LogEntry log{&journal, {}, 0};
-      if (absl::Status s = model.MarkDeleted(&log); !s.ok()) return s;
+      absl::Status s = model.MarkDeleted(AppendTo(&journal, name, "", nullptr));
+      if (!s.ok()) return s;
       {
         std::unique_lock lock(mu_);
         entries_.erase(name);
@@ -302,8 +316,9 @@ absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::ModelFromRecord(
                     snapshot->incarnation);
   if (!model.ok()) return model.status();
   ReplayJournal journal(lsn);
-  LogEntry log{&journal, {}, 0};
-  if (absl::Status s = (*model)->RecordCreation(log); !s.ok()) return s;
+  absl::Status s =
+      (*model)->RecordCreation(AppendTo(&journal, name, "", nullptr));
+  if (!s.ok()) return s;
   return model;
 }
 
@@ -384,9 +399,9 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
   auto entry = std::make_shared<Entry>();
   entry->model = std::move(model);
   if (journal_ != nullptr) {
-    LogEntry log{journal_, record, 0};
-    if (absl::Status s = entry->model->RecordCreation(log); !s.ok()) return s;
-    if (lsn != nullptr) *lsn = log.lsn;
+    absl::Status s =
+        entry->model->RecordCreation(AppendTo(journal_, name, record, lsn));
+    if (!s.ok()) return s;
   } else if (absl::Status s = SaveLocked(*entry); !s.ok()) {
     return s;
   }
@@ -562,9 +577,9 @@ absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
   }
   const std::string record = DeleteRecord();
   if (entry->model != nullptr) {
-    LogEntry log{journal_, record, 0};
-    if (absl::Status s = entry->model->MarkDeleted(&log); !s.ok()) return s;
-    if (lsn != nullptr) *lsn = log.lsn;
+    absl::Status s =
+        entry->model->MarkDeleted(AppendTo(journal_, name, record, lsn));
+    if (!s.ok()) return s;
   } else if (journal_ != nullptr) {
     // An unavailable model with no state still had records: the deletion
     // is logged, so that recovery never applies them again.
@@ -587,11 +602,8 @@ absl::Status ModelRegistry::SetWeights(absl::string_view name,
   if (!model.ok()) return model.status();
   const std::string record =
       journal_ != nullptr ? SetWeightsRecord(class_label, w, b) : "";
-  LogEntry log{journal_, record, 0};
-  absl::Status s =
-      (*model)->SetClassWeights(class_label, std::move(w), b, &log);
-  if (lsn != nullptr) *lsn = log.lsn;
-  return s;
+  return (*model)->SetClassWeights(class_label, std::move(w), b,
+                                   AppendTo(journal_, name, record, lsn));
 }
 
 absl::Status ModelRegistry::RestorePrevious(absl::string_view name,
@@ -612,9 +624,9 @@ absl::Status ModelRegistry::RestorePrevious(absl::string_view name,
   entry->stored = false;
   if (journal_ != nullptr) {
     const std::string record = RestoreRecord(entry->model->Snapshot());
-    LogEntry log{journal_, record, 0};
-    if (absl::Status s = entry->model->RecordCreation(log); !s.ok()) return s;
-    if (lsn != nullptr) *lsn = log.lsn;
+    absl::Status s =
+        entry->model->RecordCreation(AppendTo(journal_, name, record, lsn));
+    if (!s.ok()) return s;
   } else if (absl::Status s = SaveLocked(*entry); !s.ok()) {
     return s;
   }

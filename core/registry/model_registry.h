@@ -38,9 +38,13 @@
 #include "core/model/model.h"
 #include "core/storage/model_store.h"
 #include "core/training/journal.h"
-#include "halfspace/storage/v1/storage.pb.h"
+#include "core/training/trainer.h"
 
 namespace halfspace {
+namespace storage::v1 {
+class LogRecord;
+class ModelFile;
+}  // namespace storage::v1
 
 // A registered name: its model, or why it is unavailable.
 struct Listing {
@@ -68,10 +72,11 @@ class ModelRegistry {
   // Call once, before Replay and serving.
   absl::StatusOr<uint64_t> Load();
 
-  // Replays a batch of training examples during recovery (the request's
-  // encoding is the server's business): learns it with `batch`.
+  // Replays a batch of training examples during recovery: decodes
+  // batch.request (its encoding is the server's business) and trains
+  // `model` on it with `trainer`.
   using TrainReplay = std::function<absl::Status(
-      Model& model, const storage::v1::TrainBatch& record, Batch& batch)>;
+      Model& model, TrainBatch& batch, const Trainer& trainer)>;
 
   // Called once before the first log record is replayed, with its LSN (0
   // if the log holds none). A model whose snapshot was unreadable but whose
@@ -83,7 +88,7 @@ class ModelRegistry {
 
   // The examples a logged batch holds (the request's encoding is the
   // server's business), to tell what rolling a model back gives up.
-  using ExamplesOf = std::function<uint64_t(const storage::v1::TrainBatch&)>;
+  using ExamplesOf = std::function<uint64_t(absl::string_view request)>;
 
   // Applies log record `lsn` of `model` during recovery, before serving.
   // A record that cannot be applied makes its model unavailable. An
@@ -111,6 +116,10 @@ class ModelRegistry {
 
   // The journal changes go to; null if none.
   Journal* journal() const { return journal_; }
+
+  // The write path of the models' training (see trainer.h), to the
+  // journal.
+  Trainer trainer() const { return Trainer(journal_); }
 
   // The limits and memory every model shares.
   ResourceBudget& budget() const { return *budget_; }

@@ -10,48 +10,47 @@ std::string CreateRecord(const ModelSnapshot& snapshot) {
   return record.SerializeAsString();
 }
 
-std::string TrainRecord(absl::string_view request, absl::string_view source,
-                        uint64_t first_sequence,
-                        absl::Span<const uint32_t> refused,
-                        absl::Span<const PeerOutcomes> peers) {
+std::string TrainRecord(const TrainBatch& batch) {
   storage::v1::LogRecord record;
-  storage::v1::TrainBatch* batch = record.mutable_train();
-  batch->set_request(request.data(), request.size());
-  batch->set_source(source.data(), source.size());
-  batch->set_first_sequence(first_sequence);
-  batch->mutable_refused()->Add(refused.begin(), refused.end());
-  for (const PeerOutcomes& peer : peers) {
-    storage::v1::PeerOutcomes* out = batch->add_peers();
+  storage::v1::TrainBatch* train = record.mutable_train();
+  train->set_request(batch.request.data(), batch.request.size());
+  train->set_source(batch.source.data(), batch.source.size());
+  train->set_first_sequence(batch.first_sequence);
+  train->mutable_refused()->Add(batch.refused.begin(), batch.refused.end());
+  for (const PeerOutcomes& peer : batch.peers) {
+    storage::v1::PeerOutcomes* out = train->add_peers();
     out->set_model(peer.model.data(), peer.model.size());
     out->set_incarnation(peer.incarnation);
     out->set_outcomes(peer.outcomes.data(), peer.outcomes.size());
   }
+  if (!batch.example_ids.empty()) {
+    for (const std::string& id : batch.example_ids) train->add_example_ids(id);
+    ToProto(batch.now_micros, batch.pending_limits, *train->mutable_pending());
+  }
   return record.SerializeAsString();
 }
 
-std::string FeedbackRecord(absl::string_view request, const Batch& batch) {
-  storage::v1::LogRecord record;
-  storage::v1::TrainBatch* train = record.mutable_train();
-  train->set_request(request.data(), request.size());
-  for (const std::string& id : batch.example_ids) train->add_example_ids(id);
-  train->mutable_refused()->Add(batch.refused.begin(), batch.refused.end());
-  ToProto(batch.pending_now_micros, batch.pending_limits,
-          *train->mutable_pending());
-  return record.SerializeAsString();
-}
-
-std::string RememberRecord(absl::Span<const PendingExamples::Entry> entries,
-                           int64_t now_micros, const PendingLimits& limits) {
+std::string RememberRecord(const RememberBatch& batch) {
   storage::v1::LogRecord record;
   storage::v1::Remember* change = record.mutable_remember();
-  for (const PendingExamples::Entry& e : entries) {
+  for (const PendingExamples::Entry& e : batch.entries) {
     storage::v1::PendingExample* example = change->add_examples();
     example->set_id(e.id);
     example->set_features(e.features);
     example->set_deadline_micros(e.deadline_micros);
   }
-  ToProto(now_micros, limits, *change->mutable_context());
+  ToProto(batch.now_micros, batch.limits, *change->mutable_context());
   return record.SerializeAsString();
+}
+
+absl::StatusOr<uint64_t> RecordJournal::Append(absl::string_view model,
+                                               const TrainBatch& batch) {
+  return Append(model, TrainRecord(batch));
+}
+
+absl::StatusOr<uint64_t> RecordJournal::Append(absl::string_view model,
+                                               const RememberBatch& batch) {
+  return Append(model, RememberRecord(batch));
 }
 
 void ToProto(int64_t now_micros, const PendingLimits& limits,

@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/model/model_state.h"
-#include "core/monitors/pending_examples.h"
+#include "core/training/batch.h"
 #include "core/training/journal.h"
 #include "halfspace/storage/v1/storage.pb.h"
 
@@ -20,22 +20,11 @@ namespace halfspace {
 // A model created from `snapshot`: fresh when its weights are empty.
 std::string CreateRecord(const ModelSnapshot& snapshot);
 
-// A batch of examples as the request that carried them, and the examples
-// a limit refused (see Batch::refused) and a fan-out stream's peers (see
-// Batch::peers).
-std::string TrainRecord(absl::string_view request, absl::string_view source,
-                        uint64_t first_sequence,
-                        absl::Span<const uint32_t> refused = {},
-                        absl::Span<const PeerOutcomes> peers = {});
-
-// A batch of delayed feedback: the TrainRequest made of the remembered
-// examples and their labels, each joining the id it was remembered under
-// (see Batch::example_ids).
-std::string FeedbackRecord(absl::string_view request, const Batch& batch);
+// A batch of training examples or of delayed feedback (see batch.h).
+std::string TrainRecord(const TrainBatch& batch);
 
 // Examples remembered for delayed feedback (see Model::Remember).
-std::string RememberRecord(absl::Span<const PendingExamples::Entry> entries,
-                           int64_t now_micros, const PendingLimits& limits);
+std::string RememberRecord(const RememberBatch& batch);
 
 // The context a logged change to pending examples was made in, and back.
 void ToProto(int64_t now_micros, const PendingLimits& limits,
@@ -52,6 +41,18 @@ std::string RestoreRecord(const ModelSnapshot& snapshot);
 
 // DATA_LOSS if `payload` is not a LogRecord with a change.
 absl::StatusOr<storage::v1::LogRecord> DecodeRecord(absl::string_view payload);
+
+// A journal of LogRecords: the batches it is handed become records as the
+// functions above encode them, appended as bytes by the implementation
+// (the write-ahead log).
+class RecordJournal : public Journal {
+ public:
+  absl::StatusOr<uint64_t> Append(absl::string_view model,
+                                  const TrainBatch& batch) final;
+  absl::StatusOr<uint64_t> Append(absl::string_view model,
+                                  const RememberBatch& batch) final;
+  using Journal::Append;
+};
 
 }  // namespace halfspace
 

@@ -49,11 +49,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/training/journal.h"
+#include "core/storage/log_record.h"
 
 namespace halfspace {
 
-class WriteAheadLog final : public Journal {
+class WriteAheadLog final : public RecordJournal {
  public:
   struct Options {
     std::string dir;
@@ -104,11 +104,12 @@ class WriteAheadLog final : public Journal {
   // errors as INTERNAL; either way the log is as it was.
   absl::StatusOr<uint64_t> Append(absl::string_view key,
                                   absl::string_view payload) override;
+  using RecordJournal::Append;  // a batch, encoded as a record
 
   // Runs `done` once every record up to `lsn` is durable: at once (on the
   // caller's thread) if it is, else on the sync thread, which it must not
   // block.
-  void WhenDurable(uint64_t lsn, absl::AnyInvocable<void() &&> done);
+  void WhenDurable(uint64_t lsn, absl::AnyInvocable<void() &&> done) override;
 
   // Blocks until every record up to `lsn` is durable.
   void WaitDurable(uint64_t lsn) override;

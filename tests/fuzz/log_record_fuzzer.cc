@@ -25,10 +25,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::unique_ptr<Model>> models = FuzzModels(budget);
   budget->set_enforcing(false);
   for (std::unique_ptr<Model>& model : models) {
-    Batch batch;
+    TrainBatch batch;
     batch.source = record->train().source();
     batch.first_sequence = record->train().first_sequence();
-    (void)ReplayTrainBatch(*model, record->train(), batch);
+    batch.request = record->train().request();
+    batch.refused.assign(record->train().refused().begin(),
+                         record->train().refused().end());
+    (void)ReplayTrainBatch(*model, batch, Trainer(nullptr));
   }
   return 0;
 }

@@ -34,8 +34,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     TrainScratch scratch;
     Check(PrepareRequest(*model, request, scratch).ok());
     const size_t bound = ResponseSizeBound(*model, request, scratch);
-    Batch batch;
-    if (!LearnPrepared(*model, request, batch, scratch).ok()) continue;
+    TrainBatch batch;
+    if (!LearnPrepared(Trainer(nullptr), *model, request, batch, scratch)
+             .ok()) {
+      continue;
+    }
     v1::TrainResponse response;
     for (const ExampleOutcome& outcome : scratch.outcomes) {
       ToProto(outcome, scratch.class_names, response.add_results());

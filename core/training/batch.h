@@ -1,0 +1,62 @@
+// What one write to a model holds, as plain data: a batch of training
+// examples or of delayed feedback, or examples remembered for feedback.
+// Everything a write depends on is here, so that the journal can write it
+// down whole and recovery, given the same batch, decides exactly as the
+// first run did (see trainer.h).
+
+#ifndef HALFSPACE_CORE_TRAINING_BATCH_H_
+#define HALFSPACE_CORE_TRAINING_BATCH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/monitors/paired_mistakes.h"
+#include "core/monitors/pending_examples.h"
+
+namespace halfspace {
+
+struct TrainBatch {
+  // The producer's id and the first example's sequence number (the others
+  // follow it), for exactly-once training; empty and 0 for untagged
+  // examples.
+  absl::string_view source;
+  uint64_t first_sequence = 0;
+
+  // How the examples are written down: the request that carried them, in
+  // the caller's encoding (the journal keeps its bytes; recovery decodes
+  // them again).
+  absl::string_view request;
+
+  // A batch of delayed feedback: example i is the one remembered under
+  // example_ids[i]; it learns only while that example waits, as of
+  // now_micros under pending_limits. Empty for a plain batch.
+  absl::Span<const std::string> example_ids;
+  int64_t now_micros = 0;
+  PendingLimits pending_limits;
+
+  // A fan-out stream: what the models it trained before this one on the
+  // same examples did with each, to count paired mistakes against them
+  // (see paired_mistakes.h); empty otherwise.
+  absl::Span<const PeerOutcomes> peers;
+
+  // The examples a server limit refused, by index, ascending. Whether a
+  // limit refuses an example depends on flags and on the other models, so
+  // the trainer decides it once, before the batch is written down, and
+  // recovery takes the written list instead of deciding again.
+  std::vector<uint32_t> refused;
+};
+
+// Examples remembered for delayed feedback (see Model::Remember), as of
+// now_micros under `limits`; with no entries, only what is due expires.
+struct RememberBatch {
+  absl::Span<const PendingExamples::Entry> entries;
+  int64_t now_micros = 0;
+  PendingLimits limits;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_TRAINING_BATCH_H_
