@@ -19,6 +19,8 @@ work=$top/build-mutants/tree
 mkdir -p "$work"
 git ls-files -z | xargs -0 cp --parents -t "$work"
 cp tests/mutants.txt "$work/../mutants.txt"  # edits during a run do not count
+# The npm tools tests/run.sh installed (the Node example's test needs them).
+if [ -d build-tools ]; then ln -sfn "$top/build-tools" "$work/build-tools"; fi
 cd "$work"
 BUILD_DIR=build bash deploy/build.sh > ../build.log 2>&1 ||
   { echo "the unmutated tree does not build: see build-mutants/build.log"; exit 1; }
