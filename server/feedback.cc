@@ -91,38 +91,29 @@ absl::Status RememberInstances(
   return status;
 }
 
-absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
-                           const v1::FeedbackRequest& request,
-                           const StopCheck& stop, size_t max_message_bytes,
-                           Metrics& metrics, v1::FeedbackResponse& response,
-                           uint64_t& lsn) {
-  const int n = request.feedback_size();
-  if (n == 0) {
-    return absl::InvalidArgumentError(
-        "FeedbackRequest has no feedback; send example ids with labels");
-  }
-  const Limits& limits = registry.budget().limits();
-  if (absl::Status s = CheckExamplesPerRequest(n, limits, "FeedbackRequest");
-      !s.ok()) {
-    return s;
-  }
-  const int64_t now = absl::ToUnixMicros(absl::Now());
-  // The remembered examples with their labels, as a Train stream would
-  // have sent them; feedback i's example is train.examples(example[i]).
-  v1::TrainRequest train;
-  train.set_model(model.name());
-  std::vector<std::string> ids;
-  std::vector<int> example(n, -1);
-  std::string features;
+namespace {
+
+// The feedback of `request` whose remembered examples wait, as of `now`,
+// into `waiting` (and feedback i's index there into example[i]); each
+// other one's result (a duplicate, or why not) into `response`. Whether
+// any had expired.
+bool WaitingFeedback(const Model& model, const v1::FeedbackRequest& request,
+                     int64_t now, Metrics& metrics,
+                     std::vector<Feedback>& waiting, std::vector<int>& example,
+                     v1::FeedbackResponse& response) {
   bool expired = false;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < request.feedback_size(); ++i) {
     const v1::ExampleFeedback& f = request.feedback(i);
     v1::ExampleResult* result = response.add_results();
     absl::Status s = ValidateExampleId(f.example_id());
     if (s.ok()) {
-      switch (model.Pending(f.example_id(), now, &features)) {
+      switch (model.Pending(f.example_id(), now, nullptr)) {
         case PendingExamples::State::kWaiting:
-          break;
+          example[i] = static_cast<int>(waiting.size());
+          waiting.push_back({f.example_id(), f.label(), f.class_label(),
+                             f.has_weight() ? std::optional<double>(f.weight())
+                                            : std::nullopt});
+          continue;
         case PendingExamples::State::kJoined:
           result->set_duplicate(true);
           continue;
@@ -141,23 +132,35 @@ absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
           break;
       }
     }
-    v1::Example* e = train.add_examples();
-    if (s.ok() && !e->mutable_features()->ParseFromString(features)) {
-      s = absl::DataLossError("the remembered features do not decode");
-    }
-    if (!s.ok()) {
-      train.mutable_examples()->RemoveLast();
-      metrics.RecordRefusal(s);
-      ToRpcStatus(s, result->mutable_error());
-      continue;
-    }
-    e->set_label(f.label());
-    e->set_class_label(f.class_label());
-    if (f.has_weight()) e->set_weight(f.weight());
-    example[i] = static_cast<int>(ids.size());
-    ids.push_back(f.example_id());
+    metrics.RecordRefusal(s);
+    ToRpcStatus(s, result->mutable_error());
   }
-  if (ids.empty()) {
+  return expired;
+}
+
+}  // namespace
+
+absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
+                           const v1::FeedbackRequest& request,
+                           const StopCheck& stop, size_t max_message_bytes,
+                           Metrics& metrics, v1::FeedbackResponse& response,
+                           uint64_t& lsn) {
+  const int n = request.feedback_size();
+  if (n == 0) {
+    return absl::InvalidArgumentError(
+        "FeedbackRequest has no feedback; send example ids with labels");
+  }
+  const Limits& limits = registry.budget().limits();
+  if (absl::Status s = CheckExamplesPerRequest(n, limits, "FeedbackRequest");
+      !s.ok()) {
+    return s;
+  }
+  const int64_t now = absl::ToUnixMicros(absl::Now());
+  std::vector<Feedback> feedback;
+  std::vector<int> example(n, -1);  // feedback i's index in `feedback`
+  const bool expired = WaitingFeedback(model, request, now, metrics, feedback,
+                                       example, response);
+  if (feedback.empty()) {
     // Nothing to learn; give back what the expired examples held.
     if (!expired) return absl::OkStatus();
     absl::StatusOr<uint64_t> expiry =
@@ -166,9 +169,11 @@ absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
     lsn = *expiry;
     return absl::OkStatus();
   }
-
+  v1::TrainRequest train;
   TrainScratch scratch;
-  if (absl::Status s = PrepareRequest(model, train, scratch, stop); !s.ok()) {
+  if (absl::Status s =
+          PrepareFeedback(model, feedback, now, train, scratch, stop);
+      !s.ok()) {
     return s;
   }
   if (const size_t bound = ResponseSizeBound(model, train, scratch);
@@ -178,10 +183,8 @@ absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
                      " bytes (send fewer feedback per request)"),
         max_message_bytes, "max_message_bytes");
   }
-  const std::string request_bytes = train.SerializeAsString();
   TrainBatch batch;
-  batch.request = request_bytes;
-  batch.example_ids = ids;
+  batch.feedback = feedback;
   batch.now_micros = now;
   batch.pending_limits = PendingLimitsOf(limits);
   absl::StatusOr<uint64_t> learned =

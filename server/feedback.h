@@ -4,10 +4,11 @@
 //
 // A remembered instance keeps its FeatureVector as the request carried it;
 // feedback turns the remembered instances and their labels into the
-// TrainRequest a Train stream would have sent, and learns it as the stream
+// examples a Train stream would have sent, and learns them as the stream
 // does, so that the model ends bit for bit where that stream would have left
-// it. The log holds that request with the ids it joins, so recovery learns
-// it again alike.
+// it. The log holds the ids and labels (the features are in the log's
+// earlier record or the snapshot), so recovery learns them again alike
+// (see PrepareFeedback).
 
 #ifndef HALFSPACE_SERVER_FEEDBACK_H_
 #define HALFSPACE_SERVER_FEEDBACK_H_

@@ -100,6 +100,37 @@ size_t ResponseSizeBound(const Model& model, const v1::TrainRequest& request,
   return ErrorsSizeBound(request, scratch, valid);
 }
 
+absl::Status PrepareFeedback(const Model& model,
+                             absl::Span<const Feedback> feedback,
+                             int64_t now_micros, v1::TrainRequest& train,
+                             TrainScratch& scratch, const StopCheck& stop) {
+  train.Clear();
+  std::vector<absl::Status> unusable(feedback.size());
+  std::string features;
+  for (size_t i = 0; i < feedback.size(); ++i) {
+    const Feedback& f = feedback[i];
+    v1::Example* e = train.add_examples();
+    if (model.Pending(f.id, now_micros, &features) !=
+        PendingExamples::State::kWaiting) {
+      unusable[i] = absl::NotFoundError("the example no longer waits");
+    } else if (!e->mutable_features()->ParseFromString(features)) {
+      e->clear_features();
+      unusable[i] =
+          absl::DataLossError("the remembered features do not decode");
+    }
+    e->set_label(f.label);
+    e->set_class_label(f.class_label);
+    if (f.weight.has_value()) e->set_weight(*f.weight);
+  }
+  if (absl::Status s = PrepareRequest(model, train, scratch, stop); !s.ok()) {
+    return s;
+  }
+  for (size_t i = 0; i < feedback.size(); ++i) {
+    if (!unusable[i].ok()) scratch.prepared[i].error = std::move(unusable[i]);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint64_t> LearnPrepared(const Trainer& trainer, Model& model,
                                        const v1::TrainRequest& request,
                                        TrainBatch& batch, TrainScratch& scratch,
@@ -121,11 +152,20 @@ uint64_t TrainBatchExamples(absl::string_view request) {
 
 absl::Status ReplayTrainBatch(Model& model, TrainBatch& batch,
                               const Trainer& trainer) {
+  TrainScratch scratch;
+  if (!batch.feedback.empty()) {
+    v1::TrainRequest examples;
+    if (absl::Status s = PrepareFeedback(model, batch.feedback,
+                                         batch.now_micros, examples, scratch);
+        !s.ok()) {
+      return s;
+    }
+    return LearnPrepared(trainer, model, examples, batch, scratch).status();
+  }
   v1::TrainRequest request;
   if (!request.ParseFromArray(batch.request.data(), batch.request.size())) {
     return absl::DataLossError("the logged TrainRequest does not decode");
   }
-  TrainScratch scratch;
   if (absl::Status s = PrepareRequest(model, request, scratch); !s.ok()) {
     return s;
   }

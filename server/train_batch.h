@@ -1,6 +1,7 @@
-// Learning one TrainRequest's examples: shared by the Train stream and by
-// recovery, which replays the requests the write-ahead log holds, so that
-// both learn exactly alike.
+// Making and learning a batch's examples: one TrainRequest's, or delayed
+// feedback's. Shared by the Train stream, the Feedback call and recovery,
+// which replays the batches the write-ahead log holds, so that all learn
+// exactly alike.
 
 #ifndef HALFSPACE_SERVER_TRAIN_BATCH_H_
 #define HALFSPACE_SERVER_TRAIN_BATCH_H_
@@ -31,6 +32,18 @@ struct TrainScratch {
 absl::Status PrepareRequest(const Model& model, const v1::TrainRequest& request,
                             TrainScratch& scratch,
                             const StopCheck& stop = nullptr);
+
+// The examples of delayed feedback for `model`: each the features
+// remembered under its id (as of `now_micros`) with its label, into `train`
+// and prepared into `scratch`, as PrepareRequest does. An id that no longer
+// waits, or whose features do not decode, gets an example that carries its
+// error: the trainer answers it and learns nothing of it. The Feedback call
+// and recovery both make their examples here.
+absl::Status PrepareFeedback(const Model& model,
+                             absl::Span<const Feedback> feedback,
+                             int64_t now_micros, v1::TrainRequest& train,
+                             TrainScratch& scratch,
+                             const StopCheck& stop = nullptr);
 
 // An upper bound on the size of the prepared request's TrainResponse,
 // whatever learning brings (a new class per example, errors).

@@ -346,6 +346,29 @@ TEST(FeedbackLimitsTest, TheOldestAreDroppedAndExpiredOnesAreTold) {
   EXPECT_EQ(stats.pending_expired(), 2u);
 }
 
+// Feedback that learns also drops the remembered examples that are due,
+// giving back their memory.
+TEST(FeedbackLimitsTest, FeedbackGivesBackWhatIsDue) {
+  TestServer server([](ServerOptions& o) { o.limits.pending_ttl_seconds = 2; });
+  std::unique_ptr<Stub> stub = server.NewStub();
+  Create(*stub, "m", "perceptron", 1);
+  ASSERT_TRUE(Remember(*stub, "m", {{1}}, {"a"}).ok());
+  absl::SleepFor(absl::Milliseconds(1500));
+  ASSERT_TRUE(Remember(*stub, "m", {{2}}, {"b"}).ok());
+  const int64_t both = GetModel(*stub, "m").stats().pending_bytes();
+  absl::SleepFor(absl::Milliseconds(1000));  // a is due, b is not
+  absl::StatusOr<v1::FeedbackResponse> r = Feedback(*stub, "m", {{"b", 1}});
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->results(0).has_error()) << r->results(0).error().message();
+  const v1::ModelStats stats = GetModel(*stub, "m").stats();
+  EXPECT_GT(both, 0);
+  // What is left is the two ids' tombstones: b joined, a expired.
+  EXPECT_EQ(stats.pending_bytes(),
+            2 * (PendingExamples::kTombstoneOverheadBytes + 1));
+  EXPECT_EQ(stats.pending_expired(), 1u);
+  EXPECT_EQ(stats.pending_joined(), 1u);
+}
+
 // Remembered examples survive a restart (from the snapshot) and a crash
 // (from the log), and so does what was joined.
 TEST_F(FeedbackTest, PendingExamplesSurviveARestartAndACrash) {
@@ -375,6 +398,36 @@ TEST_F(FeedbackTest, PendingExamplesSurviveARestartAndACrash) {
   }
   EXPECT_TRUE(BitIdentical(Weights(*stub_, "m"), Weights(*stub, "m")));
   EXPECT_EQ(GetModel(*stub, "m").stats().pending_joined(), 4u);
+}
+
+// The log holds feedback as ids, labels and importance weights; recovery
+// joins them to the remembered features and learns exactly the same:
+// weighted and unweighted feedback, an id labeled twice in one request,
+// an unknown id.
+TEST_F(FeedbackTest, RecoveryLearnsLoggedFeedbackFromItsIdsAndLabels) {
+  Create(*stub_, "m", "passive_aggressive", 2);
+  ASSERT_TRUE(Remember(*stub_, "m", {{1, 0}, {0, 1}, {1, 1}, {-1, 2}, {3, -1}},
+                       {"a", "b", "c", "d", "e"})
+                  .ok());
+  ASSERT_TRUE(
+      Feedback(*stub_, "m", {{"c", 1}, {"a", -1}, {"c", -1}}, {0.25, 3.0})
+          .ok());
+  ASSERT_TRUE(
+      Feedback(*stub_, "m", {{"nobody", 1}, {"e", 1}, {"b", -1}}, {1.0, 7.5})
+          .ok());
+  const v1::Model before = GetModel(*stub_, "m");
+  EXPECT_EQ(before.stats().examples_seen(), 4u);
+
+  CrashCopy crash(server_.data_dir());
+  Client recovered = crash.Start();
+  std::unique_ptr<Stub> stub = v1::HalfspaceService::NewStub(Connected(
+      grpc::CreateChannel(crash.target(), grpc::InsecureChannelCredentials())));
+  EXPECT_TRUE(BitIdentical(Weights(*stub_, "m"), Weights(*stub, "m")));
+  const v1::Model after = GetModel(*stub, "m");
+  EXPECT_EQ(after.stats().examples_seen(), 4u);
+  EXPECT_EQ(after.stats().updates(), before.stats().updates());
+  EXPECT_EQ(after.stats().pending_joined(), 4u);
+  EXPECT_EQ(after.stats().pending_waiting(), 1u);  // d
 }
 
 }  // namespace

@@ -561,7 +561,7 @@ PendingExamples::State Model::Pending(absl::string_view id, int64_t now_micros,
                                       std::string* features) const {
   std::shared_lock lock(mu_);
   const PendingExamples::State state = pending_.Check(id, now_micros);
-  if (state == PendingExamples::State::kWaiting) {
+  if (state == PendingExamples::State::kWaiting && features != nullptr) {
     *features = *pending_.Features(id);
   }
   return state;

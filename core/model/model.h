@@ -182,7 +182,7 @@ class Model {
   PendingStats pending_stats() const;
 
   // The state of remembered example `id` as of `now`, and, while it
-  // waits, its features into `features`.
+  // waits, its features into `features` (if given).
   PendingExamples::State Pending(absl::string_view id, int64_t now_micros,
                                  std::string* features) const;
 

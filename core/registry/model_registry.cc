@@ -149,6 +149,9 @@ void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
       if (record.ok() && record->has_train() && examples) {
         entry->skipped_examples += examples(record->train().request());
       }
+      if (record.ok() && record->has_feedback()) {
+        entry->skipped_examples += record->feedback().labels_size();
+      }
       return;
     }
   }
@@ -214,6 +217,28 @@ absl::Status ReplayTrain(Model& model, const storage::v1::TrainBatch& logged,
   return train(model, batch, trainer);
 }
 
+// Replays a logged batch of delayed feedback on `model`: its ids, labels,
+// refusals and pending clock and limits; the examples made by `train` of
+// the features the model remembers.
+absl::Status ReplayFeedback(Model& model,
+                            const storage::v1::FeedbackBatch& logged,
+                            const Trainer& trainer,
+                            const ModelRegistry::TrainReplay& train) {
+  std::vector<Feedback> feedback;
+  for (const storage::v1::FeedbackLabel& label : logged.labels()) {
+    feedback.push_back({label.example_id(), label.label(), label.class_label(),
+                        label.has_weight()
+                            ? std::optional<double>(label.weight())
+                            : std::nullopt});
+  }
+  TrainBatch batch;
+  batch.feedback = feedback;
+  batch.now_micros = logged.pending().now_micros();
+  batch.pending_limits = LimitsOf(logged.pending());
+  batch.refused.assign(logged.refused().begin(), logged.refused().end());
+  return train(model, batch, trainer);
+}
+
 // Replays remembering examples for feedback, at the logged clock.
 absl::Status ReplayRemember(Model& model, storage::v1::Remember& change,
                             const Trainer& trainer) {
@@ -257,6 +282,8 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
   switch (record.change_case()) {
     case storage::v1::LogRecord::kTrain:
       return ReplayTrain(model, record.train(), trainer, train);
+    case storage::v1::LogRecord::kFeedback:
+      return ReplayFeedback(model, record.feedback(), trainer, train);
     case storage::v1::LogRecord::kRemember:
       return ReplayRemember(model, *record.mutable_remember(), trainer);
     case storage::v1::LogRecord::kSetWeights:

@@ -72,9 +72,10 @@ class ModelRegistry {
   // Call once, before Replay and serving.
   absl::StatusOr<uint64_t> Load();
 
-  // Replays a batch of training examples during recovery: decodes
-  // batch.request (its encoding is the server's business) and trains
-  // `model` on it with `trainer`.
+  // Replays a batch of training examples or delayed feedback during
+  // recovery: makes its examples (of batch.request, whose encoding is the
+  // server's business, or of the features the model remembers for
+  // batch.feedback) and trains `model` on them with `trainer`.
   using TrainReplay = std::function<absl::Status(
       Model& model, TrainBatch& batch, const Trainer& trainer)>;
 

@@ -10,7 +10,27 @@ std::string CreateRecord(const ModelSnapshot& snapshot) {
   return record.SerializeAsString();
 }
 
+namespace {
+
+std::string FeedbackRecord(const TrainBatch& batch) {
+  storage::v1::LogRecord record;
+  storage::v1::FeedbackBatch* feedback = record.mutable_feedback();
+  for (const Feedback& f : batch.feedback) {
+    storage::v1::FeedbackLabel* label = feedback->add_labels();
+    label->set_example_id(f.id);
+    label->set_label(f.label);
+    label->set_class_label(f.class_label);
+    if (f.weight.has_value()) label->set_weight(*f.weight);
+  }
+  feedback->mutable_refused()->Add(batch.refused.begin(), batch.refused.end());
+  ToProto(batch.now_micros, batch.pending_limits, *feedback->mutable_pending());
+  return record.SerializeAsString();
+}
+
+}  // namespace
+
 std::string TrainRecord(const TrainBatch& batch) {
+  if (!batch.feedback.empty()) return FeedbackRecord(batch);
   storage::v1::LogRecord record;
   storage::v1::TrainBatch* train = record.mutable_train();
   train->set_request(batch.request.data(), batch.request.size());

@@ -8,6 +8,7 @@
 #define HALFSPACE_CORE_TRAINING_BATCH_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,15 @@
 
 namespace halfspace {
 
+// Delayed feedback for one remembered example: its id, and the label (or
+// class label) and importance weight it learns with.
+struct Feedback {
+  std::string id;
+  int label = 0;
+  std::string class_label;
+  std::optional<double> weight;  // none: 1
+};
+
 struct TrainBatch {
   // The producer's id and the first example's sequence number (the others
   // follow it), for exactly-once training; empty and 0 for untagged
@@ -25,14 +35,19 @@ struct TrainBatch {
   absl::string_view source;
   uint64_t first_sequence = 0;
 
-  // How the examples are written down: the request that carried them, in
-  // the caller's encoding (the journal keeps its bytes; recovery decodes
-  // them again).
+  // How the examples are written down. A batch of training examples: the
+  // request that carried them, in the caller's encoding (the journal keeps
+  // its bytes; recovery decodes them again).
   absl::string_view request;
 
   // A batch of delayed feedback: example i is the one remembered under
-  // example_ids[i]; it learns only while that example waits, as of
-  // now_micros under pending_limits. Empty for a plain batch.
+  // feedback[i].id, with feedback[i]'s label; it learns only while that
+  // example waits, as of now_micros under pending_limits, and then joins
+  // it. The journal writes the ids and labels; the features are the
+  // remembered ones. Empty for a plain batch.
+  absl::Span<const Feedback> feedback;
+  // Delayed feedback as earlier releases logged it, replayed: `request`
+  // holds the examples, example i joins example_ids[i].
   absl::Span<const std::string> example_ids;
   int64_t now_micros = 0;
   PendingLimits pending_limits;

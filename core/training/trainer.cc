@@ -15,12 +15,23 @@ absl::Status CheckBatch(const TrainBatch& batch, size_t examples) {
     return absl::InvalidArgumentError(
         "sequence numbers start at 1; a tagged batch cannot start at 0");
   }
-  if (!batch.example_ids.empty() && batch.example_ids.size() != examples) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a feedback batch of ", examples, " examples names ",
-                     batch.example_ids.size(), " example ids"));
+  const size_t ids = std::max(batch.feedback.size(), batch.example_ids.size());
+  if ((!batch.feedback.empty() && !batch.example_ids.empty()) ||
+      (ids != 0 && ids != examples)) {
+    return absl::InvalidArgumentError(absl::StrCat("a feedback batch of ",
+                                                   examples, " examples names ",
+                                                   ids, " example ids"));
   }
   return absl::OkStatus();
+}
+
+// The ids of the remembered examples a feedback batch's examples join, in
+// order; none for a plain batch.
+std::vector<absl::string_view> FeedbackIds(const TrainBatch& batch) {
+  std::vector<absl::string_view> ids(batch.example_ids.begin(),
+                                     batch.example_ids.end());
+  for (const Feedback& f : batch.feedback) ids.push_back(f.id);
+  return ids;
 }
 
 }  // namespace
@@ -32,8 +43,7 @@ absl::StatusOr<uint64_t> Trainer::Train(
   const size_t n = examples.size();
   if (absl::Status s = CheckBatch(batch, n); !s.ok()) return s;
   const bool tagged = !batch.source.empty();
-  std::vector<absl::string_view> ids(batch.example_ids.begin(),
-                                     batch.example_ids.end());
+  std::vector<absl::string_view> ids = FeedbackIds(batch);
   Model::Writer writer = model.Write();
   if (absl::Status s = writer.CheckNotDeleted(); !s.ok()) return s;
   // 1. Examples [0, fresh) were applied before: sequence <= the source's
