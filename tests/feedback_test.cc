@@ -346,6 +346,47 @@ TEST(FeedbackLimitsTest, TheOldestAreDroppedAndExpiredOnesAreTold) {
   EXPECT_EQ(stats.pending_expired(), 2u);
 }
 
+// A multiclass model's feedback names classes, a new one too; recovery
+// learns the same classes and weights.
+TEST_F(FeedbackTest, RecoveryLearnsLoggedClassLabels) {
+  {
+    grpc::ClientContext context;
+    v1::CreateModelRequest create;
+    create.set_model("m");
+    *create.mutable_algorithm() = TextAlgorithm("softmax_regression");
+    create.set_dimension(2);
+    create.add_classes("cat");
+    v1::CreateModelResponse created;
+    ASSERT_TRUE(stub_->CreateModel(&context, create, &created).ok());
+  }
+  absl::StatusOr<v1::PredictResponse> remembered =
+      Remember(*stub_, "m", {{1, 0}, {0, 1}, {1, 1}}, {"a", "b", "c"});
+  ASSERT_TRUE(remembered.ok()) << remembered.status();
+  grpc::ClientContext context;
+  v1::FeedbackRequest request;
+  request.set_model("m");
+  for (const auto& [id, label] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"a", "cat"}, {"b", "dog"}, {"c", "cat"}}) {
+    v1::ExampleFeedback* f = request.add_feedback();
+    f->set_example_id(id);
+    f->set_class_label(label);
+  }
+  v1::FeedbackResponse response;
+  ASSERT_TRUE(stub_->Feedback(&context, request, &response).ok());
+  EXPECT_EQ(GetModel(*stub_, "m").stats().examples_seen(), 3u);
+
+  CrashCopy crash(server_.data_dir());
+  Client recovered = crash.Start();
+  std::unique_ptr<Stub> stub = v1::HalfspaceService::NewStub(Connected(
+      grpc::CreateChannel(crash.target(), grpc::InsecureChannelCredentials())));
+  const v1::Model model = GetModel(*stub, "m");
+  EXPECT_THAT(model.classes(), ::testing::ElementsAre("cat", "dog"));
+  EXPECT_EQ(model.stats().examples_seen(), 3u);
+  EXPECT_EQ(model.stats().weight_norm(),
+            GetModel(*stub_, "m").stats().weight_norm());
+}
+
 // Feedback that learns also drops the remembered examples that are due,
 // giving back their memory.
 TEST(FeedbackLimitsTest, FeedbackGivesBackWhatIsDue) {
