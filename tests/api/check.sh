@@ -5,6 +5,12 @@
 # it. Then the check is shown to bite: a copy of the API with an RPC removed
 # must fail it.
 #
+# The storage messages (model files, log records) are checked the same way
+# for their wire format against storage-v1.binpb, the storage.proto of the
+# last release before the write path (git show f069662:proto/halfspace/
+# storage/v1/storage.proto, built with `buf build`): data directories it
+# wrote must read back. A copy with a field renumbered must fail it.
+#
 #   bash tests/api/check.sh BUF
 #
 # To add to the API: add fields, messages, enum values or RPCs; never change
@@ -40,6 +46,24 @@ bites() {
     grep -q 'Predict' "$broken/out"
 }
 check "buf breaking catches a removed RPC" bites
+
+# The storage messages alone, as a module of their own with buf's WIRE
+# rules: names may change, field numbers and types may not.
+storage=$scratch/storage
+mkdir -p "$storage/halfspace"
+cp -r proto/halfspace/storage "$storage/halfspace/"
+printf 'version: v2\nbreaking:\n  use:\n    - WIRE\n' > "$storage/buf.yaml"
+check "buf breaking, storage wire format" \
+  "$buf" breaking "$storage" --against tests/api/storage-v1.binpb
+renumbered=$scratch/renumbered
+cp -r "$storage" "$renumbered"
+sed -i 's/  bytes request = 1;/  bytes request = 9;/' \
+  "$renumbered/halfspace/storage/v1/storage.proto"
+storage_bites() {
+  ! "$buf" breaking "$renumbered" --against tests/api/storage-v1.binpb \
+    > "$renumbered/out" 2>&1 && grep -q 'request' "$renumbered/out"
+}
+check "buf breaking catches a renumbered storage field" storage_bites
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
