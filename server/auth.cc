@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/base/files.h"
 #include "core/base/quoted.h"
-#include "core/storage/files.h"
 
 namespace halfspace {
 namespace {

@@ -7,7 +7,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/quoted.h"
-#include "core/storage/snapshot_codec.h"
 #include "server/convert.h"
 #include "server/evaluate_stream.h"
 #include "server/feedback.h"
@@ -486,15 +485,8 @@ absl::Status HalfspaceService::DoExportModel(
 absl::Status HalfspaceService::DoImportModel(
     const v1::ImportModelRequest& request, v1::ImportModelResponse& response,
     Call& call) {
-  absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(request.model_file());
-  if (!snapshot.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model_file is not a model file this server reads: ",
-                     snapshot.status().message()));
-  }
-  snapshot->name = request.model();
   absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Import(*std::move(snapshot), &call.lsn);
+      parts_.registry->Import(request.model(), request.model_file(), &call.lsn);
   if (!model.ok()) return model.status();
   spdlog::info("rid={} imported model '{}'", call.request_id, request.model());
   ToProto(**model, response.mutable_model());

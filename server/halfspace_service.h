@@ -11,10 +11,10 @@
 #ifndef HALFSPACE_SERVER_HALFSPACE_SERVICE_H_
 #define HALFSPACE_SERVER_HALFSPACE_SERVICE_H_
 
+#include "core/registry/exported_files.h"
 #include "core/registry/model_registry.h"
 #include "core/training/journal.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
-#include "server/exported_files.h"
 #include "server/service_parts.h"
 
 namespace halfspace {

@@ -18,8 +18,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/files.h"
 #include "core/base/quoted.h"
-#include "core/storage/files.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/impl/server_builder_option.h"
@@ -249,15 +249,13 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
 }
 
 Server::Server(const ServerOptions& options,
-               std::unique_ptr<DirectoryLock> lock,
-               std::unique_ptr<FileModelStore> store,
+               std::unique_ptr<DataDirectory> data,
                std::unique_ptr<Authenticator> auth)
     : options_(options),
-      lock_(std::move(lock)),
       auth_(std::move(auth)),
-      store_(std::move(store)),
+      data_(std::move(data)),
       budget_(std::make_shared<ResourceBudget>(options.limits)),
-      registry_(store_.get(), nullptr, budget_),
+      registry_(data_->store(), nullptr, budget_),
       gate_(options.streams, /*loading=*/true),
       limiter_({options.auth_failures}),
       metrics_(&registry_, &gate_) {}
@@ -268,26 +266,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   absl::StatusOr<std::unique_ptr<Authenticator>> auth =
       Authenticator::Open(options.tokens_file);
   if (!auth.ok()) return auth.status();
-  // Lock the directory before touching anything in it.
-  if (absl::Status s = CreateDirectory(options.data_dir); !s.ok()) return s;
-  if (access(options.data_dir.c_str(), W_OK | X_OK) != 0) {
-    // Typically a volume mounted from the host, owned by another user.
-    return absl::FailedPreconditionError(absl::StrCat(
-        "data directory ", options.data_dir,
-        " is not writable by this "
-        "process (uid ",
-        getuid(), "): ", std::strerror(errno),
-        "; make that user its owner (a container's volume: chown it to the "
-        "image's user), or give another --data_dir"));
-  }
-  absl::StatusOr<std::unique_ptr<DirectoryLock>> lock =
-      DirectoryLock::Acquire(options.data_dir);
-  if (!lock.ok()) return lock.status();
-  absl::StatusOr<std::unique_ptr<FileModelStore>> store =
-      FileModelStore::Open(options.data_dir);
-  if (!store.ok()) return store.status();
-  std::unique_ptr<Server> server(new Server(
-      options, *std::move(lock), *std::move(store), *std::move(auth)));
+  absl::StatusOr<std::unique_ptr<DataDirectory>> data =
+      DataDirectory::Open(options.data_dir);
+  if (!data.ok()) return data.status();
+  std::unique_ptr<Server> server(
+      new Server(options, *std::move(data), *std::move(auth)));
   // Listen first, NOT_SERVING, turning calls away while the models load:
   // a port in use fails at once, and probes see the server come up.
   if (absl::Status s = server->Listen(); !s.ok()) return s;
@@ -297,7 +280,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   if (absl::Status s = server->Checkpoint(); !s.ok()) {
     spdlog::error("checkpoint after recovery failed: {}", s.ToString());
   }
-  server->parts_.log = server->log_.get();
+  server->parts_.log = server->data_->journal();
   server->gate_.Open();
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
   server->checkpoint_thread_ =
@@ -438,52 +421,32 @@ absl::Status Server::Recover() {
 
 absl::Status Server::RecoverModels() {
   const absl::Time start = absl::Now();
-  absl::StatusOr<uint64_t> snapshot_lsn = registry_.Load();
-  if (!snapshot_lsn.ok()) return snapshot_lsn.status();
-  uint64_t replayed = 0;
-  if (options_.durability != Durability::kSnapshot) {
-    WriteAheadLog::Options log_options;
-    log_options.dir =
-        (std::filesystem::path(options_.data_dir) / "wal").string();
-    log_options.sync = options_.durability == Durability::kSync;
-    log_options.segment_bytes = options_.log_segment_bytes;
-    log_options.on_sync = [this](absl::Duration elapsed) {
-      metrics_.RecordSync(elapsed);
-    };
-    WriteAheadLog::Visitor visitor;
-    visitor.start = [&](uint64_t first_lsn) { StartReplay(first_lsn); };
-    visitor.record = [&](uint64_t lsn, absl::string_view model,
-                         absl::string_view payload) {
-      registry_.Replay(lsn, model, payload, ReplayTrainBatch,
-                       TrainBatchExamples);
-      ++replayed;
-      return absl::OkStatus();
-    };
-    visitor.damage = [&](const WriteAheadLog::Damage& damage) {
-      metrics_.RecordLogDamage();
-      const bool applies = registry_.MarkUnavailable(
-          damage.key,
-          absl::DataLossError(
-              absl::StrCat("its log is damaged (", damage.where,
-                           "); changes from there on are not applied")),
-          damage.lsn);
-      spdlog::error(
-          "the log is damaged: {}; model {}; the bytes are kept in "
-          "{}{}",
-          damage.where,
-          damage.key.empty() ? "unknown (any model's)"
-                             : absl::StrCat("'", damage.key, "'"),
-          damage.kept,
-          applies ? "" : "; its snapshot already holds the record");
-    };
-    absl::StatusOr<std::unique_ptr<WriteAheadLog>> log =
-        WriteAheadLog::Open(log_options, *snapshot_lsn, visitor);
-    if (!log.ok()) return log.status();
-    log_ = *std::move(log);
-    registry_.FinishReplay();
-    registry_.set_journal(log_.get());
-  } else {
-    StartReplay(0);  // no log to replay
+  DataDirectory::LogOptions log;
+  log.enabled = options_.durability != Durability::kSnapshot;
+  log.sync = options_.durability == Durability::kSync;
+  log.segment_bytes = options_.log_segment_bytes;
+  log.on_sync = [this](absl::Duration elapsed) {
+    metrics_.RecordSync(elapsed);
+  };
+  absl::StatusOr<DataDirectory::Recovery> recovery =
+      data_->Recover(registry_, log, ReplayTrainBatch, TrainBatchExamples);
+  if (!recovery.ok()) return recovery.status();
+  for (const std::string& name : recovery->set_aside) {
+    spdlog::warn(
+        "model '{}': its snapshot is damaged (set aside); recovered from its "
+        "previous snapshot and the log, nothing lost",
+        name);
+  }
+  for (const DataDirectory::Damage& damage : recovery->damages) {
+    metrics_.RecordLogDamage();
+    spdlog::error(
+        "the log is damaged: {}; model {}; the bytes are kept in "
+        "{}{}",
+        damage.where,
+        damage.model.empty() ? "unknown (any model's)"
+                             : absl::StrCat("'", damage.model, "'"),
+        damage.kept,
+        damage.applies ? "" : "; its snapshot already holds the record");
   }
   for (const Listing& listing : registry_.ListAll()) {
     if (!listing.unavailable.ok()) {
@@ -492,7 +455,7 @@ absl::Status Server::RecoverModels() {
     }
   }
   spdlog::info("recovered {} model(s) from {} ({} log records) in {}",
-               registry_.List().size(), options_.data_dir, replayed,
+               registry_.List().size(), options_.data_dir, recovery->records,
                absl::FormatDuration(absl::Now() - start));
   return absl::OkStatus();
 }
@@ -536,28 +499,7 @@ absl::Status Server::Shutdown() {
   return status;
 }
 
-absl::Status Server::Checkpoint() {
-  std::lock_guard lock(checkpoint_mu_);
-  // Every record up to `covered` is applied to its model before the
-  // snapshots are taken (a record is appended under its model's lock, and
-  // a snapshot takes that lock).
-  const uint64_t covered = log_ != nullptr ? log_->last_lsn() : 0;
-  absl::Status status = registry_.SaveChanged();
-  if (log_ == nullptr) return status;
-  // Models whose snapshot failed, or that are unavailable, keep their
-  // records.
-  status.Update(log_->Truncate(registry_.DroppableLog(covered)));
-  return status;
-}
-
-void Server::StartReplay(uint64_t first_lsn) {
-  for (const std::string& name : registry_.StartReplay(first_lsn)) {
-    spdlog::warn(
-        "model '{}': its snapshot is damaged (set aside); recovered from its "
-        "previous snapshot and the log, nothing lost",
-        name);
-  }
-}
+absl::Status Server::Checkpoint() { return data_->Checkpoint(registry_); }
 
 void Server::CheckpointLoop() {
   // Wakes every second to see whether a checkpoint is due: by time, or by
@@ -568,7 +510,7 @@ void Server::CheckpointLoop() {
   std::unique_lock lock(stop_mu_);
   while (!stop_.wait_for(lock, std::chrono::seconds(1),
                          [this] { return stopping_; })) {
-    const int64_t bytes = log_ != nullptr ? log_->bytes_appended() : 0;
+    const int64_t bytes = data_->log_bytes();
     const bool due_by_time =
         interval > absl::ZeroDuration() && absl::Now() - last >= interval;
     const bool due_by_size = options_.checkpoint_bytes > 0 &&

@@ -24,10 +24,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/model/limits.h"
+#include "core/registry/data_directory.h"
 #include "core/registry/model_registry.h"
-#include "core/storage/directory_lock.h"
-#include "core/storage/file_model_store.h"
-#include "core/storage/write_ahead_log.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "server/auth.h"
@@ -181,8 +179,7 @@ class Server {
   absl::Status Checkpoint();
 
  private:
-  Server(const ServerOptions& options, std::unique_ptr<DirectoryLock> lock,
-         std::unique_ptr<FileModelStore> store,
+  Server(const ServerOptions& options, std::unique_ptr<DataDirectory> data,
          std::unique_ptr<Authenticator> auth);
   // Builds the service and starts gRPC (and the metrics endpoint),
   // NOT_SERVING, the gate still loading.
@@ -195,14 +192,11 @@ class Server {
   absl::Status Recover();
   absl::Status RecoverModels();
   // Tells the registry where the log starts (see ModelRegistry::StartReplay).
-  void StartReplay(uint64_t first_lsn);
   void CheckpointLoop();
 
   const ServerOptions options_;
-  const std::unique_ptr<DirectoryLock> lock_;
   const std::unique_ptr<Authenticator> auth_;
-  std::unique_ptr<FileModelStore> store_;
-  std::unique_ptr<WriteAheadLog> log_;  // none for Durability::kSnapshot
+  const std::unique_ptr<DataDirectory> data_;
   const std::shared_ptr<ResourceBudget> budget_;
   ModelRegistry registry_;
   CallGate gate_;
@@ -210,7 +204,6 @@ class Server {
   Metrics metrics_;
   ServiceParts parts_;  // the log is set once recovery has opened it
   std::unique_ptr<HalfspaceService> service_;
-  std::mutex checkpoint_mu_;  // one checkpoint at a time
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
   std::mutex stop_mu_;

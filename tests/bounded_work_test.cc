@@ -14,9 +14,9 @@
 #include "absl/time/clock.h"
 #include "client/halfspace_client.h"
 #include "core/model/model_spec.h"
+#include "core/registry/exported_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/exported_files.h"
 #include "server/status.h"
 #include "tests/test_server.h"
 

@@ -2,8 +2,10 @@
 
 core/'s rooms, lowest first, are ROOMS; a file in one may include files of
 its own room and of the rooms before it, never of a room after it, nor a
-file at core/'s top level (there are none). Prints each include that
-breaks the order and fails.
+file at core/'s top level (there are none). And server/ reaches the models
+through the registry: it includes nothing of core/storage/ (the log, the
+file formats, the lock), so that another journal or store fits without
+touching it. Prints each include that breaks the order and fails.
 
     python3 tests/rooms_test.py [SOURCE_DIR]
 """
@@ -38,7 +40,15 @@ def main():
             if room not in ROOMS or ROOMS.index(room) > ROOMS.index(own):
                 broken.append(f"{f.relative_to(top)} ({own}) includes "
                               f"core/{included} ({room}), a room above it")
-    print(f"{len(files)} files of core/ read")
+    servers = sorted((top / "server").glob("*.h")) + sorted(
+        (top / "server").glob("*.cc"))
+    for f in servers:
+        for included in INCLUDE.findall(f.read_text()):
+            if room_of(included) == "storage":
+                broken.append(f"{f.relative_to(top)} includes "
+                              f"core/{included}: server/ reaches storage "
+                              "through core/registry/")
+    print(f"{len(files)} files of core/ and {len(servers)} of server/ read")
     for line in broken:
         print(line)
     return 1 if broken else 0

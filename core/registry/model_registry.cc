@@ -393,7 +393,15 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
 }
 
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Import(
-    ModelSnapshot snapshot, uint64_t* lsn) {
+    absl::string_view name, absl::string_view file, uint64_t* lsn) {
+  absl::StatusOr<ModelSnapshot> decoded = DecodeSnapshot(file);
+  if (!decoded.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model_file is not a model file this server reads: ",
+                     decoded.status().message()));
+  }
+  ModelSnapshot snapshot = *std::move(decoded);
+  snapshot.name = std::string(name);
   if (absl::Status s = ValidateModelName(snapshot.name); !s.ok()) return s;
   snapshot.lsn = 0;
   if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;

@@ -133,10 +133,12 @@ class ModelRegistry {
       absl::string_view name, const ModelSpec& spec,
       const std::vector<std::string>& classes = {}, uint64_t* lsn = nullptr);
 
-  // Creates a model with the whole state of `snapshot` (an imported model)
-  // under the snapshot's name; logs or stores it as Create does.
-  // INVALID_ARGUMENT for a state that does not fit its spec.
-  absl::StatusOr<std::shared_ptr<Model>> Import(ModelSnapshot snapshot,
+  // Creates model `name` with the whole state of `file`, a model file
+  // (ExportedFiles makes them); logs or stores it as Create does.
+  // INVALID_ARGUMENT for bytes that are not a model file, or a state that
+  // does not fit its spec.
+  absl::StatusOr<std::shared_ptr<Model>> Import(absl::string_view name,
+                                                absl::string_view file,
                                                 uint64_t* lsn = nullptr);
 
   // NOT_FOUND for an unknown name, DATA_LOSS for an unavailable model.

@@ -9,7 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "core/storage/files.h"
+#include "core/base/files.h"
 
 namespace halfspace {
 

@@ -14,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/files.h"
 #include "core/storage/crc32c.h"
-#include "core/storage/files.h"
 #include "core/storage/snapshot_codec.h"
 #include "halfspace/storage/v1/storage.pb.h"
 

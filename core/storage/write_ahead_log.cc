@@ -16,8 +16,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/base/files.h"
 #include "core/storage/crc32c.h"
-#include "core/storage/files.h"
 
 namespace halfspace {
 namespace {

@@ -9,8 +9,8 @@
 //
 // Thread-safe; encoding runs outside the lock.
 
-#ifndef HALFSPACE_SERVER_EXPORTED_FILES_H_
-#define HALFSPACE_SERVER_EXPORTED_FILES_H_
+#ifndef HALFSPACE_CORE_REGISTRY_EXPORTED_FILES_H_
+#define HALFSPACE_CORE_REGISTRY_EXPORTED_FILES_H_
 
 #include <cstdint>
 #include <memory>
@@ -54,4 +54,4 @@ class ExportedFiles {
 
 }  // namespace halfspace
 
-#endif  // HALFSPACE_SERVER_EXPORTED_FILES_H_
+#endif  // HALFSPACE_CORE_REGISTRY_EXPORTED_FILES_H_

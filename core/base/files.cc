@@ -1,4 +1,4 @@
-#include "core/storage/files.h"
+#include "core/base/files.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,13 +1,13 @@
-// Small file-system helpers for the stores: errors from errno, whole-file
-// reads and writes, and syncing what the stores depend on.
+// Small file-system helpers for the stores and the server: errors from errno,
+// whole-file reads and writes, and syncing what the stores depend on.
 //
 // An error about a file names it in its message by its name alone
 // ("000000000002.log") and carries its whole path as the kFilePayload
 // payload: a client that is answered with the error learns no path of the
 // server's, while the server's own log (Status::ToString) shows it.
 
-#ifndef HALFSPACE_CORE_STORAGE_FILES_H_
-#define HALFSPACE_CORE_STORAGE_FILES_H_
+#ifndef HALFSPACE_CORE_BASE_FILES_H_
+#define HALFSPACE_CORE_BASE_FILES_H_
 
 #include <filesystem>
 #include <string>
@@ -52,4 +52,4 @@ absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path);
 
 }  // namespace halfspace
 
-#endif  // HALFSPACE_CORE_STORAGE_FILES_H_
+#endif  // HALFSPACE_CORE_BASE_FILES_H_

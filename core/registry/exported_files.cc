@@ -1,4 +1,4 @@
-#include "server/exported_files.h"
+#include "core/registry/exported_files.h"
 
 #include <algorithm>
 #include <utility>
