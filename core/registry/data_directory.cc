@@ -81,7 +81,8 @@ absl::StatusOr<DataDirectory::Recovery> DataDirectory::Recover(
             absl::StrCat("its log is damaged (", damage.where,
                          "); changes from there on are not applied")),
         damage.lsn);
-    recovery.damages.push_back({damage.key, damage.where, damage.kept, applies});
+    recovery.damages.push_back(
+        {damage.key, damage.where, damage.kept, applies});
   };
   absl::StatusOr<std::unique_ptr<WriteAheadLog>> opened =
       WriteAheadLog::Open(log_options, *snapshot_lsn, visitor);

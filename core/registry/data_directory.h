@@ -47,9 +47,9 @@ class DataDirectory {
 
   // A log record recovery could not read back.
   struct Damage {
-    std::string model;  // its model's name; empty if unknown (any model's)
-    std::string where;  // file and offset, and what is wrong
-    std::string kept;   // the copy of the damaged bytes kept beside the log
+    std::string model;     // its model's name; empty if unknown (any model's)
+    std::string where;     // file and offset, and what is wrong
+    std::string kept;      // the copy of the damaged bytes kept beside the log
     bool applies = false;  // false if the model's snapshot holds the record
   };
 
