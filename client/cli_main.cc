@@ -520,13 +520,197 @@ absl::Status Feedback(Client& client, const std::string& name,
   return absl::OkStatus();
 }
 
+// At most `limit` train requests unanswered: the sender waits for room,
+// the receiver makes it; once the answers are over, the sender stops.
+class InFlight {
+ public:
+  explicit InFlight(int limit) : limit_(limit) {}
+
+  // Waits for room for one more request; false once the answers are over.
+  bool Acquire() {
+    std::unique_lock lock(mu_);
+    room_.wait(lock, [&] { return count_ < limit_ || over_; });
+    if (over_) return false;
+    ++count_;
+    return true;
+  }
+
+  // A request was answered or, with `answered` false, the answers are over.
+  void Answered(bool answered) {
+    {
+      std::lock_guard lock(mu_);
+      if (answered) {
+        --count_;
+      } else {
+        over_ = true;
+      }
+    }
+    room_.notify_one();
+  }
+
+ private:
+  const int limit_;
+  std::mutex mu_;
+  std::condition_variable room_;
+  int count_ = 0;      // guarded by mu_
+  bool over_ = false;  // guarded by mu_: the stream has ended
+};
+
+// Reads `reader`'s examples and sends them down `stream` in requests of
+// `batch` examples, as `in_flight` has room; then closes the stream's
+// sending side. Returns what reading failed with, if anything.
+absl::Status SendExamples(ExampleReader& reader, size_t batch, bool summary,
+                          TrainingStream& stream, InFlight& in_flight) {
+  absl::Status read_status;
+  // Each request is built in an arena that is reset after it is sent: no
+  // allocation per example once the arena's blocks have grown.
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = size_t{1} << 16;
+  options.max_block_size = size_t{1} << 22;
+  google::protobuf::Arena arena(options);
+  for (;; arena.Reset()) {
+    v1::TrainRequest& request =
+        *google::protobuf::Arena::CreateMessage<v1::TrainRequest>(&arena);
+    absl::StatusOr<size_t> n = reader.Read(batch, *request.mutable_examples(),
+                                           absl::GetFlag(FLAGS_flush_interval));
+    if (!n.ok()) read_status = n.status();
+    if (request.examples_size() == 0 || !in_flight.Acquire()) break;
+    if (summary) request.set_results(v1::TRAIN_RESULTS_SUMMARY);
+    if (!stream.Send(request).ok() || !n.ok()) break;
+  }
+  stream.CloseSend();
+  return read_status;
+}
+
+// What a train stream's answers add up to, per model, and the lines they
+// print: one per example's result, or with --summary (counts per request)
+// only the errors.
+class TrainTotals {
+ public:
+  TrainTotals(const std::vector<std::string>& models, bool summary)
+      : models_(models), summary_(summary), totals_(models.size()) {}
+
+  // Counts one response, appending its lines to `out`.
+  void Add(const v1::TrainResponse& response, std::string& out) {
+    if (response.has_summary() || response.model_summaries_size() > 0) {
+      AddSummaries(response, out);
+    } else {
+      AddResults(response, out);
+    }
+  }
+
+  // Examples answered so far.
+  uint64_t examples() const { return index_; }
+
+  // The first model's progress, for the progress line.
+  std::string Progress() const {
+    const Totals& first = totals_.front();
+    return summary_ ? Counts(first.learned, first.updates, first.mistakes)
+                    : absl::StrCat(first.updates, " updates");
+  }
+
+  // One line of totals per model: JSON with --json.
+  void AppendTotals(bool json, std::string& out) const {
+    for (size_t k = 0; k < models_.size(); ++k) {
+      const Totals& t = totals_[k];
+      const double average_loss = t.learned == 0 ? 0.0 : t.loss_sum / t.learned;
+      if (json) {
+        std::string line =
+            JsonObject({{"examples", JsonNumber(t.learned)},
+                        {"updates", JsonNumber(t.updates)},
+                        {"average_loss", JsonNumber(average_loss)},
+                        {"rejected", JsonNumber(t.rejected)}});
+        if (fan_out()) {
+          line =
+              absl::StrCat("{\"model\":\"", models_[k], "\",", line.substr(1));
+        }
+        absl::StrAppend(&out, line, "\n");
+      } else {
+        if (fan_out()) absl::StrAppend(&out, models_[k], ": ");
+        absl::StrAppend(&out, "examples=", t.learned, "  updates=", t.updates);
+        if (summary_) absl::StrAppend(&out, "  mistakes=", t.mistakes);
+        absl::StrAppend(&out, "  average_loss=", average_loss,
+                        "  rejected=", t.rejected, "\n");
+      }
+    }
+  }
+
+  // INVALID_ARGUMENT saying how many results were rejections, if any.
+  absl::Status Rejections() const {
+    uint64_t rejected = 0;
+    for (const Totals& t : totals_) rejected += t.rejected;
+    if (rejected == 0) return absl::OkStatus();
+    const uint64_t all = index_ * models_.size();
+    return absl::InvalidArgumentError(absl::StrCat(
+        rejected, " of ", all,
+        fan_out() ? " results were rejections" : " examples were rejected",
+        " (see the lines marked error); ",
+        rejected == all ? "none was learned" : "the others were learned"));
+  }
+
+ private:
+  struct Totals {
+    uint64_t learned = 0, updates = 0, mistakes = 0, rejected = 0;
+    double loss_sum = 0;
+  };
+
+  bool fan_out() const { return models_.size() > 1; }
+
+  void AddSummaries(const v1::TrainResponse& response, std::string& out) {
+    uint64_t examples = 0;
+    for (size_t k = 0; k < models_.size(); ++k) {
+      const v1::TrainSummary& s =
+          fan_out() ? response.model_summaries(k) : response.summary();
+      const std::string model = fan_out() ? models_[k] : "";
+      for (const v1::ExampleError& e : s.errors()) {
+        AppendError(index_ + e.index(), model, e.error(), out);
+      }
+      examples = s.examples() + s.duplicates() + s.errors_size();
+      Totals& t = totals_[k];
+      t.learned += s.examples();
+      t.updates += s.updates();
+      t.mistakes += s.mistakes();
+      t.loss_sum += s.loss_sum();
+      t.rejected += s.errors_size();
+    }
+    index_ += examples;
+  }
+
+  void AddResults(const v1::TrainResponse& response, std::string& out) {
+    const int n =
+        fan_out() ? response.fan_out_results_size() : response.results_size();
+    for (int i = 0; i < n; ++i, ++index_) {
+      for (size_t k = 0; k < models_.size(); ++k) {
+        const v1::ExampleResult& r = fan_out()
+                                         ? response.fan_out_results(i).models(k)
+                                         : response.results(i);
+        if (!summary_) {
+          AppendResult(index_, fan_out() ? models_[k] : "", r, out);
+        }
+        Totals& t = totals_[k];
+        if (r.has_error()) {
+          ++t.rejected;
+        } else if (!r.duplicate()) {
+          ++t.learned;
+          t.updates += r.updated();
+          t.loss_sum += r.loss();
+        }
+      }
+    }
+  }
+
+  const std::vector<std::string> models_;
+  const bool summary_;
+  std::vector<Totals> totals_;
+  uint64_t index_ = 0;  // examples answered so far
+};
+
 // One pass over FILE, streamed (to several models at once when NAME lists
 // them, each result line then naming its model): a thread reads and sends
-// requests of
-// --batch_size examples, up to kInFlight of them unanswered, while this one
-// prints the responses as they come; memory stays constant however long the
-// input. With --summary, the server sends counts per request, and only
-// errors and the totals are printed.
+// requests of --batch_size examples, up to kInFlight of them unanswered,
+// while this one prints the responses as they come; memory stays constant
+// however long the input. With --summary, the server sends counts per
+// request, and only errors and the totals are printed.
 absl::Status Train(Client& client, const std::string& names,
                    const std::string& path) {
   constexpr int kInFlight = 16;
@@ -538,103 +722,20 @@ absl::Status Train(Client& client, const std::string& names,
   const size_t batch = std::max(1, absl::GetFlag(FLAGS_batch_size));
   const bool summary = absl::GetFlag(FLAGS_summary);
   std::unique_ptr<TrainingStream> stream = client.TrainFanOut(models);
-
-  std::mutex mu;
-  std::condition_variable room;
-  int in_flight = 0;          // guarded by mu
-  bool answers_over = false;  // guarded by mu: the stream has ended
-  absl::Status read_status;   // written by the sender, read after join
+  InFlight in_flight(kInFlight);
+  absl::Status read_status;  // written by the sender, read after join
   std::thread sender([&] {
-    // Each request is built in an arena that is reset after it is sent: no
-    // allocation per example once the arena's blocks have grown.
-    google::protobuf::ArenaOptions options;
-    options.start_block_size = size_t{1} << 16;
-    options.max_block_size = size_t{1} << 22;
-    google::protobuf::Arena arena(options);
-    for (;; arena.Reset()) {
-      v1::TrainRequest& request =
-          *google::protobuf::Arena::CreateMessage<v1::TrainRequest>(&arena);
-      absl::StatusOr<size_t> n =
-          (*reader)->Read(batch, *request.mutable_examples(),
-                          absl::GetFlag(FLAGS_flush_interval));
-      if (!n.ok()) read_status = n.status();
-      if (request.examples_size() == 0) break;
-      {
-        std::unique_lock lock(mu);
-        room.wait(lock, [&] { return in_flight < kInFlight || answers_over; });
-        if (answers_over) break;
-        ++in_flight;
-      }
-      if (summary) request.set_results(v1::TRAIN_RESULTS_SUMMARY);
-      if (!stream->Send(request).ok() || !n.ok()) break;
-    }
-    stream->CloseSend();
+    read_status = SendExamples(**reader, batch, summary, *stream, in_flight);
   });
-
-  // Per model: what its results add up to.
-  struct Totals {
-    uint64_t learned = 0, updates = 0, mistakes = 0, rejected = 0;
-    double loss_sum = 0;
-  };
-  std::vector<Totals> totals(models.size());
-  const bool fan_out = models.size() > 1;
-  uint64_t index = 0;
+  TrainTotals totals(models, summary);
   std::string out;
   Progress progress("train");
   for (;;) {
     absl::StatusOr<v1::TrainResponse> response = stream->Receive();
-    {
-      std::lock_guard lock(mu);
-      if (response.ok()) {
-        --in_flight;
-      } else {
-        answers_over = true;
-      }
-    }
-    room.notify_one();
+    in_flight.Answered(response.ok());
     if (!response.ok()) break;
-    if (response->has_summary() || response->model_summaries_size() > 0) {
-      uint64_t examples = 0;
-      for (size_t k = 0; k < models.size(); ++k) {
-        const v1::TrainSummary& s =
-            fan_out ? response->model_summaries(k) : response->summary();
-        const std::string model = fan_out ? models[k] : "";
-        for (const v1::ExampleError& e : s.errors()) {
-          AppendError(index + e.index(), model, e.error(), out);
-        }
-        examples = s.examples() + s.duplicates() + s.errors_size();
-        Totals& t = totals[k];
-        t.learned += s.examples();
-        t.updates += s.updates();
-        t.mistakes += s.mistakes();
-        t.loss_sum += s.loss_sum();
-        t.rejected += s.errors_size();
-      }
-      index += examples;
-    } else {
-      const int n =
-          fan_out ? response->fan_out_results_size() : response->results_size();
-      for (int i = 0; i < n; ++i, ++index) {
-        for (size_t k = 0; k < models.size(); ++k) {
-          const v1::ExampleResult& r =
-              fan_out ? response->fan_out_results(i).models(k)
-                      : response->results(i);
-          if (!summary) AppendResult(index, fan_out ? models[k] : "", r, out);
-          Totals& t = totals[k];
-          if (r.has_error()) {
-            ++t.rejected;
-          } else if (!r.duplicate()) {
-            ++t.learned;
-            t.updates += r.updated();
-            t.loss_sum += r.loss();
-          }
-        }
-      }
-    }
-    const Totals& first = totals.front();
-    progress.Report(
-        index, summary ? Counts(first.learned, first.updates, first.mistakes)
-                       : absl::StrCat(first.updates, " updates"));
+    totals.Add(*response, out);
+    progress.Report(totals.examples(), totals.Progress());
     if (out.size() >= (size_t{1} << 16)) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();
@@ -643,42 +744,12 @@ absl::Status Train(Client& client, const std::string& names,
   sender.join();
   const absl::Status finished = stream->Finish();
   progress.End();
-  uint64_t rejected = 0;
-  for (size_t k = 0; k < models.size(); ++k) {
-    const Totals& t = totals[k];
-    rejected += t.rejected;
-    const double average_loss = t.learned == 0 ? 0.0 : t.loss_sum / t.learned;
-    if (absl::GetFlag(FLAGS_json)) {
-      const std::string model =
-          fan_out ? absl::StrCat("\"", models[k], "\"") : "";
-      std::string line = JsonObject({{"examples", JsonNumber(t.learned)},
-                                     {"updates", JsonNumber(t.updates)},
-                                     {"average_loss", JsonNumber(average_loss)},
-                                     {"rejected", JsonNumber(t.rejected)}});
-      if (fan_out)
-        line = absl::StrCat("{\"model\":", model, ",", line.substr(1));
-      absl::StrAppend(&out, line, "\n");
-    } else {
-      if (fan_out) absl::StrAppend(&out, models[k], ": ");
-      absl::StrAppend(&out, "examples=", t.learned, "  updates=", t.updates);
-      if (summary) absl::StrAppend(&out, "  mistakes=", t.mistakes);
-      absl::StrAppend(&out, "  average_loss=", average_loss,
-                      "  rejected=", t.rejected, "\n");
-    }
-  }
+  totals.AppendTotals(absl::GetFlag(FLAGS_json), out);
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
   if (!finished.ok()) return finished;
   if (!read_status.ok()) return read_status;
-  if (rejected > 0) {
-    const uint64_t all = index * models.size();
-    return absl::InvalidArgumentError(absl::StrCat(
-        rejected, " of ", all,
-        fan_out ? " results were rejections" : " examples were rejected",
-        " (see the lines marked error); ",
-        rejected == all ? "none was learned" : "the others were learned"));
-  }
-  return absl::OkStatus();
+  return totals.Rejections();
 }
 
 absl::Status Fit(Client& client, const std::string& name,
@@ -881,16 +952,9 @@ std::string DidYouMean(absl::string_view name, const Names& candidates,
                       : absl::StrCat(" (did you mean ", prefix, best, "?)");
 }
 
-absl::Status Run(const std::vector<char*>& args) {
-  if (args.size() < 2) {
-    return absl::InvalidArgumentError("no command; see halfspace help");
-  }
-  if (std::find(std::begin(kCommands), std::end(kCommands),
-                absl::string_view(args[1])) == std::end(kCommands)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown command '", args[1], "'",
-                     DidYouMean(args[1], kCommands), "; see halfspace help"));
-  }
+// A client of the server --server names, with the transport security and
+// token the flags (or HALFSPACE_TOKEN) give.
+absl::StatusOr<Client> ConnectToServer() {
   Client::ConnectOptions connect;
   connect.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
   connect.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
@@ -899,95 +963,79 @@ absl::Status Run(const std::vector<char*>& args) {
   if (connect.token.empty() && std::getenv("HALFSPACE_TOKEN") != nullptr) {
     connect.token = std::getenv("HALFSPACE_TOKEN");
   }
-  absl::StatusOr<Client> connected = Client::Connect(ServerAddress(), connect);
-  if (!connected.ok()) return connected.status();
-  Client& client = *connected;
-  const std::string progress = absl::GetFlag(FLAGS_progress);
-  if (progress != "auto" && progress != "always" && progress != "never") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--progress=", progress, ": give auto, always or never"));
+  return Client::Connect(ServerAddress(), connect);
+}
+
+// `health [SERVICE]`: UNAVAILABLE unless it is serving.
+absl::Status Health(Client& client, const std::vector<char*>& args) {
+  using grpc::health::v1::HealthCheckResponse;
+  absl::StatusOr<HealthCheckResponse::ServingStatus> status =
+      client.Health(args.size() == 3 ? args[2] : "");
+  if (!status.ok()) return status.status();
+  HealthCheckResponse response;
+  response.set_status(*status);
+  std::cout << (absl::GetFlag(FLAGS_json)
+                    ? Json(response)
+                    : HealthCheckResponse::ServingStatus_Name(*status))
+            << "\n";
+  if (*status != HealthCheckResponse::SERVING) {
+    return absl::UnavailableError("the server is not serving");
   }
-  const std::string command = args[1];
-  const bool json = absl::GetFlag(FLAGS_json);
-  if (command == "health" && args.size() <= 3) {
-    absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
-        status = client.Health(args.size() == 3 ? args[2] : "");
-    if (!status.ok()) return status.status();
-    grpc::health::v1::HealthCheckResponse response;
-    response.set_status(*status);
-    std::cout
-        << (json ? Json(response)
-                 : grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
-                       *status))
-        << "\n";
-    if (*status != grpc::health::v1::HealthCheckResponse::SERVING) {
-      return absl::UnavailableError("the server is not serving");
-    }
-    return absl::OkStatus();
-  }
-  if (command == "list") {
-    absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();
-    if (!models.ok()) return models.status();
-    for (const v1::Model& m : *models) PrintModel(m);
-    return absl::OkStatus();
-  }
-  if (command == "aliases") {
-    absl::StatusOr<std::vector<v1::Alias>> aliases = client.ListAliases();
-    if (!aliases.ok()) return aliases.status();
-    for (const v1::Alias& a : *aliases) {
-      std::cout << (json ? Json(a) : absl::StrCat(a.alias(), " -> ", a.model()))
-                << "\n";
-    }
-    return absl::OkStatus();
-  }
-  if (command == "compare" && args.size() >= 4) return Compare(client, args);
-  if (command == "promote" && args.size() == 4) {
-    return Promote(client, args[2], args[3]);
-  }
-  if (args.size() < 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", command, "' needs a model name"));
-  }
-  if (command == "unalias") {
-    absl::StatusOr<std::string> model = client.DeleteAlias(args[2]);
-    if (!model.ok()) return model.status();
-    std::cout << (json ? JsonObject(
-                             {{"model", absl::StrCat("\"", *model, "\"")}})
-                       : absl::StrCat(args[2], " no longer points to ", *model))
+  return absl::OkStatus();
+}
+
+absl::Status Aliases(Client& client) {
+  absl::StatusOr<std::vector<v1::Alias>> aliases = client.ListAliases();
+  if (!aliases.ok()) return aliases.status();
+  for (const v1::Alias& a : *aliases) {
+    std::cout << (absl::GetFlag(FLAGS_json)
+                      ? Json(a)
+                      : absl::StrCat(a.alias(), " -> ", a.model()))
               << "\n";
-    return absl::OkStatus();
   }
+  return absl::OkStatus();
+}
+
+absl::Status Unalias(Client& client, const std::string& alias) {
+  absl::StatusOr<std::string> model = client.DeleteAlias(alias);
+  if (!model.ok()) return model.status();
+  std::cout << (absl::GetFlag(FLAGS_json)
+                    ? JsonObject({{"model", absl::StrCat("\"", *model, "\"")}})
+                    : absl::StrCat(alias, " no longer points to ", *model))
+            << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status Weights(Client& client, const std::string& name) {
+  absl::StatusOr<v1::GetWeightsResponse> w = client.GetWeights(name);
+  if (!w.ok()) return w.status();
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << Json(*w) << "\n";
+  } else {
+    std::cout << "w=" << absl::StrJoin(w->weights(), ",") << "\nb=" << w->bias()
+              << "\n";
+  }
+  return absl::OkStatus();
+}
+
+// A command that names a model (args[2]).
+absl::Status RunOnModel(Client& client, const std::vector<char*>& args) {
+  const std::string command = args[1];
   const std::string name = args[2];
   if (command == "create") return Create(client, name);
-  if (command == "get") {
-    absl::StatusOr<v1::Model> model = client.GetModel(name);
+  if (command == "get" || command == "restore") {
+    absl::StatusOr<v1::Model> model =
+        command == "get" ? client.GetModel(name) : client.RestoreModel(name);
     if (model.ok()) PrintModel(*model);
     return model.status();
   }
   if (command == "delete") {
     absl::Status deleted = client.DeleteModel(name);
-    if (deleted.ok() && json) std::cout << "{}\n";
+    if (deleted.ok() && absl::GetFlag(FLAGS_json)) std::cout << "{}\n";
     return deleted;
   }
-  if (command == "restore") {
-    absl::StatusOr<v1::Model> model = client.RestoreModel(name);
-    if (model.ok()) PrintModel(*model);
-    return model.status();
-  }
-  if (command == "weights") {
-    absl::StatusOr<v1::GetWeightsResponse> w = client.GetWeights(name);
-    if (!w.ok()) return w.status();
-    if (json) {
-      std::cout << Json(*w) << "\n";
-    } else {
-      std::cout << "w=" << absl::StrJoin(w->weights(), ",")
-                << "\nb=" << w->bias() << "\n";
-    }
-    return absl::OkStatus();
-  }
-  if (command == "predict") {
-    return Predict(client, name, args);
-  }
+  if (command == "weights") return Weights(client, name);
+  if (command == "predict") return Predict(client, name, args);
   if (command == "feedback" && args.size() > 3) {
     return Feedback(client, name, args);
   }
@@ -1000,6 +1048,45 @@ absl::Status Run(const std::vector<char*>& args) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("wrong arguments for '", command, "'; see halfspace help"));
+}
+
+absl::Status Run(const std::vector<char*>& args) {
+  if (args.size() < 2) {
+    return absl::InvalidArgumentError("no command; see halfspace help");
+  }
+  if (std::find(std::begin(kCommands), std::end(kCommands),
+                absl::string_view(args[1])) == std::end(kCommands)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown command '", args[1], "'",
+                     DidYouMean(args[1], kCommands), "; see halfspace help"));
+  }
+  absl::StatusOr<Client> connected = ConnectToServer();
+  if (!connected.ok()) return connected.status();
+  Client& client = *connected;
+  const std::string progress = absl::GetFlag(FLAGS_progress);
+  if (progress != "auto" && progress != "always" && progress != "never") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--progress=", progress, ": give auto, always or never"));
+  }
+  const std::string command = args[1];
+  if (command == "health" && args.size() <= 3) return Health(client, args);
+  if (command == "list") {
+    absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();
+    if (!models.ok()) return models.status();
+    for (const v1::Model& m : *models) PrintModel(m);
+    return absl::OkStatus();
+  }
+  if (command == "aliases") return Aliases(client);
+  if (command == "compare" && args.size() >= 4) return Compare(client, args);
+  if (command == "promote" && args.size() == 4) {
+    return Promote(client, args[2], args[3]);
+  }
+  if (args.size() < 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", command, "' needs a model name"));
+  }
+  if (command == "unalias") return Unalias(client, args[2]);
+  return RunOnModel(client, args);
 }
 
 // The usage, and this program's flags (not those of the libraries).
