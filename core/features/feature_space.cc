@@ -88,6 +88,54 @@ FeatureSpace::FeatureSpace(int64_t dimension, int hash_bits,
       width_(dimension + (hash_bits > 0 ? int64_t{1} << hash_bits : 0)),
       interactions_(std::move(interactions)) {}
 
+absl::StatusOr<bool> FeatureSpace::CheckSparse(const FeatureInput& input,
+                                               bool has_dense) const {
+  bool ascending = true;
+  for (size_t k = 0; k < input.sparse_indices.size(); ++k) {
+    const uint32_t index = input.sparse_indices[k];
+    if (index >= width_ || (has_dense && index < dimension_)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sparse index ", index, " is out of range: indices run from ",
+          has_dense ? dimension_ : 0, " (past the dense features) to ",
+          width_ - 1));
+    }
+    ascending = ascending && (k == 0 || input.sparse_indices[k - 1] < index);
+  }
+  return ascending;
+}
+
+void FeatureSpace::AppendHashed(absl::Span<const NamedFeature> named,
+                                Scratch& scratch) const {
+  std::vector<std::pair<uint32_t, double>>& entries = scratch.entries;
+  std::vector<uint32_t>& hashes = scratch.hashes;
+  hashes.clear();
+  // A group's hash seeds its names' hashes; features of one group tend to
+  // come together, so it is hashed again only when the group changes.
+  absl::string_view group;
+  uint32_t seed = MurmurHash3(group, 0);
+  for (const NamedFeature& f : named) {
+    if (f.group != group) {
+      group = f.group;
+      seed = MurmurHash3(group, 0);
+    }
+    hashes.push_back(MurmurHash3(f.name, seed));
+    entries.emplace_back(dimension_ + (hashes.back() & bucket_mask_), f.value);
+  }
+  for (const Interaction& pair : interactions_) {
+    GroupMembers(named, pair.first, scratch.first);
+    GroupMembers(named, pair.second, scratch.second);
+    const bool self = pair.first == pair.second;
+    for (const uint32_t i : scratch.first) {
+      for (const uint32_t j : scratch.second) {
+        if (self && j <= i) continue;
+        const uint32_t h = (hashes[i] * kInteractionPrime) ^ hashes[j];
+        entries.emplace_back(dimension_ + (h & bucket_mask_),
+                             named[i].value * named[j].value);
+      }
+    }
+  }
+}
+
 absl::Status FeatureSpace::Prepare(const FeatureInput& input, Scratch& scratch,
                                    Features& x) const {
   const bool has_dense = !input.dense.empty();
@@ -108,55 +156,20 @@ absl::Status FeatureSpace::Prepare(const FeatureInput& input, Scratch& scratch,
     return absl::InvalidArgumentError(
         "named features need hash buckets: create the model with hash_bits");
   }
-  std::vector<std::pair<uint32_t, double>>& entries = scratch.entries;
-  entries.clear();
-  bool ascending = true;
-  for (size_t k = 0; k < input.sparse_indices.size(); ++k) {
-    const uint32_t index = input.sparse_indices[k];
-    if (index >= width_ || (has_dense && index < dimension_)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sparse index ", index, " is out of range: indices run from ",
-          has_dense ? dimension_ : 0, " (past the dense features) to ",
-          width_ - 1));
-    }
-    ascending = ascending && (k == 0 || input.sparse_indices[k - 1] < index);
-  }
-  if (ascending && input.named.empty()) {
+  absl::StatusOr<bool> ascending = CheckSparse(input, has_dense);
+  if (!ascending.ok()) return ascending.status();
+  if (*ascending && input.named.empty()) {
     // Already as sorting would leave them: use them where they are.
     x.indices = input.sparse_indices;
     x.values = input.sparse_values;
     return absl::OkStatus();
   }
+  std::vector<std::pair<uint32_t, double>>& entries = scratch.entries;
+  entries.clear();
   for (size_t k = 0; k < input.sparse_indices.size(); ++k) {
     entries.emplace_back(input.sparse_indices[k], input.sparse_values[k]);
   }
-  std::vector<uint32_t>& hashes = scratch.hashes;
-  hashes.clear();
-  // A group's hash seeds its names' hashes; features of one group tend to
-  // come together, so it is hashed again only when the group changes.
-  absl::string_view group;
-  uint32_t seed = MurmurHash3(group, 0);
-  for (const NamedFeature& f : input.named) {
-    if (f.group != group) {
-      group = f.group;
-      seed = MurmurHash3(group, 0);
-    }
-    hashes.push_back(MurmurHash3(f.name, seed));
-    entries.emplace_back(dimension_ + (hashes.back() & bucket_mask_), f.value);
-  }
-  for (const Interaction& pair : interactions_) {
-    GroupMembers(input.named, pair.first, scratch.first);
-    GroupMembers(input.named, pair.second, scratch.second);
-    const bool self = pair.first == pair.second;
-    for (const uint32_t i : scratch.first) {
-      for (const uint32_t j : scratch.second) {
-        if (self && j <= i) continue;
-        const uint32_t h = (hashes[i] * kInteractionPrime) ^ hashes[j];
-        entries.emplace_back(dimension_ + (h & bucket_mask_),
-                             input.named[i].value * input.named[j].value);
-      }
-    }
-  }
+  AppendHashed(input.named, scratch);
   SortEntries(entries, scratch.sorted);  // by index, then value
   scratch.indices.clear();
   scratch.values.clear();

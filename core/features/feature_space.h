@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/features/features.h"
 
 namespace halfspace {
@@ -71,6 +72,16 @@ class FeatureSpace {
   int64_t InteractionProducts(absl::Span<const NamedFeature> named) const;
 
  private:
+  // INVALID_ARGUMENT for a sparse index out of range (or, with `has_dense`,
+  // inside the dense part); else whether the indices ascend.
+  absl::StatusOr<bool> CheckSparse(const FeatureInput& input,
+                                   bool has_dense) const;
+
+  // Appends to scratch.entries each named feature's bucket and value, then
+  // each interaction's products; keeps the names' hashes in scratch.hashes.
+  void AppendHashed(absl::Span<const NamedFeature> named,
+                    Scratch& scratch) const;
+
   const int64_t dimension_;
   const uint32_t bucket_mask_;  // 2^b - 1; 0 without buckets
   const int64_t width_;

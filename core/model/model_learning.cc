@@ -2,8 +2,6 @@
 // positions, admission under the limits, learning, delayed-label joins,
 // paired mistakes, expiry) and remembering examples for delayed labels.
 
-#include "core/model/model.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/quoted.h"
+#include "core/model/model.h"
 
 namespace halfspace {
 namespace {

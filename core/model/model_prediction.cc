@@ -1,8 +1,6 @@
 // Model's read side: predictions (their size bounded before they are
 // made, the top k classes kept) and evaluation, under the shared lock.
 
-#include "core/model/model.h"
-
 #include <algorithm>
 #include <cmath>
 #include <mutex>
@@ -11,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/quoted.h"
+#include "core/model/model.h"
 
 namespace halfspace {
 namespace {
