@@ -341,7 +341,8 @@ TEST(CrashTest, DeletionsAndImportsAreBarriersAcrossKills) {
     server = std::make_unique<ServerProcess>(data_dir, dir.File("log"), flags,
                                              address);
     if (!server->WaitUntilReady()) {
-      ADD_FAILURE() << "a restarted server did not come up";
+      ADD_FAILURE() << "a restarted server did not come up: "
+                    << server->State();
       break;  // the churn gives up on it
     }
   }

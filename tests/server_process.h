@@ -116,6 +116,26 @@ class ServerProcess {
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
 
+  // What the process is doing, for a failure's message: its state and the
+  // kernel function it waits in, from /proc ("R", "S futex_wait_queue", "Z"
+  // for one that exited unreaped).
+  std::string State() const {
+    if (pid_ <= 0) return "not running";
+    std::ifstream stat(absl::StrCat("/proc/", pid_, "/stat"));
+    std::string line;
+    if (!std::getline(stat, line)) return "gone";
+    const size_t name_end = line.rfind(')');  // the name may hold spaces
+    const std::string state =
+        name_end == std::string::npos ? line : line.substr(name_end + 2, 1);
+    std::ifstream wchan(absl::StrCat("/proc/", pid_, "/wchan"));
+    std::string waits;
+    std::getline(wchan, waits);
+    if (waits.empty() || waits == "0") {
+      return absl::StrCat("pid ", pid_, " state ", state);
+    }
+    return absl::StrCat("pid ", pid_, " state ", state, " in ", waits);
+  }
+
   bool WaitUntilReady() const {
     return FastReconnectingChannel(target())->WaitForConnected(
         absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
