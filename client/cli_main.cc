@@ -71,12 +71,9 @@ ABSL_FLAG(std::string, tls_cert, "",
           "a PEM client certificate, for a server with mutual TLS");
 ABSL_FLAG(std::string, tls_key, "", "the private key of --tls_cert");
 ABSL_FLAG(std::string, algorithm, "perceptron",
-          "create: perceptron, averaged_perceptron, pocket_perceptron, "
-          "passive_aggressive, logistic_regression, sgd, "
-          "multiclass_perceptron, softmax_regression, confidence_weighted or "
-          "voted_perceptron; "
-          "with parameters, the "
-          "halfspace.v1.Algorithm in protobuf text format, e.g. "
+          "create: the algorithm, by its name in halfspace.v1.Algorithm "
+          "(perceptron, sgd, softmax_regression, ...: a wrong name lists "
+          "them all) or with parameters in protobuf text format, e.g. "
           "'logistic_regression { learning_rate: 0.1 l2: 0.01 }'");
 ABSL_FLAG(int64_t, dimension, 0, "create: the feature dimension");
 ABSL_FLAG(bool, one_vs_rest, false,
@@ -141,9 +138,7 @@ namespace {
 absl::StatusOr<bool> IsMulticlass(Client& client, const std::string& name) {
   absl::StatusOr<v1::Model> model = client.GetModel(name);
   if (!model.ok()) return model.status();
-  return model->one_vs_rest() ||
-         model->algorithm().has_multiclass_perceptron() ||
-         model->algorithm().has_softmax_regression();
+  return model->multiclass();
 }
 
 // Opens `path` in --format for model `name`'s kind of labels.

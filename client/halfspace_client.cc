@@ -10,7 +10,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -30,13 +32,16 @@ absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text) {
   google::protobuf::TextFormat::Parser parser;
   if (!parser.ParseFromString(proto, &algorithm) ||
       algorithm.algorithm_case() == v1::Algorithm::ALGORITHM_NOT_SET) {
+    const google::protobuf::OneofDescriptor& algorithms =
+        *v1::Algorithm::descriptor()->oneof_decl(0);
+    std::vector<std::string> names;
+    for (int i = 0; i < algorithms.field_count(); ++i) {
+      names.push_back(algorithms.field(i)->name());
+    }
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text,
-        "' is not an algorithm: give a name (perceptron, "
-        "averaged_perceptron, pocket_perceptron, passive_aggressive, "
-        "logistic_regression, sgd, multiclass_perceptron, softmax_regression, "
-        "confidence_weighted, voted_perceptron) "
-        "or one in protobuf text format, e.g. 'sgd { loss: LOSS_LOG }'"));
+        "'", text, "' is not an algorithm: give a name (",
+        absl::StrJoin(names, ", "),
+        ") or one in protobuf text format, e.g. 'sgd { loss: LOSS_LOG }'"));
   }
   return algorithm;
 }

@@ -72,4 +72,17 @@ absl::Status AveragedPerceptron::ImportState(absl::Span<const double> state) {
   return absl::OkStatus();
 }
 
+absl::Status AveragedPerceptronParams::Validate() const {
+  absl::Status s = CheckLearningRate(kName, learning_rate);
+  if (!s.ok()) return s;
+  return CheckRange("averaged_perceptron.margin_threshold", margin_threshold,
+                    0.0, false);
+}
+
+std::unique_ptr<OnlineClassifier> AveragedPerceptronParams::MakeClassifier(
+    int64_t width) const {
+  return std::make_unique<AveragedPerceptron>(width, learning_rate,
+                                              margin_threshold);
+}
+
 }  // namespace halfspace

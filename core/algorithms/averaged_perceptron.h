@@ -20,10 +20,15 @@
 #define HALFSPACE_CORE_ALGORITHMS_AVERAGED_PERCEPTRON_H_
 
 #include <cstdint>
+#include <memory>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/lazy.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -50,6 +55,26 @@ class AveragedPerceptron final : public OnlineClassifier {
   LinearWeights u_;              // Σ (k - 1)·δ_k over updates
   Lazy<LinearWeights> average_;  // w̄, computed when read
   double examples_ = 0.0;        // n
+};
+
+// The averaged perceptron's parameters.
+struct AveragedPerceptronParams {
+  static constexpr absl::string_view kName = "averaged_perceptron";
+  double learning_rate = 1.0;
+  double margin_threshold = 0.0;  // τ
+
+  static auto Parameters() {
+    using P = AveragedPerceptronParams;
+    return std::make_tuple(
+        Param("learning_rate", ParameterKey::kLearningRate, &P::learning_rate),
+        Param("margin_threshold", ParameterKey::kMarginThreshold,
+              &P::margin_threshold));
+  }
+  absl::Status Validate() const;
+  // The weights, the running sum u and the averaged weights (see the
+  // members).
+  int64_t DoublesPerClass(int64_t width) const { return Vectors(3, width); }
+  std::unique_ptr<OnlineClassifier> MakeClassifier(int64_t width) const;
 };
 
 }  // namespace halfspace

@@ -114,4 +114,18 @@ absl::Status ConfidenceWeighted::ImportState(absl::Span<const double> state) {
   return absl::OkStatus();
 }
 
+absl::Status ConfidenceWeightedParams::Validate() const {
+  if (variant < CwVariant::kCw || variant > CwVariant::kNherd) {
+    return absl::InvalidArgumentError(
+        "confidence_weighted.variant is not one of halfspace's");
+  }
+  for (absl::Status s : {CheckRange("confidence_weighted.phi", phi, 0.0, true),
+                         CheckRange("confidence_weighted.r", r, 0.0, true),
+                         CheckRange("confidence_weighted.aggressiveness",
+                                    aggressiveness, 0.0, true)}) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace halfspace

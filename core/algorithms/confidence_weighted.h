@@ -28,9 +28,14 @@
 #define HALFSPACE_CORE_ALGORITHMS_CONFIDENCE_WEIGHTED_H_
 
 #include <cstdint>
+#include <memory>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -66,6 +71,32 @@ class ConfidenceWeighted final : public LinearClassifier {
   const double c_;             // C
   std::vector<double> sigma_;  // σ_j
   double sigma_b_ = 1.0;
+};
+
+// The confidence-weighted family's parameters.
+struct ConfidenceWeightedParams {
+  static constexpr absl::string_view kName = "confidence_weighted";
+  CwVariant variant = CwVariant::kArow;
+  double phi = 1.0;             // φ, CW and SCW
+  double r = 1.0;               // AROW
+  double aggressiveness = 1.0;  // C, SCW and NHERD
+
+  static auto Parameters() {
+    using P = ConfidenceWeightedParams;
+    return std::make_tuple(
+        Param("variant", ParameterKey::kCwVariant, &P::variant),
+        Param("phi", ParameterKey::kPhi, &P::phi),
+        Param("r", ParameterKey::kR, &P::r),
+        Param("aggressiveness", ParameterKey::kAggressiveness,
+              &P::aggressiveness));
+  }
+  absl::Status Validate() const;
+  // The means and the diagonal covariance.
+  int64_t DoublesPerClass(int64_t width) const { return Vectors(2, width); }
+  std::unique_ptr<OnlineClassifier> MakeClassifier(int64_t width) const {
+    return std::make_unique<ConfidenceWeighted>(width, variant, phi, r,
+                                                aggressiveness);
+  }
 };
 
 }  // namespace halfspace

@@ -38,4 +38,15 @@ Update LogisticRegression::Learn(Features x, int y, double s) {
   return u;
 }
 
+absl::Status LogisticRegressionParams::Validate() const {
+  absl::Status s = CheckLearningRate(kName, learning_rate);
+  if (!s.ok()) return s;
+  return CheckL2(kName, learning_rate, l2);
+}
+
+std::unique_ptr<OnlineClassifier> LogisticRegressionParams::MakeClassifier(
+    int64_t width) const {
+  return std::make_unique<LogisticRegression>(width, learning_rate, l2);
+}
+
 }  // namespace halfspace

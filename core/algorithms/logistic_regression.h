@@ -16,8 +16,13 @@
 #define HALFSPACE_CORE_ALGORITHMS_LOGISTIC_REGRESSION_H_
 
 #include <cstdint>
+#include <memory>
+#include <tuple>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -41,6 +46,24 @@ class LogisticRegression final : public LinearClassifier {
  private:
   double learning_rate_;
   double l2_;
+};
+
+// Logistic regression's parameters.
+struct LogisticRegressionParams {
+  static constexpr absl::string_view kName = "logistic_regression";
+  double learning_rate = 1.0;
+  double l2 = 0.0;  // λ
+
+  static auto Parameters() {
+    using P = LogisticRegressionParams;
+    return std::make_tuple(
+        Param("learning_rate", ParameterKey::kLearningRate, &P::learning_rate),
+        Param("l2", ParameterKey::kL2, &P::l2));
+  }
+  absl::Status Validate() const;
+  int64_t DoublesPerClass(int64_t width) const { return Vectors(1, width); }
+  std::unique_ptr<OnlineClassifier> MakeClassifier(int64_t width) const;
+  bool Probabilistic() const { return true; }
 };
 
 }  // namespace halfspace

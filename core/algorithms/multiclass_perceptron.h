@@ -17,9 +17,14 @@
 #define HALFSPACE_CORE_ALGORITHMS_MULTICLASS_PERCEPTRON_H_
 
 #include <cstdint>
+#include <memory>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/multiclass_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -36,6 +41,24 @@ class MulticlassPerceptron final : public MulticlassLinearClassifier {
 
  private:
   const double learning_rate_;
+};
+
+// The multiclass perceptron's parameters.
+struct MulticlassPerceptronParams {
+  static constexpr absl::string_view kName = "multiclass_perceptron";
+  double learning_rate = 1.0;
+
+  static auto Parameters() {
+    return std::make_tuple(Param("learning_rate", ParameterKey::kLearningRate,
+                                 &MulticlassPerceptronParams::learning_rate));
+  }
+  absl::Status Validate() const {
+    return CheckLearningRate(kName, learning_rate);
+  }
+  int64_t DoublesPerClass(int64_t width) const { return Vectors(1, width); }
+  std::unique_ptr<MulticlassClassifier> MakeClassifier(int64_t width) const {
+    return std::make_unique<MulticlassPerceptron>(width, learning_rate);
+  }
 };
 
 }  // namespace halfspace

@@ -98,4 +98,22 @@ absl::Status PassiveAggressive::ImportState(absl::Span<const double> state) {
   return absl::OkStatus();
 }
 
+absl::Status PassiveAggressiveParams::Validate() const {
+  if (variant < PaVariant::kPa || variant > PaVariant::kPaII) {
+    return absl::InvalidArgumentError(
+        "passive_aggressive.variant is not one of halfspace's");
+  }
+  absl::Status s = CheckRange("passive_aggressive.aggressiveness",
+                              aggressiveness, 0.0, true);
+  if (!s.ok()) return s;
+  return CheckRange("passive_aggressive.intercept_decay", intercept_decay, 0.0,
+                    false, 1.0);
+}
+
+std::unique_ptr<OnlineClassifier> PassiveAggressiveParams::MakeClassifier(
+    int64_t width) const {
+  return std::make_unique<PassiveAggressive>(width, variant, aggressiveness,
+                                             average_from);
+}
+
 }  // namespace halfspace

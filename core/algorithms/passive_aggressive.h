@@ -21,12 +21,17 @@
 #define HALFSPACE_CORE_ALGORITHMS_PASSIVE_AGGRESSIVE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/asgd_average.h"
 #include "core/algorithms/lazy.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -61,6 +66,33 @@ class PassiveAggressive final : public OnlineClassifier {
   std::optional<AsgdAverage> average_;
   Lazy<LinearWeights> prediction_;  // w_, or the average once it has begun
   double t_ = 1.0;                  // the index of the next example
+};
+
+// Passive-aggressive's parameters.
+struct PassiveAggressiveParams {
+  static constexpr absl::string_view kName = "passive_aggressive";
+  PaVariant variant = PaVariant::kPaI;
+  double aggressiveness = 1.0;   // C
+  double intercept_decay = 1.0;  // the bias's step factor
+  uint64_t average_from = 0;     // the first example averaged; 0: none
+
+  static auto Parameters() {
+    using P = PassiveAggressiveParams;
+    return std::make_tuple(
+        Param("variant", ParameterKey::kPaVariant, &P::variant),
+        Param("aggressiveness", ParameterKey::kAggressiveness,
+              &P::aggressiveness),
+        Param("intercept_decay", ParameterKey::kInterceptDecay,
+              &P::intercept_decay),
+        Param("average_from", ParameterKey::kAverageFrom, &P::average_from));
+  }
+  absl::Status Validate() const;
+  // The weights, and with averaging the ASGD sum and the average.
+  int64_t DoublesPerClass(int64_t width) const {
+    return Vectors(average_from > 0 ? 3 : 1, width);
+  }
+  std::unique_ptr<OnlineClassifier> MakeClassifier(int64_t width) const;
+  double InterceptDecay() const { return intercept_decay; }
 };
 
 }  // namespace halfspace

@@ -21,4 +21,16 @@ Update Perceptron::Learn(Features x, int y, double s) {
   return u;
 }
 
+absl::Status PerceptronParams::Validate() const {
+  absl::Status s = CheckLearningRate(kName, learning_rate);
+  if (!s.ok()) return s;
+  return CheckRange("perceptron.margin_threshold", margin_threshold, 0.0,
+                    false);
+}
+
+std::unique_ptr<OnlineClassifier> PerceptronParams::MakeClassifier(
+    int64_t width) const {
+  return std::make_unique<Perceptron>(width, learning_rate, margin_threshold);
+}
+
 }  // namespace halfspace

@@ -16,8 +16,13 @@
 #define HALFSPACE_CORE_ALGORITHMS_PERCEPTRON_H_
 
 #include <cstdint>
+#include <memory>
+#include <tuple>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -35,6 +40,24 @@ class Perceptron final : public LinearClassifier {
  private:
   double learning_rate_;
   double margin_threshold_;
+};
+
+// The perceptron's parameters.
+struct PerceptronParams {
+  static constexpr absl::string_view kName = "perceptron";
+  double learning_rate = 1.0;     // η
+  double margin_threshold = 0.0;  // τ
+
+  static auto Parameters() {
+    using P = PerceptronParams;
+    return std::make_tuple(
+        Param("learning_rate", ParameterKey::kLearningRate, &P::learning_rate),
+        Param("margin_threshold", ParameterKey::kMarginThreshold,
+              &P::margin_threshold));
+  }
+  absl::Status Validate() const;
+  int64_t DoublesPerClass(int64_t width) const { return Vectors(1, width); }
+  std::unique_ptr<OnlineClassifier> MakeClassifier(int64_t width) const;
 };
 
 }  // namespace halfspace

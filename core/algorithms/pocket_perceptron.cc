@@ -79,4 +79,10 @@ absl::Status PocketPerceptron::ImportState(absl::Span<const double> state) {
   return absl::OkStatus();
 }
 
+std::unique_ptr<OnlineClassifier> PocketPerceptronParams::MakeClassifier(
+    int64_t width) const {
+  return std::make_unique<PocketPerceptron>(width, learning_rate, ratchet,
+                                            predict_with_pocket);
+}
+
 }  // namespace halfspace

@@ -21,9 +21,14 @@
 #define HALFSPACE_CORE_ALGORITHMS_POCKET_PERCEPTRON_H_
 
 #include <cstdint>
+#include <memory>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -54,6 +59,29 @@ class PocketPerceptron final : public OnlineClassifier {
   double pocket_run_ = 0;
   double pocket_mistakes_in_run_ = 0;  // the pocket's, over w's current run
   bool pocket_is_w_ = true;  // whether w is unchanged since it was pocketed
+};
+
+// The pocket perceptron's parameters.
+struct PocketPerceptronParams {
+  static constexpr absl::string_view kName = "pocket_perceptron";
+  double learning_rate = 1.0;
+  bool ratchet = true;
+  bool predict_with_pocket = true;
+
+  static auto Parameters() {
+    using P = PocketPerceptronParams;
+    return std::make_tuple(
+        Param("learning_rate", ParameterKey::kLearningRate, &P::learning_rate),
+        Param("ratchet", ParameterKey::kRatchet, &P::ratchet),
+        Param("predict_with_pocket", ParameterKey::kPredictWithPocket,
+              &P::predict_with_pocket));
+  }
+  absl::Status Validate() const {
+    return CheckLearningRate(kName, learning_rate);
+  }
+  // The running weights and the pocket.
+  int64_t DoublesPerClass(int64_t width) const { return Vectors(2, width); }
+  std::unique_ptr<OnlineClassifier> MakeClassifier(int64_t width) const;
 };
 
 }  // namespace halfspace

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/algorithms/adagrad_classifier.h"
 
 namespace halfspace {
 namespace {
@@ -160,6 +161,63 @@ absl::Status SgdClassifier::ImportState(absl::Span<const double> state) {
   std::copy(state.begin(), state.end(), q_.begin());
   EndBatch();
   return absl::OkStatus();
+}
+
+absl::Status SgdParams::Validate() const {
+  const SgdOptions& o = options;
+  if (o.loss < LossKind::kHinge || o.loss > LossKind::kPerceptron) {
+    return absl::InvalidArgumentError("sgd.loss is not one of halfspace's");
+  }
+  if (o.penalty < Penalty::kNone || o.penalty > Penalty::kElasticNet) {
+    return absl::InvalidArgumentError("sgd.penalty is not one of halfspace's");
+  }
+  if (o.schedule < Schedule::kConstant || o.schedule > Schedule::kAdaGrad) {
+    return absl::InvalidArgumentError("sgd.schedule is not one of halfspace's");
+  }
+  if (o.schedule == Schedule::kOptimal && o.alpha == 0.0) {
+    return absl::InvalidArgumentError(
+        "sgd.alpha is 0; it must be above 0 with the OPTIMAL schedule, which "
+        "divides by it");
+  }
+  for (absl::Status s :
+       {CheckLearningRate(kName, learning_rate),
+        CheckRange("sgd.alpha", o.alpha, 0.0, false),
+        CheckRange("sgd.l1_ratio", o.l1_ratio, 0.0, false, 1.0),
+        CheckRange("sgd.power_t", o.power_t, 0.0, false),
+        CheckRange("sgd.intercept_decay", o.intercept_decay, 0.0, false,
+                   1.0)}) {
+    if (!s.ok()) return s;
+  }
+  if (o.schedule == Schedule::kAdaGrad &&
+      (o.penalty == Penalty::kL1 || o.penalty == Penalty::kElasticNet)) {
+    return absl::InvalidArgumentError(
+        "sgd.schedule ADAGRAD takes penalty NONE or L2, not L1 or "
+        "ELASTIC_NET");
+  }
+  if (o.schedule == Schedule::kAdaGrad && o.average_from > 0) {
+    return absl::InvalidArgumentError(
+        "sgd.average_from takes the CONSTANT, OPTIMAL or INVERSE_SCALING "
+        "schedule, not ADAGRAD");
+  }
+  return absl::OkStatus();
+}
+
+int64_t SgdParams::DoublesPerClass(int64_t width) const {
+  if (options.schedule == Schedule::kAdaGrad) return Vectors(2, width);
+  const bool l1 =
+      options.penalty == Penalty::kL1 ||
+      (options.penalty == Penalty::kElasticNet && options.l1_ratio > 0.0);
+  return Vectors(2 + (options.average_from > 0 ? 1 : 0) + (l1 ? 1 : 0), width);
+}
+
+std::unique_ptr<OnlineClassifier> SgdParams::MakeClassifier(
+    int64_t width) const {
+  if (options.schedule == Schedule::kAdaGrad) {
+    return std::make_unique<AdaGradClassifier>(
+        width, learning_rate, options.loss,
+        options.penalty == Penalty::kL2 ? options.alpha : 0.0);
+  }
+  return std::make_unique<SgdClassifier>(width, learning_rate, options);
 }
 
 }  // namespace halfspace

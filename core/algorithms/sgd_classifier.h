@@ -38,12 +38,16 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/asgd_average.h"
 #include "core/algorithms/lazy.h"
 #include "core/algorithms/margin_loss.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -107,6 +111,54 @@ class SgdClassifier final : public OnlineClassifier {
   double t_ = 1.0;                      // the index of the next example
   double u_ = 0.0;         // L1: the total penalty per weight so far
   std::vector<double> q_;  // L1: the penalty each weight has been charged
+};
+
+// SGD's parameters: η0 and the options. The ADAGRAD schedule makes an
+// AdaGradClassifier (adagrad_classifier.h), the others an SgdClassifier.
+struct SgdParams {
+  static constexpr absl::string_view kName = "sgd";
+  double learning_rate = 1.0;  // η0
+  SgdOptions options;
+
+  static auto Parameters() {
+    using K = ParameterKey;
+    return std::make_tuple(
+        Param("learning_rate", K::kLearningRate, &SgdParams::learning_rate),
+        Param(
+            "loss", K::kLoss, [](auto& p) -> auto& { return p.options.loss; }),
+        Param(
+            "penalty", K::kPenalty,
+            [](auto& p) -> auto& { return p.options.penalty; }),
+        Param(
+            "alpha", K::kAlpha,
+            [](auto& p) -> auto& { return p.options.alpha; }),
+        Param(
+            "l1_ratio", K::kL1Ratio,
+            [](auto& p) -> auto& { return p.options.l1_ratio; }),
+        Param(
+            "schedule", K::kSchedule,
+            [](auto& p) -> auto& { return p.options.schedule; }),
+        Param(
+            "power_t", K::kPowerT,
+            [](auto& p) -> auto& { return p.options.power_t; }),
+        Param(
+            "average_from", K::kAverageFrom,
+            [](auto& p) -> auto& { return p.options.average_from; }),
+        Param(
+            "intercept_decay", K::kInterceptDecay,
+            [](auto& p) -> auto& { return p.options.intercept_decay; }));
+  }
+  absl::Status Validate() const;
+  // The weights and AdaGrad's squared gradients; else the weights and the
+  // L1 penalty's running totals or the averaging state (see the members).
+  int64_t DoublesPerClass(int64_t width) const;
+  std::unique_ptr<OnlineClassifier> MakeClassifier(int64_t width) const;
+  // The log and modified Huber losses give probabilities.
+  bool Probabilistic() const {
+    return options.loss == LossKind::kLog ||
+           options.loss == LossKind::kModifiedHuber;
+  }
+  double InterceptDecay() const { return options.intercept_decay; }
 };
 
 }  // namespace halfspace

@@ -53,4 +53,10 @@ MulticlassUpdate SoftmaxRegression::Learn(Features x, int y, double s,
   return u;
 }
 
+absl::Status SoftmaxRegressionParams::Validate() const {
+  absl::Status s = CheckLearningRate(kName, learning_rate);
+  if (!s.ok()) return s;
+  return CheckL2(kName, learning_rate, l2);
+}
+
 }  // namespace halfspace

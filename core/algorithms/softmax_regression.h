@@ -16,9 +16,14 @@
 #define HALFSPACE_CORE_ALGORITHMS_SOFTMAX_REGRESSION_H_
 
 #include <cstdint>
+#include <memory>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/multiclass_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -37,6 +42,26 @@ class SoftmaxRegression final : public MulticlassLinearClassifier {
  private:
   const double learning_rate_;
   const double l2_;
+};
+
+// Softmax regression's parameters.
+struct SoftmaxRegressionParams {
+  static constexpr absl::string_view kName = "softmax_regression";
+  double learning_rate = 1.0;
+  double l2 = 0.0;  // λ
+
+  static auto Parameters() {
+    using P = SoftmaxRegressionParams;
+    return std::make_tuple(
+        Param("learning_rate", ParameterKey::kLearningRate, &P::learning_rate),
+        Param("l2", ParameterKey::kL2, &P::l2));
+  }
+  absl::Status Validate() const;
+  int64_t DoublesPerClass(int64_t width) const { return Vectors(1, width); }
+  std::unique_ptr<MulticlassClassifier> MakeClassifier(int64_t width) const {
+    return std::make_unique<SoftmaxRegression>(width, learning_rate, l2);
+  }
+  bool Probabilistic() const { return true; }
 };
 
 }  // namespace halfspace

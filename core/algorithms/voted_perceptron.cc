@@ -158,4 +158,13 @@ absl::Status VotedPerceptron::ImportState(absl::Span<const double> state) {
   return absl::OkStatus();
 }
 
+absl::Status VotedPerceptronParams::Validate() const {
+  if (max_vectors < 1 || max_vectors > kMaxVotedVectors) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("voted_perceptron.max_vectors is ", max_vectors,
+                     "; it must be in [1, ", kMaxVotedVectors, "]"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace halfspace

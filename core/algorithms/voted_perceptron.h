@@ -27,10 +27,15 @@
 #define HALFSPACE_CORE_ALGORITHMS_VOTED_PERCEPTRON_H_
 
 #include <cstdint>
+#include <memory>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/algorithms/lazy.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/algorithms/parameters.h"
 
 namespace halfspace {
 
@@ -71,6 +76,29 @@ class VotedPerceptron final : public OnlineClassifier {
   LinearWeights merged_;         // S = Σ c_i·v_i over merged vectors
   double merged_count_ = 0.0;    // Σ c_i over merged vectors
   Lazy<LinearWeights> average_;  // weights(), computed when read
+};
+
+// The most vectors a voted perceptron may keep voting one by one.
+inline constexpr int64_t kMaxVotedVectors = 10000;
+
+// The voted perceptron's parameters.
+struct VotedPerceptronParams {
+  static constexpr absl::string_view kName = "voted_perceptron";
+  int64_t max_vectors = 64;  // the most vectors that vote one by one
+
+  static auto Parameters() {
+    return std::make_tuple(Param("max_vectors", ParameterKey::kMaxVectors,
+                                 &VotedPerceptronParams::max_vectors));
+  }
+  absl::Status Validate() const;
+  // The voting vectors, the merged sum and the average, and a count per
+  // vote (at most one more vector's worth).
+  int64_t DoublesPerClass(int64_t width) const {
+    return Vectors(max_vectors + 2, width) + max_vectors;
+  }
+  std::unique_ptr<OnlineClassifier> MakeClassifier(int64_t width) const {
+    return std::make_unique<VotedPerceptron>(width, max_vectors);
+  }
 };
 
 }  // namespace halfspace

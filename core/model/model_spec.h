@@ -8,23 +8,35 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/algorithms/averaged_perceptron.h"
 #include "core/algorithms/confidence_weighted.h"
+#include "core/algorithms/logistic_regression.h"
 #include "core/algorithms/multiclass_classifier.h"
+#include "core/algorithms/multiclass_perceptron.h"
 #include "core/algorithms/online_classifier.h"
+#include "core/algorithms/parameters.h"
 #include "core/algorithms/passive_aggressive.h"
+#include "core/algorithms/perceptron.h"
+#include "core/algorithms/pocket_perceptron.h"
 #include "core/algorithms/sgd_classifier.h"
+#include "core/algorithms/softmax_regression.h"
+#include "core/algorithms/voted_perceptron.h"
 #include "core/features/feature_space.h"
 #include "core/monitors/progress_window.h"
 
 namespace halfspace {
 
 // The algorithms, numbered as the alternatives of AlgorithmParams (from 1).
-// The numbers are stored in model files: never change one.
+// The numbers are stored in model files: never change one. (Names for tests
+// and tools: the numbers are AlgorithmParams's order.)
 enum class Algorithm {
   kPerceptron = 1,
   kLogisticRegression = 2,
@@ -38,57 +50,10 @@ enum class Algorithm {
   kVotedPerceptron = 10,
 };
 
-// Each algorithm's parameters, with their defaults. The valid ranges are
-// ValidateModelSpec's (and the API's documentation).
-struct PerceptronParams {
-  double learning_rate = 1.0;     // η
-  double margin_threshold = 0.0;  // τ
-};
-struct AveragedPerceptronParams {
-  double learning_rate = 1.0;
-  double margin_threshold = 0.0;  // τ
-};
-struct PocketPerceptronParams {
-  double learning_rate = 1.0;
-  bool ratchet = true;
-  bool predict_with_pocket = true;
-};
-struct PassiveAggressiveParams {
-  PaVariant variant = PaVariant::kPaI;
-  double aggressiveness = 1.0;   // C
-  double intercept_decay = 1.0;  // the bias's step factor
-  uint64_t average_from = 0;     // the first example averaged; 0: none
-};
-struct LogisticRegressionParams {
-  double learning_rate = 1.0;
-  double l2 = 0.0;  // λ
-};
-struct SgdParams {
-  double learning_rate = 1.0;  // η0
-  SgdOptions options;
-};
-struct MulticlassPerceptronParams {
-  double learning_rate = 1.0;
-};
-struct SoftmaxRegressionParams {
-  double learning_rate = 1.0;
-  double l2 = 0.0;
-};
-struct ConfidenceWeightedParams {
-  CwVariant variant = CwVariant::kArow;
-  double phi = 1.0;             // φ, CW and SCW
-  double r = 1.0;               // AROW
-  double aggressiveness = 1.0;  // C, SCW and NHERD
-};
-struct VotedPerceptronParams {
-  int64_t max_vectors = 64;  // the most vectors that vote one by one
-};
-
-// The most vectors a voted perceptron may keep voting one by one.
-inline constexpr int64_t kMaxVotedVectors = 10000;
-
 // One algorithm and its parameters: a parameter of another algorithm cannot
-// be given. The order matches Algorithm.
+// be given. The list of algorithms: each alternative declares its name,
+// parameters, validation, memory and classifier (see parameters.h), and
+// its place (from 1) is its number in Algorithm and in model files.
 using AlgorithmParams =
     std::variant<PerceptronParams, LogisticRegressionParams,
                  AveragedPerceptronParams, PassiveAggressiveParams, SgdParams,
@@ -113,6 +78,20 @@ inline Algorithm AlgorithmOf(const AlgorithmParams& params) {
 // The algorithm's parameters at their defaults.
 AlgorithmParams DefaultParams(Algorithm algorithm);
 
+// Whether `Params` makes a multiclass classifier by itself (no one-vs-rest
+// needed).
+template <typename Params>
+inline constexpr bool kNativelyMulticlass =
+    std::is_base_of_v<MulticlassClassifier,
+                      typename decltype(std::declval<const Params&>()
+                                            .MakeClassifier(0))::element_type>;
+
+// The algorithm's name in the API ("perceptron", "sgd", ...).
+absl::string_view AlgorithmName(const AlgorithmParams& params);
+
+// The algorithm of that name, at its defaults; nullopt for none.
+std::optional<AlgorithmParams> AlgorithmNamed(absl::string_view name);
+
 // The largest feature dimension a model may have (128 MiB of weights).
 inline constexpr int64_t kMaxDimension = int64_t{1} << 24;
 
@@ -120,10 +99,6 @@ inline constexpr int64_t kMaxDimension = int64_t{1} << 24;
 // classes may hold together (256 MiB).
 inline constexpr int kMaxClasses = 4096;
 inline constexpr int64_t kMaxMulticlassWeights = int64_t{1} << 25;
-
-// The largest value any real-valued parameter may take: beyond it, steps
-// and penalties overflow long before they mean anything.
-inline constexpr double kMaxParameter = 1e6;
 
 // What a model is: fixed at creation.
 struct ModelSpec {

@@ -1,7 +1,9 @@
 // A model's specification as numbers under keys that never change meaning:
 // how every model file format and log record stores an algorithm's
-// parameters and the feature options. A later version may add a key and
-// still read older files (a missing key keeps its default).
+// parameters and the feature options. Each algorithm names its parameters'
+// keys beside its update rule (see core/algorithms/parameters.h); this
+// stores and reads them for every algorithm alike. A later version may add
+// a key and still read older files (a missing key keeps its default).
 
 #ifndef HALFSPACE_CORE_STORAGE_PARAMETER_KEYS_H_
 #define HALFSPACE_CORE_STORAGE_PARAMETER_KEYS_H_
