@@ -117,7 +117,10 @@ ABSL_FLAG(std::string, log_format, "text",
 // Exit code for flags that are not valid.
 constexpr int kBadFlags = 2;
 
-int main(int argc, char** argv) {
+namespace {
+
+// The usage message, and --help listing this file's flags.
+void SetUpUsage() {
   absl::SetProgramUsageMessage(
       "Serves named online linear classifiers over gRPC.\n"
       "  halfspace-server --data_dir=data   (this machine only)\n"
@@ -136,37 +139,30 @@ int main(int argc, char** argv) {
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+}
+
+// The log's level and format from the flags; false (having said why) for
+// a value that is neither.
+bool SetUpLogging() {
   const std::string level = absl::GetFlag(FLAGS_log_level);
   if (spdlog::level::from_str(level) == spdlog::level::off && level != "off") {
     spdlog::critical(
         "--log_level={}: use trace, debug, info, warn, error or off", level);
-    return kBadFlags;
+    return false;
   }
   spdlog::set_level(spdlog::level::from_str(level));
   if (absl::Status s = halfspace::SetLogFormat(absl::GetFlag(FLAGS_log_format));
       !s.ok()) {
     spdlog::critical("{}", std::string(s.message()));
-    return kBadFlags;
+    return false;
   }
+  return true;
+}
 
-  // Block the stop signals before any thread starts, so only sigwait sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  absl::StatusOr<halfspace::Durability> durability =
-      halfspace::ParseDurability(absl::GetFlag(FLAGS_durability));
-  if (!durability.ok()) {
-    spdlog::critical("--durability: {}",
-                     std::string(durability.status().message()));
-    return kBadFlags;
-  }
+// The server's options, as the flags give them (validated by the server).
+halfspace::ServerOptions OptionsFromFlags(halfspace::Durability durability) {
   halfspace::ServerOptions options;
-  options.durability = *durability;
+  options.durability = durability;
   options.checkpoint_bytes = absl::GetFlag(FLAGS_checkpoint_bytes);
   options.log_segment_bytes = absl::GetFlag(FLAGS_log_segment_bytes);
   options.listen_address = absl::GetFlag(FLAGS_listen);
@@ -207,7 +203,53 @@ int main(int argc, char** argv) {
   options.reflection = absl::GetFlag(FLAGS_reflection);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  return options;
+}
 
+// Serves until SIGTERM or SIGINT (SIGHUP reloads the tokens), then shuts
+// down: the exit code.
+int ServeUntilStopped(halfspace::Server& server, const sigset_t& stop_signals) {
+  int signal = 0;
+  while (sigwait(&stop_signals, &signal) == 0 && signal == SIGHUP) {
+    if (absl::Status s = server.ReloadTokens(); s.ok()) {
+      spdlog::info("SIGHUP: tokens reloaded");
+    } else {
+      spdlog::error("SIGHUP: tokens not reloaded, the old ones stay: {}",
+                    s.ToString());
+    }
+  }
+  spdlog::info("received signal {}; shutting down", signal);
+  absl::Status status = server.Shutdown();
+  if (!status.ok()) {
+    spdlog::critical("shutdown: {}", status.ToString());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SetUpUsage();
+  absl::ParseCommandLine(argc, argv);
+  if (!SetUpLogging()) return kBadFlags;
+
+  // Block the stop signals before any thread starts, so only sigwait sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::StatusOr<halfspace::Durability> durability =
+      halfspace::ParseDurability(absl::GetFlag(FLAGS_durability));
+  if (!durability.ok()) {
+    spdlog::critical("--durability: {}",
+                     std::string(durability.status().message()));
+    return kBadFlags;
+  }
+  const halfspace::ServerOptions options = OptionsFromFlags(*durability);
   if (absl::Status s = halfspace::ValidateServerOptions(options); !s.ok()) {
     spdlog::critical("{}", std::string(s.message()));
     return kBadFlags;
@@ -219,20 +261,5 @@ int main(int argc, char** argv) {
     // A flag's file that does not read or parse is a bad flag too.
     return absl::IsInvalidArgument(server.status()) ? kBadFlags : 1;
   }
-  int signal = 0;
-  while (sigwait(&stop_signals, &signal) == 0 && signal == SIGHUP) {
-    if (absl::Status s = (*server)->ReloadTokens(); s.ok()) {
-      spdlog::info("SIGHUP: tokens reloaded");
-    } else {
-      spdlog::error("SIGHUP: tokens not reloaded, the old ones stay: {}",
-                    s.ToString());
-    }
-  }
-  spdlog::info("received signal {}; shutting down", signal);
-  absl::Status status = (*server)->Shutdown();
-  if (!status.ok()) {
-    spdlog::critical("shutdown: {}", status.ToString());
-    return 1;
-  }
-  return 0;
+  return ServeUntilStopped(**server, stop_signals);
 }

@@ -1,7 +1,10 @@
 #include "server/metrics.h"
 
+#include <cstddef>
 #include <exception>
+#include <iterator>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +78,79 @@ const ClientMetric::Label* FindLabel(const ClientMetric& metric,
   return nullptr;
 }
 
+// What a scrape reads of one model.
+struct ModelNumbers {
+  const Model& model;
+  ModelCounters counters;
+  PendingStats pending;
+};
+
+// A family with a sample per model (labelled by its name).
+struct PerModel {
+  const char* name;
+  const char* help;
+  MetricType type;
+  double (*value)(const ModelNumbers&);
+};
+
+constexpr PerModel kPerModel[] = {
+    {"halfspace_model_examples_total", "Examples a model learned from",
+     MetricType::Counter,
+     [](const ModelNumbers& n) {
+       return static_cast<double>(n.counters.examples_seen);
+     }},
+    {"halfspace_model_updates_total", "Examples that changed a model's weights",
+     MetricType::Counter,
+     [](const ModelNumbers& n) {
+       return static_cast<double>(n.counters.updates);
+     }},
+    {"halfspace_model_mistakes_total",
+     "Progressive mistakes: examples predicted wrong before the update",
+     MetricType::Counter,
+     [](const ModelNumbers& n) {
+       return static_cast<double>(n.counters.mistakes);
+     }},
+    {"halfspace_model_loss_total",
+     "Sum of per-example losses, each before its update", MetricType::Counter,
+     [](const ModelNumbers& n) { return n.counters.loss_sum; }},
+    {"halfspace_model_progressive_accuracy",
+     "1 - mistakes / examples: accuracy of predicting before learning",
+     MetricType::Gauge,
+     [](const ModelNumbers& n) {
+       const double seen = static_cast<double>(n.counters.examples_seen);
+       return seen == 0 ? 0.0 : 1.0 - n.counters.mistakes / seen;
+     }},
+    {"halfspace_model_memory_bytes",
+     "Memory a model holds (label model), or all models (no label)",
+     MetricType::Gauge,
+     [](const ModelNumbers& n) {
+       return static_cast<double>(n.model.memory_bytes());
+     }},
+    {"halfspace_model_pending_examples",
+     "Examples remembered for delayed feedback and waiting for it",
+     MetricType::Gauge,
+     [](const ModelNumbers& n) {
+       return static_cast<double>(n.pending.waiting);
+     }},
+    {"halfspace_model_pending_joined_total",
+     "Remembered examples joined by their feedback and learned",
+     MetricType::Counter,
+     [](const ModelNumbers& n) {
+       return static_cast<double>(n.pending.counters.joined);
+     }},
+    {"halfspace_model_pending_expired_total",
+     "Remembered examples whose feedback did not come in time",
+     MetricType::Counter,
+     [](const ModelNumbers& n) {
+       return static_cast<double>(n.pending.counters.expired);
+     }},
+};
+
+// The family that also holds all models' memory.
+constexpr size_t kMemoryFamily = 5;
+static_assert(std::string_view(kPerModel[kMemoryFamily].name) ==
+              "halfspace_model_memory_bytes");
+
 }  // namespace
 
 // The numbers read from the models and the gate when scraped.
@@ -84,65 +160,24 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
       : models_(models), gate_(gate) {}
 
   std::vector<MetricFamily> Collect() const override {
-    MetricFamily examples =
-        Family("halfspace_model_examples_total",
-               "Examples a model learned from", MetricType::Counter);
-    MetricFamily updates =
-        Family("halfspace_model_updates_total",
-               "Examples that changed a model's weights", MetricType::Counter);
-    MetricFamily mistakes = Family(
-        "halfspace_model_mistakes_total",
-        "Progressive mistakes: examples predicted wrong before the update",
-        MetricType::Counter);
-    MetricFamily loss =
-        Family("halfspace_model_loss_total",
-               "Sum of per-example losses, each before its update",
-               MetricType::Counter);
-    MetricFamily accuracy = Family(
-        "halfspace_model_progressive_accuracy",
-        "1 - mistakes / examples: accuracy of predicting before learning",
-        MetricType::Gauge);
-    MetricFamily memory =
-        Family("halfspace_model_memory_bytes",
-               "Memory a model holds (label model), or all models (no label)",
-               MetricType::Gauge);
-    MetricFamily waiting =
-        Family("halfspace_model_pending_examples",
-               "Examples remembered for delayed feedback and waiting for it",
-               MetricType::Gauge);
-    MetricFamily joined =
-        Family("halfspace_model_pending_joined_total",
-               "Remembered examples joined by their feedback and learned",
-               MetricType::Counter);
-    MetricFamily expired =
-        Family("halfspace_model_pending_expired_total",
-               "Remembered examples whose feedback did not come in time",
-               MetricType::Counter);
+    std::vector<MetricFamily> families;
+    for (const PerModel& m : kPerModel) {
+      families.push_back(Family(m.name, m.help, m.type));
+    }
     int64_t count = 0;
     for (const std::shared_ptr<Model>& model : models_->List()) {
       ++count;
-      const ModelCounters c = model->counters();
+      const ModelNumbers numbers{*model, model->counters(),
+                                 model->pending_stats()};
       const std::vector<ClientMetric::Label> labels = {
           {"model", model->name()}};
-      const double n = static_cast<double>(c.examples_seen);
-      examples.metric.push_back(Sample(MetricType::Counter, n, labels));
-      updates.metric.push_back(Sample(MetricType::Counter, c.updates, labels));
-      mistakes.metric.push_back(
-          Sample(MetricType::Counter, c.mistakes, labels));
-      loss.metric.push_back(Sample(MetricType::Counter, c.loss_sum, labels));
-      accuracy.metric.push_back(Sample(
-          MetricType::Gauge, n == 0 ? 0.0 : 1.0 - c.mistakes / n, labels));
-      memory.metric.push_back(
-          Sample(MetricType::Gauge, model->memory_bytes(), labels));
-      const PendingStats pending = model->pending_stats();
-      waiting.metric.push_back(
-          Sample(MetricType::Gauge, pending.waiting, labels));
-      joined.metric.push_back(
-          Sample(MetricType::Counter, pending.counters.joined, labels));
-      expired.metric.push_back(
-          Sample(MetricType::Counter, pending.counters.expired, labels));
+      for (size_t i = 0; i < std::size(kPerModel); ++i) {
+        families[i].metric.push_back(
+            Sample(kPerModel[i].type, kPerModel[i].value(numbers), labels));
+      }
     }
-    memory.metric.push_back(
+    // And all models' memory, with no label.
+    families[kMemoryFamily].metric.push_back(
         Sample(MetricType::Gauge, models_->budget().reserved()));
     MetricFamily models =
         Family("halfspace_models", "Models served", MetricType::Gauge);
@@ -151,8 +186,9 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
         Family("halfspace_open_streams", "Train and Evaluate streams open",
                MetricType::Gauge);
     streams.metric.push_back(Sample(MetricType::Gauge, gate_->streams()));
-    return {examples, updates, mistakes, loss,   accuracy, memory,
-            waiting,  joined,  expired,  models, streams};
+    families.push_back(std::move(models));
+    families.push_back(std::move(streams));
+    return families;
   }
 
  private:

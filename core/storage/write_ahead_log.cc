@@ -114,6 +114,54 @@ size_t NextWholeRecord(absl::string_view bytes, size_t from) {
   return std::min(from, bytes.size());
 }
 
+// One segment's bytes, as reading walks them.
+struct SegmentBytes {
+  const std::string& path;
+  absl::string_view bytes;
+  bool last;  // the log's last segment, which may end in a torn write
+  const WriteAheadLog::Visitor& visitor;
+
+  void Report(WriteAheadLog::Damage damage) const {
+    if (visitor.damage) visitor.damage(std::move(damage));
+  }
+  std::string Where(size_t offset) const {
+    return absl::StrCat("log segment ", FileName(path), " at byte ", offset,
+                        ": ");
+  }
+};
+
+// Bytes at `offset` that are no whole record (`parse` says why; `h` and
+// `key` are what of the record could be read): reports them, with a copy
+// kept beside the log, and returns where reading goes on, past them. A torn
+// tail of the last segment, an unacknowledged write, is cut off instead,
+// and reading ends where it was: `offset` is returned. A record whole in
+// length that fails its checksum is damage, not a tear.
+absl::StatusOr<size_t> PassDamage(const SegmentBytes& s, size_t offset,
+                                  Parse parse, const Header& h,
+                                  absl::string_view key) {
+  const size_t next = NextWholeRecord(s.bytes, offset + 1);
+  if (s.last && next == s.bytes.size() && parse != Parse::kBadPayload) {
+    if (::truncate(s.path.c_str(), static_cast<off_t>(offset)) != 0) {
+      return ErrnoError("cannot cut the torn tail off", s.path);
+    }
+    return offset;
+  }
+  const std::string kept =
+      KeepDamaged(s.path, offset, s.bytes.substr(offset, next - offset));
+  if (parse == Parse::kBadPayload) {
+    s.Report(
+        {std::string(key), h.lsn,
+         absl::StrCat(s.Where(offset), "record ", h.lsn, " has a bad checksum"),
+         kept});
+  } else {
+    s.Report({"", 0,
+              absl::StrCat(s.Where(offset), next - offset,
+                           " bytes hold no whole record"),
+              kept});
+  }
+  return next;
+}
+
 }  // namespace
 
 std::string WriteAheadLog::SegmentPath(uint64_t ordinal) const {
@@ -125,21 +173,9 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
     const Options& options, uint64_t after_lsn, const Visitor& visitor) {
   std::unique_ptr<WriteAheadLog> log(new WriteAheadLog(options));
   if (absl::Status s = CreateDirectory(options.dir); !s.ok()) return s;
-  std::error_code ec;
-  std::vector<uint64_t> ordinals;
-  for (const fs::directory_entry& entry :
-       fs::directory_iterator(options.dir, ec)) {
-    uint64_t ordinal = 0;
-    if (entry.path().extension().string() == kSuffix &&
-        absl::SimpleAtoi(entry.path().stem().string(), &ordinal)) {
-      ordinals.push_back(ordinal);
-    }
-  }
-  if (ec) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot list ", options.dir, ": ", ec.message()));
-  }
-  std::sort(ordinals.begin(), ordinals.end());
+  absl::StatusOr<std::vector<uint64_t>> listed = SegmentOrdinals(options.dir);
+  if (!listed.ok()) return listed.status();
+  const std::vector<uint64_t>& ordinals = *listed;
 
   // The visitor, told of the first record before it.
   bool started = false;
@@ -169,25 +205,52 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
     log->segments_.push_back(segment);
   }
   if (!started && visitor.start) visitor.start(0);
-  if (log->segments_.empty() || (after_lsn > last_lsn && size > 0)) {
+  if (absl::Status s = log->OpenForAppend(after_lsn, last_lsn, size); !s.ok()) {
+    return s;
+  }
+  log->sync_thread_ = std::thread([l = log.get()] { l->SyncLoop(); });
+  return log;
+}
+
+absl::StatusOr<std::vector<uint64_t>> WriteAheadLog::SegmentOrdinals(
+    const std::string& dir) {
+  std::error_code ec;
+  std::vector<uint64_t> ordinals;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    uint64_t ordinal = 0;
+    if (entry.path().extension().string() == kSuffix &&
+        absl::SimpleAtoi(entry.path().stem().string(), &ordinal)) {
+      ordinals.push_back(ordinal);
+    }
+  }
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot list ", dir, ": ", ec.message()));
+  }
+  std::sort(ordinals.begin(), ordinals.end());
+  return ordinals;
+}
+
+absl::Status WriteAheadLog::OpenForAppend(uint64_t after_lsn, uint64_t last_lsn,
+                                          int64_t size) {
+  if (segments_.empty() || (after_lsn > last_lsn && size > 0)) {
     // A new segment, so that a jump up to after_lsn + 1 (the log lost its
     // tail after snapshots were taken) falls where reading allows one.
     const uint64_t ordinal =
-        log->segments_.empty() ? 1 : log->segments_.back().ordinal + 1;
-    absl::StatusOr<int> fd = log->CreateSegment(ordinal);
+        segments_.empty() ? 1 : segments_.back().ordinal + 1;
+    absl::StatusOr<int> fd = CreateSegment(ordinal);
     if (!fd.ok()) return fd.status();
-    log->fd_ = *fd;
-    log->segments_.push_back({ordinal, std::max(last_lsn, after_lsn) + 1});
+    fd_ = *fd;
+    segments_.push_back({ordinal, std::max(last_lsn, after_lsn) + 1});
     size = 0;
   } else {
-    const std::string path = log->SegmentPath(log->segments_.back().ordinal);
-    log->fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (log->fd_ < 0) return ErrnoError("cannot open", path);
+    const std::string path = SegmentPath(segments_.back().ordinal);
+    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd_ < 0) return ErrnoError("cannot open", path);
   }
-  log->segment_size_ = size;
-  log->last_lsn_ = log->synced_lsn_ = std::max(last_lsn, after_lsn);
-  log->sync_thread_ = std::thread([l = log.get()] { l->SyncLoop(); });
-  return log;
+  segment_size_ = size;
+  last_lsn_ = synced_lsn_ = std::max(last_lsn, after_lsn);
+  return absl::OkStatus();
 }
 
 absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
@@ -196,16 +259,13 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
   const std::string path = SegmentPath(segment.ordinal);
   absl::StatusOr<std::string> contents = ReadFile(path);
   if (!contents.ok()) return contents.status();
-  const absl::string_view bytes = *contents;
-  auto report = [&](Damage damage) {
-    if (visitor.damage) visitor.damage(damage);
-  };
+  const SegmentBytes s{path, *contents, last, visitor};
   size_t offset = 0;
   bool resync = true;  // after damage, whatever LSN comes next
-  while (offset < bytes.size()) {
+  while (offset < s.bytes.size()) {
     Header h;
     absl::string_view key, payload;
-    const Parse parse = ParseRecord(bytes.substr(offset), h, key, payload);
+    const Parse parse = ParseRecord(s.bytes.substr(offset), h, key, payload);
     // A segment's first record may skip LSNs (see Open), and so may the
     // first after damage (already reported); each other record follows the
     // one before.
@@ -214,52 +274,31 @@ absl::Status WriteAheadLog::ReadSegment(Segment& segment, bool last,
       if (offset == 0) segment.first_lsn = h.lsn;
       resync = false;
       last_lsn = h.lsn;
-      if (absl::Status s = visitor.record(h.lsn, key, payload); !s.ok()) {
-        return s;
+      if (absl::Status st = visitor.record(h.lsn, key, payload); !st.ok()) {
+        return st;
       }
       offset += RecordSize(h);
-      continue;
-    }
-    const std::string where =
-        absl::StrCat("log segment ", FileName(path), " at byte ", offset, ": ");
-    if (parse == Parse::kWhole) {
-      report(
-          {"", 0,
-           absl::StrCat(where, "record ", h.lsn, " follows record ", last_lsn),
-           ""});
+    } else if (parse == Parse::kWhole) {
+      s.Report({"", 0,
+                absl::StrCat(s.Where(offset), "record ", h.lsn,
+                             " follows record ", last_lsn),
+                ""});
       // Read on from a later record; skip an earlier one.
       if (h.lsn > last_lsn) {
         last_lsn = h.lsn - 1;
       } else {
         offset += RecordSize(h);
       }
-      continue;
-    }
-    const size_t next = NextWholeRecord(bytes, offset + 1);
-    if (last && next == bytes.size() && parse != Parse::kBadPayload) {
-      // The torn tail of an unacknowledged write: cut it off. A record
-      // whole in length that fails its checksum is damage, not a tear.
-      if (::truncate(path.c_str(), static_cast<off_t>(offset)) != 0) {
-        return ErrnoError("cannot cut the torn tail off", path);
-      }
-      break;
-    }
-    const std::string kept =
-        KeepDamaged(path, offset, bytes.substr(offset, next - offset));
-    if (parse == Parse::kBadPayload) {
-      report({std::string(key), h.lsn,
-              absl::StrCat(where, "record ", h.lsn, " has a bad checksum"),
-              kept});
-      last_lsn = std::max(last_lsn, h.lsn);
     } else {
-      report({"", 0,
-              absl::StrCat(where, next - offset, " bytes hold no whole record"),
-              kept});
+      absl::StatusOr<size_t> next = PassDamage(s, offset, parse, h, key);
+      if (!next.ok()) return next.status();
+      if (*next == offset) break;  // a torn tail, cut off
+      if (parse == Parse::kBadPayload) last_lsn = std::max(last_lsn, h.lsn);
+      offset = *next;
+      resync = true;
     }
-    offset = next;
-    resync = true;
   }
-  size = static_cast<int64_t>(std::min(offset, bytes.size()));
+  size = static_cast<int64_t>(std::min(offset, s.bytes.size()));
   return absl::OkStatus();
 }
 

@@ -137,6 +137,13 @@ class WriteAheadLog final : public RecordJournal {
                            uint64_t& last_lsn, int64_t& size);
   // Creates segment `ordinal`'s file and makes its directory entry durable.
   absl::StatusOr<int> CreateSegment(uint64_t ordinal);
+  // The ordinals of the segments in `dir`, ascending.
+  static absl::StatusOr<std::vector<uint64_t>> SegmentOrdinals(
+      const std::string& dir);
+  // After reading: the file descriptor to append to (the last segment, or
+  // a new one), and the positions from what reading found.
+  absl::Status OpenForAppend(uint64_t after_lsn, uint64_t last_lsn,
+                             int64_t size);
   void SyncLoop();
   // Starts the next segment, then syncs and closes the old one; false if
   // the new one could not be created. REQUIRES: lock holds mu_; it is
