@@ -73,6 +73,39 @@ void AddExamples(absl::Span<const LabeledExample> examples,
   }
 }
 
+// A paged response read whole: the first page (as much as fits), then each
+// from the last one's next_offset, joined to the first by `join`. A page of
+// another version than the first, one `join` refuses, or a later page the
+// server refuses as out of range (the thing shrank) means it changed while
+// it was read: the read starts again, up to kTries times, and then fails
+// with ABORTED, saying `changed` and `advice`.
+template <typename Request, typename Fetch, typename Join>
+auto ReadInPages(Request request, Fetch fetch, Join join,
+                 const std::string& changed, absl::string_view advice)
+    -> decltype(fetch(request)) {
+  constexpr int kTries = 5;
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    request.set_offset(0);
+    request.set_page_size(std::numeric_limits<int64_t>::max());  // all that fit
+    auto whole = fetch(request);
+    if (!whole.ok()) return whole.status();
+    bool torn = false;
+    while (whole->next_offset() != 0 && !torn) {
+      request.set_offset(whole->next_offset());
+      auto page = fetch(request);
+      if (!page.ok() && !absl::IsInvalidArgument(page.status())) {
+        return page.status();
+      }
+      torn = !page.ok() || page->version() != whole->version() ||
+             !join(*whole, *page);
+      if (!torn) whole->set_next_offset(page->next_offset());
+    }
+    if (!torn) return whole;
+  }
+  return absl::AbortedError(
+      absl::StrCat(changed, ", ", kTries, " times; ", advice));
+}
+
 }  // namespace
 
 // --- TrainingStream
@@ -431,37 +464,27 @@ absl::StatusOr<v1::FeedbackResponse> Client::Feedback(
 
 absl::StatusOr<v1::GetWeightsResponse> Client::GetWeights(
     const std::string& name) {
-  constexpr int kTries = 5;
-  for (int attempt = 0; attempt < kTries; ++attempt) {
-    v1::GetWeightsRequest request;
-    request.set_model(name);
-    request.set_page_size(std::numeric_limits<int64_t>::max());  // all that fit
-    absl::StatusOr<v1::GetWeightsResponse> whole =
-        Call(stub_.get(), &Stub::GetWeights, request);
-    if (!whole.ok()) return whole.status();
-    bool torn = false;
-    while (whole->next_offset() != 0 && !torn) {
-      request.set_offset(whole->next_offset());
-      absl::StatusOr<v1::GetWeightsResponse> page =
-          Call(stub_.get(), &Stub::GetWeights, request);
-      if (!page.ok()) return page.status();
-      torn = page->version() != whole->version() ||
-             page->classes_size() != whole->classes_size();
-      if (torn) break;
-      whole->mutable_weights()->Add(page->weights().begin(),
-                                    page->weights().end());
-      for (int k = 0; k < page->classes_size(); ++k) {
-        const auto& part = page->classes(k).weights();
-        whole->mutable_classes(k)->mutable_weights()->Add(part.begin(),
-                                                          part.end());
-      }
-      whole->set_next_offset(page->next_offset());
-    }
-    if (!torn) return whole;
-  }
-  return absl::AbortedError(absl::StrCat(
-      "model ", name, " changed while its weights were read in pages, ", kTries,
-      " times; read it while it does not train"));
+  v1::GetWeightsRequest request;
+  request.set_model(name);
+  return ReadInPages(
+      request,
+      [this](const v1::GetWeightsRequest& r) {
+        return Call(stub_.get(), &Stub::GetWeights, r);
+      },
+      [](v1::GetWeightsResponse& whole, const v1::GetWeightsResponse& page) {
+        if (page.classes_size() != whole.classes_size()) return false;
+        whole.mutable_weights()->Add(page.weights().begin(),
+                                     page.weights().end());
+        for (int k = 0; k < page.classes_size(); ++k) {
+          const auto& part = page.classes(k).weights();
+          whole.mutable_classes(k)->mutable_weights()->Add(part.begin(),
+                                                           part.end());
+        }
+        return true;
+      },
+      absl::StrCat("model ", name,
+                   " changed while its weights were read in pages"),
+      "read it while it does not train");
 }
 
 absl::StatusOr<v1::GetStatsResponse> Client::GetStats() {
@@ -574,32 +597,21 @@ absl::StatusOr<std::vector<v1::Alias>> Client::ListAliases() {
 }
 
 absl::StatusOr<std::string> Client::ExportModel(const std::string& name) {
-  constexpr int kTries = 5;
-  for (int attempt = 0; attempt < kTries; ++attempt) {
-    v1::ExportModelRequest request;
-    request.set_model(name);
-    request.set_page_size(std::numeric_limits<int64_t>::max());  // all that fit
-    absl::StatusOr<v1::ExportModelResponse> whole =
-        Call(stub_.get(), &Stub::ExportModel, request);
-    if (!whole.ok()) return whole.status();
-    bool torn = false;
-    while (whole->next_offset() != 0 && !torn) {
-      request.set_offset(whole->next_offset());
-      absl::StatusOr<v1::ExportModelResponse> page =
-          Call(stub_.get(), &Stub::ExportModel, request);
-      if (!page.ok() && !absl::IsInvalidArgument(page.status())) {
-        return page.status();
-      }
-      torn = !page.ok() || page->version() != whole->version();
-      if (torn) break;
-      whole->mutable_model_file()->append(page->model_file());
-      whole->set_next_offset(page->next_offset());
-    }
-    if (!torn) return std::move(*whole->mutable_model_file());
-  }
-  return absl::AbortedError(absl::StrCat(
-      "model ", name, " changed while its file was read in pages, ", kTries,
-      " times; export it while it does not train"));
+  v1::ExportModelRequest request;
+  request.set_model(name);
+  absl::StatusOr<v1::ExportModelResponse> file = ReadInPages(
+      request,
+      [this](const v1::ExportModelRequest& r) {
+        return Call(stub_.get(), &Stub::ExportModel, r);
+      },
+      [](v1::ExportModelResponse& whole, const v1::ExportModelResponse& page) {
+        whole.mutable_model_file()->append(page.model_file());
+        return true;
+      },
+      absl::StrCat("model ", name, " changed while its file was read in pages"),
+      "export it while it does not train");
+  if (!file.ok()) return file.status();
+  return std::move(*file->mutable_model_file());
 }
 
 absl::StatusOr<v1::Model> Client::ImportModel(const std::string& name,

@@ -12,6 +12,7 @@
 #include "server/feedback.h"
 #include "server/feedback_stream.h"
 #include "server/logging.h"
+#include "server/paging.h"
 #include "server/peer.h"
 #include "server/predict.h"
 #include "server/predict_stream.h"
@@ -389,10 +390,7 @@ absl::Status HalfspaceService::DoGetWeights(
   for (const std::string& label : classes) fixed += label.size() + 32;
   const int64_t fit = (static_cast<int64_t>(parts_.max_message_bytes) - fixed) /
                       (rows * int64_t{sizeof(double)});
-  const int64_t wanted = request.page_size() == 0
-                             ? width - offset
-                             : std::min(request.page_size(), width - offset);
-  if (request.page_size() == 0 && wanted > fit) {
+  if (request.page_size() == 0 && width - offset > fit) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "model ", Quoted(request.model()), " has ", rows, " x ", width,
         " weights, over the ", parts_.max_message_bytes,
@@ -400,11 +398,11 @@ absl::Status HalfspaceService::DoGetWeights(
         "(GetWeightsRequest.page_size, e.g. ",
         std::max<int64_t>(fit, 1), ")"));
   }
-  const int64_t count = std::max<int64_t>(1, std::min(wanted, fit));
+  const Page page = PageOf(width, offset, request.page_size(), fit);
   uint64_t version = 0;
-  ToProto((*model)->Weights(offset, count, &version), &response);
-  response.set_offset(offset);
-  response.set_next_offset(offset + count < width ? offset + count : 0);
+  ToProto((*model)->Weights(page.offset, page.count, &version), &response);
+  response.set_offset(page.offset);
+  response.set_next_offset(page.next_offset);
   response.set_width(width);
   response.set_version(version);
   if (response.ByteSizeLong() >
@@ -471,12 +469,10 @@ absl::Status HalfspaceService::DoExportModel(
         "offset is ", offset, "; the file has ", size,
         " bytes (its version may have changed: start again from 0)"));
   }
-  const int64_t wanted =
-      request.page_size() == 0 ? size - offset : request.page_size();
-  const int64_t count = std::min({wanted, size - offset, fit});
-  response.set_model_file(file.data() + offset, count);
-  response.set_offset(offset);
-  response.set_next_offset(offset + count < size ? offset + count : 0);
+  const Page page = PageOf(size, offset, request.page_size(), fit);
+  response.set_model_file(file.data() + page.offset, page.count);
+  response.set_offset(page.offset);
+  response.set_next_offset(page.next_offset);
   response.set_file_size(size);
   response.set_version(exported.version);
   return absl::OkStatus();
