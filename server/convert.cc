@@ -76,21 +76,16 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
   s->set_decayed_loss(w.decayed_loss);
 }
 
-void ToProto(const PairedCounts& counts, double alpha, v1::PairedTest* out) {
-  const uint64_t b = counts.only_peer_wrong;  // only the first wrong
-  const uint64_t c = counts.only_self_wrong;
+void ToProto(const PairedComparison& comparison, v1::PairedTest* out) {
+  const PairedCounts& counts = comparison.counts;
   out->set_examples(counts.examples);
   out->set_both_wrong(counts.both_wrong);
-  out->set_only_first_wrong(b);
-  out->set_only_this_wrong(c);
-  out->set_accuracy_difference(
-      counts.examples == 0 ? 0.0
-                           : (static_cast<double>(b) - static_cast<double>(c)) /
-                                 static_cast<double>(counts.examples));
-  const McNemarTest test = McNemar(b, c);
-  out->set_chi_square(test.chi_square);
-  out->set_p_value(test.p_value);
-  out->set_significant(test.p_value < alpha);
+  out->set_only_first_wrong(counts.only_peer_wrong);
+  out->set_only_this_wrong(counts.only_self_wrong);
+  out->set_accuracy_difference(comparison.accuracy_difference);
+  out->set_chi_square(comparison.test.chi_square);
+  out->set_p_value(comparison.test.p_value);
+  out->set_significant(comparison.significant);
 }
 
 namespace {

@@ -59,10 +59,8 @@ void ToProto(const PassCounters& counters, v1::TrainSummary* out);
 void ToProto(uint64_t pass, const PassCounters& counters,
              const ModelStats& stats, v1::PassSummary* out);
 
-// McNemar's test at level `alpha` of a model against the first of a
-// comparison, from the model's `counts` against it (self: the model, peer:
-// the first).
-void ToProto(const PairedCounts& counts, double alpha, v1::PairedTest* out);
+// A model against the first of a comparison (the first: the champion).
+void ToProto(const PairedComparison& comparison, v1::PairedTest* out);
 
 // The weights a model predicts with (see Model::Weights).
 void ToProto(const ModelSnapshot& weights, v1::GetWeightsResponse* out);

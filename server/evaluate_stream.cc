@@ -64,18 +64,11 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     if (!bound.ok()) return bound;
     if (first) {
       if (request_.has_threshold()) {
-        const double t = request_.threshold();
-        if (!(t >= 0.0 && t <= 1.0)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "threshold is ", t, "; it must be a probability in [0, 1]"));
+        if (absl::Status s = model_->CheckThreshold(request_.threshold());
+            !s.ok()) {
+          return s;
         }
-        if (!model_->probabilistic() || model_->multiclass()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "a threshold applies to binary models with probabilities; "
-              "model ",
-              Quoted(model_->name()), " is not one"));
-        }
-        threshold_ = t;
+        threshold_ = request_.threshold();
       }
       confusion_ = !request_.omit_confusion();
     }

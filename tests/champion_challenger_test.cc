@@ -266,6 +266,32 @@ TEST(McNemarTest, MatchesHandComputedValues) {
   EXPECT_NEAR(McNemar(500000, 500000).p_value, 1.0, 1e-12);
 }
 
+// The challenger's side of the table: b = 7 examples only the champion got
+// wrong, c = 1 only the challenger, of 20; significant at 0.1 (p = 18/256)
+// and not at 0.05.
+TEST(PairedComparisonTest, ComparesTheChallengerWithTheChampion) {
+  PairedCounts counts;
+  counts.examples = 20;
+  counts.both_wrong = 2;
+  counts.only_peer_wrong = 7;
+  counts.only_self_wrong = 1;
+  PairedComparison c = Compare(counts, 0.1);
+  EXPECT_EQ(c.counts.examples, 20u);
+  EXPECT_EQ(c.counts.both_wrong, 2u);
+  EXPECT_DOUBLE_EQ(c.accuracy_difference, 6.0 / 20.0);
+  EXPECT_DOUBLE_EQ(c.test.p_value, 18.0 / 256.0);
+  EXPECT_DOUBLE_EQ(c.test.chi_square, 3.125);
+  EXPECT_TRUE(c.significant);
+  EXPECT_FALSE(Compare(counts, 0.05).significant);
+  EXPECT_FALSE(Compare(counts, 18.0 / 256.0).significant);  // p < alpha
+  EXPECT_DOUBLE_EQ(Compare(counts.Swapped(), 0.1).accuracy_difference,
+                   -6.0 / 20.0);
+  c = Compare(PairedCounts{}, 0.5);  // nothing shared
+  EXPECT_EQ(c.accuracy_difference, 0.0);
+  EXPECT_EQ(c.test.p_value, 1.0);
+  EXPECT_FALSE(c.significant);
+}
+
 // A small stream traced by hand. Bias only (x = 0): the perceptron
 // (mistake when f >= 0 predicts wrong; it updates when y·f <= 0) and
 // logistic regression (b += t − σ(b)) on labels + − − + + − + −:

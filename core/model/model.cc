@@ -327,6 +327,12 @@ PairedCounts Model::Paired(absl::string_view peer, uint64_t incarnation) const {
   return paired_.Find(peer, incarnation);
 }
 
+PairedCounts Model::PairedWith(const Model& champion) const {
+  PairedCounts counts = Paired(champion.name(), champion.incarnation());
+  counts += champion.Paired(name(), incarnation()).Swapped();
+  return counts;
+}
+
 ModelStats Model::Stats() const {
   ModelStats stats;
   std::shared_lock lock(mu_);

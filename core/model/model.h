@@ -154,8 +154,8 @@ class Model {
 
   // Predicts each example without learning and counts the outcome into
   // `evaluation`; invalid examples count as rejected. With a threshold
-  // (binary probabilistic models only, see probabilistic()), predicts +1
-  // when P(y = +1 | x) >= threshold instead of when f(x) >= 0. CANCELLED,
+  // (one CheckThreshold accepts), predicts +1 when P(y = +1 | x) >=
+  // threshold instead of when f(x) >= 0. CANCELLED,
   // counting nothing, once `stop` says so.
   absl::Status Evaluate(absl::Span<const Example> examples,
                         std::optional<double> threshold, Evaluation& evaluation,
@@ -163,6 +163,10 @@ class Model {
 
   // Whether the model gives probabilities.
   bool probabilistic() const { return IsProbabilistic(spec_); }
+
+  // INVALID_ARGUMENT unless `threshold` is a probability in [0, 1] and the
+  // model is binary and gives probabilities: the thresholds Evaluate takes.
+  absl::Status CheckThreshold(double threshold) const;
 
   // Delayed feedback (see pending_examples.h). Remembers `entries` — ids
   // valid and distinct, features as the server encodes them — until
@@ -227,6 +231,10 @@ class Model {
   // fan-out streams where it learned before this one (see
   // paired_mistakes.h).
   PairedCounts Paired(absl::string_view peer, uint64_t incarnation) const;
+  // This model's table against `champion`, counted by whichever of the two
+  // learned second in each fan-out stream (both, if they took turns), seen
+  // from this model's side.
+  PairedCounts PairedWith(const Model& champion) const;
 
   // A consistent copy of the whole state; sets `generation` to the
   // generation it holds.

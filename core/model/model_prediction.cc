@@ -161,6 +161,20 @@ absl::Status Model::PredictChunk(absl::Span<const Features> xs,
   return absl::OkStatus();
 }
 
+absl::Status Model::CheckThreshold(double threshold) const {
+  if (!(threshold >= 0.0 && threshold <= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "threshold is ", threshold, "; it must be a probability in [0, 1]"));
+  }
+  if (!probabilistic() || multiclass()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a threshold applies to binary models with "
+                     "probabilities; model ",
+                     Quoted(name_), " is not one"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Model::Evaluate(absl::Span<const Example> examples,
                              std::optional<double> threshold,
                              Evaluation& evaluation,

@@ -131,4 +131,19 @@ McNemarTest McNemar(uint64_t b, uint64_t c) {
   return test;
 }
 
+PairedComparison Compare(const PairedCounts& counts, double alpha) {
+  PairedComparison comparison;
+  comparison.counts = counts;
+  const uint64_t b = counts.only_peer_wrong;
+  const uint64_t c = counts.only_self_wrong;
+  if (counts.examples != 0) {
+    comparison.accuracy_difference =
+        (static_cast<double>(b) - static_cast<double>(c)) /
+        static_cast<double>(counts.examples);
+  }
+  comparison.test = McNemar(b, c);
+  comparison.significant = comparison.test.p_value < alpha;
+  return comparison;
+}
+
 }  // namespace halfspace

@@ -93,6 +93,22 @@ struct McNemarTest {
 };
 McNemarTest McNemar(uint64_t b, uint64_t c);
 
+// A challenger against the champion (the first model of a comparison), from
+// the challenger's table against it (self: the challenger, peer: the
+// champion).
+struct PairedComparison {
+  PairedCounts counts;
+  // The challenger's accuracy minus the champion's on the examples both
+  // learned: (only_peer_wrong − only_self_wrong) / examples; 0 with none.
+  double accuracy_difference = 0.0;
+  // McNemar's test with b = only_peer_wrong, c = only_self_wrong.
+  McNemarTest test;
+  // Whether the test rejects equal error rates at level alpha: p < alpha.
+  bool significant = false;
+};
+// REQUIRES: 0 < alpha < 1.
+PairedComparison Compare(const PairedCounts& counts, double alpha);
+
 }  // namespace halfspace
 
 #endif  // HALFSPACE_CORE_MONITORS_PAIRED_MISTAKES_H_
