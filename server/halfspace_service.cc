@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -43,6 +45,27 @@ class AdmittedCall final : public grpc::ServerUnaryReactor {
   const std::unique_ptr<Admission> admission_;
 };
 
+// Whether a request names one model (a string field `model`): its caller
+// must hold the call's permission on that model. The others (ListModels,
+// GetStats, ListAliases, CompareModels, DeleteAlias) check what they show
+// or name themselves.
+template <typename Request, typename = void>
+struct NamesOneModel : std::false_type {};
+template <typename Request>
+struct NamesOneModel<
+    Request,
+    std::enable_if_t<std::is_same_v<
+        decltype(std::declval<const Request&>().model()), const std::string&>>>
+    : std::true_type {};
+
+static_assert(NamesOneModel<v1::GetModelRequest>::value);
+static_assert(NamesOneModel<v1::SetAliasRequest>::value);
+static_assert(!NamesOneModel<v1::CompareModelsRequest>::value);
+static_assert(!NamesOneModel<v1::DeleteAliasRequest>::value);
+static_assert(!NamesOneModel<v1::ListModelsRequest>::value);
+static_assert(!NamesOneModel<v1::GetStatsRequest>::value);
+static_assert(!NamesOneModel<v1::ListAliasesRequest>::value);
+
 }  // namespace
 
 template <typename Request, typename Response>
@@ -71,15 +94,9 @@ HalfspaceService::Unary HalfspaceService::Serve(
     if (status.ok())
       status = Charge(parts_, caller, 0, request.feedback_size());
   }
-  if constexpr (!std::is_same_v<Request, v1::ListModelsRequest> &&
-                !std::is_same_v<Request, v1::GetStatsRequest> &&
-                !std::is_same_v<Request, v1::CompareModelsRequest> &&
-                !std::is_same_v<Request, v1::DeleteAliasRequest> &&
-                !std::is_same_v<Request, v1::ListAliasesRequest>) {
+  if constexpr (NamesOneModel<Request>::value) {
     // Before the model is looked up: a denial does not tell whether it
-    // exists. (ListModels, GetStats and ListAliases show only what the
-    // caller may see; CompareModels checks each model it names, and the
-    // alias calls the alias.)
+    // exists.
     if (status.ok()) status = call.principal.Check(permission, request.model());
   }
   if (status.ok()) status = (this->*handler)(request, response, call);
@@ -552,10 +569,8 @@ absl::Status HalfspaceService::DoCompareModels(
     out->set_model(model->name());
     ToProto(model->Stats(), out->mutable_stats());
     if (model.get() == &first) continue;
-    // Counted by whichever of the two learned second, or both.
-    PairedCounts counts = model->Paired(first.name(), first.incarnation());
-    counts += first.Paired(model->name(), model->incarnation()).Swapped();
-    ToProto(counts, alpha, out->mutable_versus_first());
+    ToProto(Compare(model->PairedWith(first), alpha),
+            out->mutable_versus_first());
   }
   return absl::OkStatus();
 }
