@@ -65,6 +65,19 @@ TEST(ConfidenceWeightedTest, NherdStepsByHand) {
   EXPECT_DOUBLE_EQ(s.b, 7.0 / 33);  // 1/3 - (20/33)(1/5)
   EXPECT_THAT(s.sigma, ElementsAre(DoubleEq(0.2), DoubleEq(5.0 / 21),
                                    DoubleEq(5.0 / 41)));
+  // x = (2, 0): m = 2/3 + 7/33 = 29/33, v = 4·(1/5) + 5/41 = 189/205;
+  // α = (4/33)/(v + 1), and 1/σ += (2 + v)·x², so x₁² = 4 counts.
+  const double v = 189.0 / 205;
+  const double alpha = (4.0 / 33) / (v + 1);
+  const double precision = 2 + v;
+  nherd.Learn(std::vector<double>{2, 0}, +1, 1.0);
+  s = Of(nherd);
+  EXPECT_THAT(s.w, ElementsAre(DoubleEq(1.0 / 3 + alpha * 0.2 * 2),
+                               DoubleEq(-20.0 / 33)));
+  EXPECT_DOUBLE_EQ(s.b, 7.0 / 33 + alpha * 5.0 / 41);
+  EXPECT_THAT(s.sigma,
+              ElementsAre(DoubleEq(1 / (5 + precision * 4)), DoubleEq(5.0 / 21),
+                          DoubleEq(1 / (41.0 / 5 + precision))));
 }
 
 TEST(ConfidenceWeightedTest, CwStepByHand) {
@@ -78,6 +91,21 @@ TEST(ConfidenceWeightedTest, CwStepByHand) {
   EXPECT_DOUBLE_EQ(s.b, alpha);
   EXPECT_THAT(s.sigma, ElementsAre(DoubleEq(1 / (1 + 2 * alpha)), 1.0,
                                    DoubleEq(1 / (1 + 2 * alpha))));
+  // Again on x = (1, 0), now with a margin: m = 2α, v = 2σ₁;
+  // b' = 1 + 2φm, α' = (−b' + √(b'² − 8φ(m − φv)))/(4φv) > 0.
+  const double sigma = 1 / (1 + 2 * alpha);
+  const double m = 2 * alpha, v = 2 * sigma;
+  const double b = 1 + 2 * m;
+  const double next = (-b + std::sqrt(b * b - 8 * (m - v))) / (4 * v);
+  ASSERT_GT(next, 0.0);
+  u = cw.Learn(std::vector<double>{1, 0}, +1, 1.0);
+  EXPECT_DOUBLE_EQ(u.margin, m);
+  EXPECT_DOUBLE_EQ(u.loss, std::sqrt(v) - m);
+  s = Of(cw);
+  EXPECT_THAT(s.w, ElementsAre(DoubleEq(alpha + next * sigma), 0.0));
+  EXPECT_DOUBLE_EQ(s.b, alpha + next * sigma);
+  EXPECT_THAT(s.sigma, ElementsAre(DoubleEq(1 / (1 / sigma + 2 * next)), 1.0,
+                                   DoubleEq(1 / (1 / sigma + 2 * next))));
 }
 
 TEST(ConfidenceWeightedTest, ScwStepsByHand) {
@@ -116,6 +144,7 @@ TEST(ConfidenceWeightedTest, StateRoundTripsAndWeightZeroLearnsNothing) {
   }
   EXPECT_EQ(a.weights().w, b.weights().w);
   EXPECT_FALSE(b.ImportState({1.0}).ok());
+  EXPECT_FALSE(b.ImportState(std::vector<double>(5, 1.0)).ok());  // one over
   const std::vector<double> before = b.ExportState();
   EXPECT_FALSE(b.Learn(std::vector<double>{1, 1, 1}, -1, 0.0).updated);
   EXPECT_EQ(b.ExportState(), before);

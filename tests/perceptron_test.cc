@@ -237,6 +237,8 @@ TEST(VotedPerceptronTest, VotesWithEveryVectorWeightedByItsSurvival) {
   const std::vector<double> a = {1, 0}, b = {-0.5, 0};
   EXPECT_EQ(voted.Score(a), 5);   // all three say +1
   EXPECT_EQ(voted.Score(b), -1);  // +1·1 - 1·3 + 1·1
+  // v3 scores 0 at the origin: a vote for +1, as f(x) = 0 predicts.
+  EXPECT_EQ(voted.Score(std::vector<double>{0, 0}), 5);
   EXPECT_FALSE(voted.linear());
   // The linear summary is the average (4, -4; 2)/5, which puts b exactly on
   // its hyperplane (+1) where the vote says -1.
