@@ -27,12 +27,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -51,6 +49,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/example_reader.h"
@@ -523,8 +522,8 @@ class InFlight {
 
   // Waits for room for one more request; false once the answers are over.
   bool Acquire() {
-    std::unique_lock lock(mu_);
-    room_.wait(lock, [&] { return count_ < limit_ || over_; });
+    absl::MutexLock lock(&mu_);
+    while (count_ >= limit_ && !over_) room_.Wait(&mu_);
     if (over_) return false;
     ++count_;
     return true;
@@ -533,22 +532,22 @@ class InFlight {
   // A request was answered or, with `answered` false, the answers are over.
   void Answered(bool answered) {
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (answered) {
         --count_;
       } else {
         over_ = true;
       }
     }
-    room_.notify_one();
+    room_.Signal();
   }
 
  private:
   const int limit_;
-  std::mutex mu_;
-  std::condition_variable room_;
-  int count_ = 0;      // guarded by mu_
-  bool over_ = false;  // guarded by mu_: the stream has ended
+  absl::Mutex mu_;
+  absl::CondVar room_;
+  int count_ ABSL_GUARDED_BY(mu_) = 0;
+  bool over_ ABSL_GUARDED_BY(mu_) = false;  // the stream has ended
 };
 
 // Reads `reader`'s examples and sends them down `stream` in requests of

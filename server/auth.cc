@@ -192,7 +192,7 @@ absl::Status Authenticator::Reload() {
     return absl::InvalidArgumentError(
         absl::StrCat(tokens_file_, ": ", policy.status().message()));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   policy_ = *std::move(policy);
   return absl::OkStatus();
 }
@@ -202,7 +202,7 @@ absl::StatusOr<Principal> Authenticator::Authenticate(
   if (!enabled()) return Principal();
   std::shared_ptr<const TokenPolicy> policy;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     policy = policy_;
   }
   absl::string_view token;

@@ -36,13 +36,13 @@
 #define HALFSPACE_SERVER_AUTH_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/base/mutex.h"
 #include "server/rate_limits.h"
 
 namespace halfspace {
@@ -132,8 +132,8 @@ class Authenticator {
       : tokens_file_(std::move(tokens_file)) {}
 
   const std::string tokens_file_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const TokenPolicy> policy_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::shared_ptr<const TokenPolicy> policy_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace halfspace

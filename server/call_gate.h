@@ -12,10 +12,10 @@
 #ifndef HALFSPACE_SERVER_CALL_GATE_H_
 #define HALFSPACE_SERVER_CALL_GATE_H_
 
-#include <condition_variable>
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "core/base/mutex.h"
 #include "core/model/limits.h"
 
 namespace halfspace {
@@ -64,7 +65,7 @@ class CallGate {
 
   // Admits calls (unless closed).
   void Open() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     loading_ = false;
   }
 
@@ -73,7 +74,7 @@ class CallGate {
   // the stream limits. Every OK must be followed by one Leave with the
   // same client.
   absl::Status TryEnter(const std::string* client = nullptr) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return ShuttingDownError();
     if (loading_) {
       return absl::UnavailableError(
@@ -99,13 +100,13 @@ class CallGate {
   }
 
   void Leave(const std::string* client = nullptr) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (client != nullptr) {
       --streams_;
       auto it = client_streams_.find(*client);
       if (--it->second == 0) client_streams_.erase(it);
     }
-    if (--active_ == 0) idle_.notify_all();
+    if (--active_ == 0) idle_.SignalAll();
   }
 
   // Admits no more calls, and drains every stream added: each ends at its
@@ -113,7 +114,7 @@ class CallGate {
   void Close() {
     std::vector<Drainable*> idle;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       closed_ = true;
       for (Drainable* stream : drainable_) {
         if (stream->Drain()) idle.push_back(stream);
@@ -127,39 +128,46 @@ class CallGate {
   // (the stream then drains itself). Every Add is followed by one Remove,
   // before the stream is freed.
   bool Add(Drainable* stream) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return false;
     drainable_.insert(stream);
     return true;
   }
   void Remove(Drainable* stream) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     drainable_.erase(stream);
   }
 
   // Waits until no call is in flight or `timeout` passes; true if idle.
   bool WaitUntilIdle(absl::Duration timeout) {
-    std::unique_lock lock(mu_);
-    return idle_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                          [this] { return active_ == 0; });
+    // Capped (at a century) so that an infinite timeout does not overflow.
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24 * 36525)));
+    MutexLock lock(mu_);
+    while (active_ != 0) {
+      if (!idle_.WaitUntil(mu_, deadline)) return active_ == 0;
+    }
+    return true;
   }
 
   // The streams open now.
   int64_t streams() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return streams_;
   }
 
  private:
   const StreamLimits limits_;
-  std::mutex mu_;
-  std::condition_variable idle_;
-  bool loading_;                                              // guarded by mu_
-  bool closed_ = false;                                       // guarded by mu_
-  int active_ = 0;                                            // guarded by mu_
-  int64_t streams_ = 0;                                       // guarded by mu_
-  absl::flat_hash_map<std::string, int64_t> client_streams_;  // guarded by mu_
-  absl::flat_hash_set<Drainable*> drainable_;                 // guarded by mu_
+  Mutex mu_;
+  CondVar idle_;
+  bool loading_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int active_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t streams_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, int64_t> client_streams_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<Drainable*> drainable_ ABSL_GUARDED_BY(mu_);
 };
 
 // One call's pass through the gate: admitted if the gate let it in, and

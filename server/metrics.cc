@@ -254,7 +254,7 @@ void Metrics::RecordCall(absl::string_view method, grpc::StatusCode code,
                          absl::Duration elapsed) {
   prometheus::Histogram* histogram = nullptr;
   {
-    absl::MutexLock lock(&call_histograms_mu_);
+    MutexLock lock(call_histograms_mu_);
     auto [it, added] = call_histograms_.try_emplace(
         std::make_pair(std::string(method), static_cast<int>(code)), nullptr);
     if (added) {

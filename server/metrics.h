@@ -32,8 +32,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/base/mutex.h"
 #include "core/registry/model_registry.h"
 #include "grpcpp/support/status.h"
 #include "halfspace/v1/halfspace.pb.h"
@@ -95,7 +95,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& calls_;
   // calls_'s histogram of each method and code, found once: looking one up
   // builds its labels and bucket bounds, costly on every call.
-  mutable absl::Mutex call_histograms_mu_;
+  mutable Mutex call_histograms_mu_;
   absl::flat_hash_map<std::pair<std::string, int>, prometheus::Histogram*>
       call_histograms_ ABSL_GUARDED_BY(call_histograms_mu_);
   prometheus::Family<prometheus::Counter>& refusals_;

@@ -22,14 +22,14 @@ void PipelinedStream::Start(const absl::Status& status) {
   if (status.ok()) {
     added_ = gate_ != nullptr && gate_->Add(this);
     if (gate_ != nullptr && !added_) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       DrainLocked();
     }
     Pump();
     return;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     finished_ = true;
   }
   Finish(End(status));
@@ -37,7 +37,7 @@ void PipelinedStream::Start(const absl::Status& status) {
 
 void PipelinedStream::OnReadDone(bool ok) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Half-closed or cancelled; or, draining, a request that is not taken.
     if (!ok || draining_) {
       reading_ = false;
@@ -57,7 +57,7 @@ void PipelinedStream::OnReadDone(bool ok) {
   const bool waits = handled.ok() && lsn != 0 && log_ != nullptr;
   uint64_t id = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     reading_ = false;
     handling_ = false;
     if (!handled.ok()) {
@@ -87,7 +87,7 @@ void PipelinedStream::OnDurable(uint64_t id) {
   bool finish = false;
   absl::Status end;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     --awaiting_durable_;
     if (id >= front_id_ && id - front_id_ < pending_.size()) {
       pending_[id - front_id_].durable = true;
@@ -121,7 +121,7 @@ void PipelinedStream::DrainLocked() {
 }
 
 bool PipelinedStream::Drain() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (finished_) return false;
   DrainLocked();
   if (!CanFinish()) return false;  // a reaction finishes it
@@ -132,7 +132,7 @@ bool PipelinedStream::Drain() {
 void PipelinedStream::FinishDrained() {
   absl::Status end;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     end = end_;
   }
   Finish(End(end));
@@ -140,7 +140,7 @@ void PipelinedStream::FinishDrained() {
 
 void PipelinedStream::OnWriteDone(bool ok) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     writing_ = false;
     if (ok) {
       pending_bytes_ -= pending_.front().size;
@@ -164,7 +164,7 @@ void PipelinedStream::Pump() {
     const grpc::ByteBuffer* write = nullptr;
     absl::Status end;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (finished_) return;
       if (!writing_ && !pending_.empty() && pending_.front().durable) {
         writing_ = true;

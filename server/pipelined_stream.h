@@ -40,9 +40,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 
 #include "absl/status/status.h"
+#include "core/base/mutex.h"
 #include "core/training/journal.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
@@ -98,31 +98,35 @@ class PipelinedStream
   void Pump();
   // Response `id`'s examples are durable: on the log's sync thread.
   void OnDurable(uint64_t id);
-  // Whether nothing is left to read, write or wait for. REQUIRES: mu_.
-  bool CanFinish() const;
+  // Whether nothing is left to read, write or wait for.
+  bool CanFinish() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Stops taking requests, to finish with UNAVAILABLE. REQUIRES: mu_.
-  void DrainLocked();
+  // Stops taking requests, to finish with UNAVAILABLE.
+  void DrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Journal* const log_;
   CallGate* const gate_;
   bool added_ = false;        // to the gate, for it to drain
   grpc::ByteBuffer request_;  // touched only by the one read in flight
 
-  std::mutex mu_;
-  // Guarded by mu_:
-  std::deque<Pending> pending_;  // oldest first; the front may be writing
-  uint64_t front_id_ = 0;        // the id of pending_.front()
-  size_t pending_bytes_ = 0;
-  int awaiting_durable_ = 0;  // durability callbacks not yet run
-  bool reading_ = false;
-  bool handling_ = false;  // a read's request is being handled
-  bool draining_ = false;
-  bool writing_ = false;
-  bool reads_over_ = false;   // half-closed, failed or cancelled
-  bool client_gone_ = false;  // a write failed: drop what waits
-  bool finished_ = false;
-  absl::Status end_;  // what to finish with
+  Mutex mu_;
+  // Oldest first; the front may be writing.
+  std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
+  uint64_t front_id_ ABSL_GUARDED_BY(mu_) = 0;  // of pending_.front()
+  size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  // Durability callbacks not yet run.
+  int awaiting_durable_ ABSL_GUARDED_BY(mu_) = 0;
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  // A read's request is being handled.
+  bool handling_ ABSL_GUARDED_BY(mu_) = false;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  // Half-closed, failed or cancelled.
+  bool reads_over_ ABSL_GUARDED_BY(mu_) = false;
+  // A write failed: drop what waits.
+  bool client_gone_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status end_ ABSL_GUARDED_BY(mu_);  // what to finish with
 };
 
 }  // namespace halfspace

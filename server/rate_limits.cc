@@ -91,7 +91,7 @@ absl::Status RateLimiter::Admit(absl::string_view caller,
     return absl::OkStatus();
   }
   const absl::Time now = absl::Now();
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(mu_);
   Buckets& b = Find(std::string(caller), limits, now);
   const absl::Duration calls_wait = b.calls.Wait(calls, now);
   const absl::Duration examples_wait = b.examples.Wait(examples, now);
@@ -117,7 +117,7 @@ absl::Status RateLimiter::Admit(absl::string_view caller,
 absl::Status RateLimiter::CheckAuthentication(absl::string_view address) {
   if (!options_.auth_failures.limited()) return absl::OkStatus();
   const absl::Time now = absl::Now();
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(mu_);
   Buckets& b = Find(absl::StrCat("failures ", address),
                     {options_.auth_failures, {}}, now);
   const absl::Duration wait = b.calls.Wait(1, now);
@@ -130,7 +130,7 @@ absl::Status RateLimiter::CheckAuthentication(absl::string_view address) {
 void RateLimiter::CountAuthenticationFailure(absl::string_view address) {
   if (!options_.auth_failures.limited()) return;
   const absl::Time now = absl::Now();
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(mu_);
   Buckets& b = Find(absl::StrCat("failures ", address),
                     {options_.auth_failures, {}}, now);
   // A failure always counts, into debt if it must: a client that keeps

@@ -27,8 +27,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/base/mutex.h"
 
 namespace halfspace {
 
@@ -105,7 +105,7 @@ class RateLimiter {
                 absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  absl::Mutex mu_;
+  Mutex mu_;
   absl::flat_hash_map<std::string, Buckets> buckets_ ABSL_GUARDED_BY(mu_);
   uint64_t uses_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -473,10 +473,10 @@ absl::Status Server::Shutdown() {
   if (shut_down_) return absl::OkStatus();
   shut_down_ = true;
   {
-    std::lock_guard lock(stop_mu_);
+    MutexLock lock(stop_mu_);
     stopping_ = true;
   }
-  stop_.notify_all();
+  stop_.SignalAll();
   if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
   if (grpc_server_ != nullptr) {
     grpc_server_->GetHealthCheckService()->SetServingStatus(false);
@@ -507,23 +507,28 @@ void Server::CheckpointLoop() {
   const absl::Duration interval = options_.snapshot_interval;
   absl::Time last = absl::Now();
   int64_t last_bytes = 0;
-  std::unique_lock lock(stop_mu_);
-  while (!stop_.wait_for(lock, std::chrono::seconds(1),
-                         [this] { return stopping_; })) {
+  while (!StopsWithin(absl::Seconds(1))) {
     const int64_t bytes = data_->log_bytes();
     const bool due_by_time =
         interval > absl::ZeroDuration() && absl::Now() - last >= interval;
     const bool due_by_size = options_.checkpoint_bytes > 0 &&
                              bytes - last_bytes >= options_.checkpoint_bytes;
     if (!due_by_time && !due_by_size) continue;
-    lock.unlock();
     last = absl::Now();
     last_bytes = bytes;
     if (absl::Status s = Checkpoint(); !s.ok()) {
       spdlog::error("checkpoint failed: {}", s.ToString());
     }
-    lock.lock();
   }
+}
+
+bool Server::StopsWithin(absl::Duration wait) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(wait);
+  MutexLock lock(stop_mu_);
+  while (!stopping_ && stop_.WaitUntil(stop_mu_, deadline)) {
+  }
+  return stopping_;
 }
 
 }  // namespace halfspace

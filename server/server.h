@@ -15,14 +15,13 @@
 #ifndef HALFSPACE_SERVER_SERVER_H_
 #define HALFSPACE_SERVER_SERVER_H_
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/base/mutex.h"
 #include "core/model/limits.h"
 #include "core/registry/data_directory.h"
 #include "core/registry/model_registry.h"
@@ -191,8 +190,11 @@ class Server {
   // Loads the snapshots and replays the log over them, with the limits off.
   absl::Status Recover();
   absl::Status RecoverModels();
-  // Tells the registry where the log starts (see ModelRegistry::StartReplay).
+  // Checkpoints when one is due (by time or by the log's growth), until
+  // Shutdown.
   void CheckpointLoop();
+  // Waits up to `wait` for Shutdown to begin; whether it has.
+  bool StopsWithin(absl::Duration wait);
 
   const ServerOptions options_;
   const std::unique_ptr<Authenticator> auth_;
@@ -206,9 +208,9 @@ class Server {
   std::unique_ptr<HalfspaceService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
-  std::mutex stop_mu_;
-  std::condition_variable stop_;
-  bool stopping_ = false;  // guarded by stop_mu_
+  Mutex stop_mu_;
+  CondVar stop_;
+  bool stopping_ ABSL_GUARDED_BY(stop_mu_) = false;
   std::thread checkpoint_thread_;
   bool shut_down_ = false;
   bool recovered_ = false;  // Recover succeeded: the models may be stored

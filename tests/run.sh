@@ -39,12 +39,16 @@ tsan() {
 # outside input, each target for FUZZ_SECONDS from its seed corpus in
 # tests/fuzz/corpus (copied: the run's finds stay out of the repository).
 # A crash, a leak, a timeout or running out of memory fails the run.
+# Being clang's, this build also checks the locking annotations
+# (-Wthread-safety) of everything it compiles: the fuzz targets link the
+# server and core, and the CLI brings the client.
 fuzz() {
   echo "=== fuzz build ==="
   local targets=(snapshot_fuzzer write_ahead_log_fuzzer log_record_fuzzer
                  train_request_fuzzer create_model_fuzzer tokens_fuzzer)
   CXX=clang++ EXTRA_PACKAGES="clang libfuzzer-14-dev" BUILD_DIR=build-fuzz \
-    SANITIZE=fuzz bash deploy/build.sh "${targets[@]}"
+    SANITIZE=fuzz bash deploy/build.sh "${targets[@]}" halfspace_server_main \
+    halfspace_cli
   echo "=== fuzz runs ==="
   local work
   work=$(mktemp -d)

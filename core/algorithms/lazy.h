@@ -14,8 +14,9 @@
 #define HALFSPACE_CORE_ALGORITHMS_LAZY_H_
 
 #include <atomic>
-#include <mutex>
 #include <utility>
+
+#include "core/base/mutex.h"
 
 namespace halfspace {
 
@@ -29,7 +30,7 @@ class Lazy {
   template <typename Compute>
   const T& Get(Compute compute) const {
     if (stale_.load(std::memory_order_acquire)) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stale_.load(std::memory_order_relaxed)) {
         compute(value_);
         stale_.store(false, std::memory_order_release);
@@ -48,7 +49,9 @@ class Lazy {
   }
 
  private:
-  mutable std::mutex mu_;
+  // Taken by the reader that recomputes; value_ is read without it once
+  // stale_ is false (the acquire load orders the read after the write).
+  mutable Mutex mu_;
   mutable std::atomic<bool> stale_;
   mutable T value_;
 };

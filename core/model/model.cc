@@ -89,11 +89,12 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(
   std::unique_ptr<Model> model(new Model(
       std::move(name), incarnation != 0 ? incarnation : NewIncarnation(), spec,
       std::move(budget), bytes));
-  std::unique_lock lock(model->mu_);
-  for (const std::string& label : classes) {
-    if (absl::Status s = model->learner_->AddClass(label); !s.ok()) return s;
+  {
+    WriterMutexLock lock(model->mu_);
+    for (const std::string& label : classes) {
+      if (absl::Status s = model->learner_->AddClass(label); !s.ok()) return s;
+    }
   }
-  lock.unlock();
   return model;
 }
 
@@ -118,7 +119,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
     s = m.SetWeights(std::move(snapshot.weights.w), snapshot.weights.b);
   }
   if (!s.ok()) return s;
-  std::unique_lock lock(m.mu_);
+  WriterMutexLock lock(m.mu_);
   s = m.learner_->ImportState(snapshot.state);
   if (s.ok() && m.standardizer_ != nullptr) {
     s = m.standardizer_->Import(snapshot.standardizer);
@@ -213,7 +214,7 @@ bool Model::PreparesLike(const Model& other) const {
 }
 
 std::vector<std::string> Model::classes() const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   return learner_->classes();
 }
 
@@ -237,7 +238,7 @@ absl::Status Model::SetClassWeights(absl::string_view label,
   absl::StatusOr<LinearWeights> weights =
       CheckedWeights(std::move(w), b, FeatureWidth(spec_));
   if (!weights.ok()) return weights.status();
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   if (absl::Status s = learner_->CheckSetWeights(label); !s.ok()) return s;
   const int64_t added = learner_->HasClass(label) ? 0 : ClassBytes(spec_);
   if (added > 0) {
@@ -254,7 +255,7 @@ absl::Status Model::SetClassWeights(absl::string_view label,
 }
 
 absl::Status Model::MarkDeleted(const WriteAhead& write_ahead) {
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   if (absl::Status s = WriteDown(write_ahead); !s.ok()) return s;
   deleted_.store(true, std::memory_order_release);
   return absl::OkStatus();
@@ -269,14 +270,14 @@ absl::Status Model::WriteDown(const WriteAhead& write_ahead) {
 }
 
 absl::Status Model::RecordCreation(const WriteAhead& write_ahead) {
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   return WriteDown(write_ahead);
 }
 
 int64_t Model::ClassRoom() const {
   if (!multiclass()) return 0;
   const Limits& limits = budget_->limits();
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   const int64_t classes = learner_->classes().size();
   const int64_t by_count = std::max<int64_t>(0, limits.max_classes - classes);
   const int64_t by_bytes = std::max<int64_t>(
@@ -285,28 +286,28 @@ int64_t Model::ClassRoom() const {
 }
 
 uint64_t Model::LastSequence(absl::string_view source) const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   auto it = sources_.find(source);
   return it == sources_.end() ? 0 : it->second;
 }
 
 uint64_t Model::lsn() const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   return lsn_;
 }
 
 ModelCounters Model::counters() const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   return counters_;
 }
 
 int64_t Model::memory_bytes() const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   return reserved_ + pending_reserved_;
 }
 
 PendingStats Model::pending_stats() const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   return PendingStatsLocked();
 }
 
@@ -323,7 +324,7 @@ PendingStats Model::PendingStatsLocked() const {
 }
 
 PairedCounts Model::Paired(absl::string_view peer, uint64_t incarnation) const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   return paired_.Find(peer, incarnation);
 }
 
@@ -335,7 +336,7 @@ PairedCounts Model::PairedWith(const Model& champion) const {
 
 ModelStats Model::Stats() const {
   ModelStats stats;
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   stats.counters = counters_;
   stats.pending = PendingStatsLocked();
   stats.window = window_.summary();
@@ -349,7 +350,7 @@ ModelSnapshot Model::Weights(int64_t offset, std::optional<int64_t> count,
   ModelSnapshot weights;
   weights.name = name_;
   weights.spec = spec_;
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   if (generation != nullptr) *generation = this->generation();
   learner_->CopyWeights(weights, offset,
                         count.value_or(FeatureWidth(spec_) - offset));
@@ -360,7 +361,7 @@ ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   ModelSnapshot snapshot;
   snapshot.name = name_;
   snapshot.spec = spec_;
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   if (generation != nullptr) *generation = this->generation();
   learner_->CopyWeights(snapshot, 0, FeatureWidth(spec_));
   snapshot.state = learner_->ExportState();

@@ -22,15 +22,14 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/base/mutex.h"
 #include "core/features/features.h"
 #include "core/model/learner.h"
 #include "core/model/limits.h"
@@ -279,45 +278,48 @@ class Model {
   // more interaction products than the limits allow.
   absl::Status CheckFeatureLimits(const FeatureInput& input) const;
   // Checks that the model may grow to `classes` classes, adding `label`,
-  // and reserves the new class's memory. REQUIRES: mu_ held exclusively.
-  absl::Status AdmitClass(absl::string_view label, int64_t classes);
+  // and reserves the new class's memory.
+  absl::Status AdmitClass(absl::string_view label, int64_t classes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives back `bytes` of the model's reservation.
-  // REQUIRES: mu_ held exclusively.
-  void Unreserve(int64_t bytes);
+  void Unreserve(int64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether example i of a feedback batch may learn: OK while the example
   // remembered under plan.ids[i] waits; else why not, as its outcome.
-  // REQUIRES: mu_ held exclusively.
-  bool JoinsPending(const LearnPlan& plan, size_t i, ExampleOutcome& outcome);
-  // See pending_stats. REQUIRES: mu_ held.
-  PendingStats PendingStatsLocked() const;
+  bool JoinsPending(const LearnPlan& plan, size_t i, ExampleOutcome& outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // See pending_stats.
+  PendingStats PendingStatsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Gives back to the budget what the pending examples no longer take.
-  // REQUIRES: mu_ held exclusively.
-  void ReleasePendingBytes();
+  void ReleasePendingBytes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Learns one prepared example, or refuses it, leaving the model as it
   // was, when learning it overflows. Returns false if it refused the
-  // example and removed the class it had added. REQUIRES: mu_ held
-  // exclusively.
-  bool LearnOne(const PreparedExample& example, ExampleOutcome& outcome);
+  // example and removed the class it had added.
+  bool LearnOne(const PreparedExample& example, ExampleOutcome& outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes the change ahead, if it is written down, and notes its LSN.
-  // REQUIRES: mu_ held exclusively.
-  absl::Status WriteDown(const WriteAhead& write_ahead);
+  absl::Status WriteDown(const WriteAhead& write_ahead)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // RESOURCE_EXHAUSTED when predicting for `instances` with `options`
-  // could take more than options.max_bytes. REQUIRES: mu_ held.
+  // could take more than options.max_bytes.
   absl::Status CheckPredictionSize(size_t instances,
-                                   const PredictOptions& options) const;
+                                   const PredictOptions& options) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Predicts xs into out, keeping the top_k class scores when top_k >= 0;
-  // INVALID_ARGUMENT for a score that is not finite. REQUIRES: mu_ held.
+  // INVALID_ARGUMENT for a score that is not finite.
   absl::Status PredictLocked(absl::Span<const Features> xs, int64_t top_k,
-                             absl::Span<Prediction> out) const;
+                             absl::Span<Prediction> out) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The learner's predictions for xs, standardized first if the model
-  // standardizes. REQUIRES: mu_ held.
+  // standardizes.
   absl::Status PredictChunk(absl::Span<const Features> xs,
-                            absl::Span<Prediction> out) const;
-  // REQUIRES: mu_ held.
-  void AppendClassNames(std::vector<std::string>* class_names) const;
+                            absl::Span<Prediction> out) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void AppendClassNames(std::vector<std::string>* class_names) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // x as the learner sees it: standardized into `scratch` if the model
-  // standardizes, else x itself. REQUIRES: mu_ held.
-  Features Standardized(Features x, std::vector<double>& scratch) const;
+  // standardizes, else x itself.
+  Features Standardized(Features x, std::vector<double>& scratch) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const std::string name_;
   uint64_t incarnation_;  // set before the model is shared
@@ -325,24 +327,24 @@ class Model {
   const FeatureSpace space_;
   const std::shared_ptr<ResourceBudget> budget_;
 
-  // std::shared_mutex rather than absl::Mutex: it goes through pthreads,
-  // which ThreadSanitizer models even with an uninstrumented Abseil.
-  // The objects learner_ and standardizer_ point to, undo_, counters_, lsn_,
-  // sources_, pending_, window_ and paired_ are guarded by mu_.
-  mutable std::shared_mutex mu_;
-  UndoLog undo_;  // what the example being learned changed
-  const std::unique_ptr<Learner> learner_;
-  const std::unique_ptr<Standardizer> standardizer_;  // if spec_.standardize
-  std::vector<double> scratch_;  // a standardized example, while learning
-  ModelCounters counters_;
-  uint64_t lsn_ = 0;
-  std::map<std::string, uint64_t, std::less<>> sources_;
-  int64_t reserved_;  // the bytes this model holds in budget_
-  PendingExamples pending_;
-  int64_t pending_reserved_ = 0;  // the bytes pending_ holds in budget_
-  ProgressWindow window_;
-  PairedMistakes paired_;
-  std::vector<uint8_t> own_outcomes_;  // a batch's, while counting pairs
+  mutable SharedMutex mu_;
+  UndoLog undo_ ABSL_GUARDED_BY(mu_);  // what the example being learned changed
+  const std::unique_ptr<Learner> learner_ ABSL_PT_GUARDED_BY(mu_);
+  // If spec_.standardize.
+  const std::unique_ptr<Standardizer> standardizer_ ABSL_PT_GUARDED_BY(mu_);
+  // A standardized example, while learning.
+  std::vector<double> scratch_ ABSL_GUARDED_BY(mu_);
+  ModelCounters counters_ ABSL_GUARDED_BY(mu_);
+  uint64_t lsn_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, uint64_t, std::less<>> sources_ ABSL_GUARDED_BY(mu_);
+  int64_t reserved_ ABSL_GUARDED_BY(mu_);  // the bytes it holds in budget_
+  PendingExamples pending_ ABSL_GUARDED_BY(mu_);
+  // The bytes pending_ holds in budget_.
+  int64_t pending_reserved_ ABSL_GUARDED_BY(mu_) = 0;
+  ProgressWindow window_ ABSL_GUARDED_BY(mu_);
+  PairedMistakes paired_ ABSL_GUARDED_BY(mu_);
+  // A batch's outcomes, while counting pairs.
+  std::vector<uint8_t> own_outcomes_ ABSL_GUARDED_BY(mu_);
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};
@@ -354,11 +356,16 @@ class Model {
 // if anything changed.
 class Model::Writer {
  public:
-  explicit Writer(Model& model) : model_(model), lock_(model.mu_) {}
+  // The lock lives as long as the Writer, which the analysis cannot
+  // follow; the Writer's steps assert it.
+  explicit Writer(Model& model) ABSL_NO_THREAD_SAFETY_ANALYSIS : model_(model) {
+    model_.mu_.Lock();
+  }
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
-  ~Writer() {
+  ~Writer() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     if (changed_) model_.generation_.fetch_add(1, std::memory_order_acq_rel);
+    model_.mu_.Unlock();
   }
 
   // NOT_FOUND once the model is deleted.
@@ -367,7 +374,10 @@ class Model::Writer {
   // The last sequence number applied from `source` (0 if none), how many
   // sources the model tracks, and a source's new position.
   uint64_t LastSequence(absl::string_view source) const;
-  size_t sources() const { return model_.sources_.size(); }
+  size_t sources() const {
+    model_.mu_.AssertHeld();
+    return model_.sources_.size();
+  }
   void SetLastSequence(absl::string_view source, uint64_t sequence);
 
   // Decides which of examples [from, end) a limit refuses (their index into
@@ -381,10 +391,16 @@ class Model::Writer {
                 std::vector<uint32_t>& refused);
   // Gives back `bytes` that Admit reserved, for a write that did not
   // happen.
-  void Unreserve(int64_t bytes) { model_.Unreserve(bytes); }
+  void Unreserve(int64_t bytes) {
+    model_.mu_.AssertHeld();
+    model_.Unreserve(bytes);
+  }
 
   // The LSN of the change being written.
-  void set_lsn(uint64_t lsn) { model_.lsn_ = lsn; }
+  void set_lsn(uint64_t lsn) {
+    model_.mu_.AssertHeld();
+    model_.lsn_ = lsn;
+  }
 
   // Learns the examples as `plan` says, and ends the batch; `class_names`
   // as in Model::Learn.
@@ -403,7 +419,6 @@ class Model::Writer {
 
  private:
   Model& model_;
-  std::unique_lock<std::shared_mutex> lock_;
   bool changed_ = false;
 };
 

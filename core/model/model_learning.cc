@@ -99,12 +99,14 @@ absl::Status Model::Writer::CheckNotDeleted() const {
 }
 
 uint64_t Model::Writer::LastSequence(absl::string_view source) const {
+  model_.mu_.AssertHeld();
   auto it = model_.sources_.find(source);
   return it == model_.sources_.end() ? 0 : it->second;
 }
 
 void Model::Writer::SetLastSequence(absl::string_view source,
                                     uint64_t sequence) {
+  model_.mu_.AssertHeld();
   model_.sources_[std::string(source)] = sequence;
   changed_ = true;
 }
@@ -114,6 +116,7 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
                           const LearnPlan& plan,
                           std::vector<std::string>* class_names) {
   Model& m = model_;
+  m.mu_.AssertHeld();
   for (size_t i = 0; i < plan.from; ++i) {
     Reject(absl::OkStatus(), outcomes[i]);
     outcomes[i].duplicate = true;
@@ -144,6 +147,7 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
 
 void Model::Writer::ExpirePending(int64_t now_micros,
                                   const PendingLimits& limits) {
+  model_.mu_.AssertHeld();
   const uint64_t expired = model_.pending_.counters().expired;
   model_.pending_.Expire(now_micros, limits);
   model_.ReleasePendingBytes();
@@ -152,6 +156,7 @@ void Model::Writer::ExpirePending(int64_t now_micros,
 
 void Model::Writer::CountPeers(absl::Span<const PeerOutcomes> peers,
                                absl::Span<const ExampleOutcome> outcomes) {
+  model_.mu_.AssertHeld();
   std::vector<uint8_t>& own = model_.own_outcomes_;
   own.resize(outcomes.size());
   for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -168,6 +173,7 @@ int64_t Model::Writer::Admit(absl::Span<const PreparedExample> examples,
                              size_t from, absl::Span<ExampleOutcome> outcomes,
                              std::vector<uint32_t>& refused) {
   Model& m = model_;
+  m.mu_.AssertHeld();
   if (!m.budget_->enforcing()) {  // recovery: refuse what was refused
     std::sort(refused.begin(), refused.end());
     refused.erase(std::unique(refused.begin(), refused.end()), refused.end());
@@ -287,7 +293,7 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry>&& entries,
     growth += bytes;
   }
   absl::flat_hash_set<absl::string_view> ids;
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   if (deleted_.load(std::memory_order_acquire)) return Deleted(name_);
   for (const PendingExamples::Entry& e : entries) {
     if (pending_.Taken(e.id) || !ids.insert(e.id).second) {
@@ -313,7 +319,7 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry>&& entries,
 
 PendingExamples::State Model::Pending(absl::string_view id, int64_t now_micros,
                                       std::string* features) const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   const PendingExamples::State state = pending_.Check(id, now_micros);
   if (state == PendingExamples::State::kWaiting && features != nullptr) {
     *features = *pending_.Features(id);

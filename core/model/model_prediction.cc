@@ -79,7 +79,7 @@ absl::Status Model::Predict(absl::Span<const FeatureInput> instances,
   }
   std::vector<Features> xs(instances.size());
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = prepared[i].x;
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   absl::Status status = CheckPredictionSize(xs.size(), options);
   if (status.ok()) {
     AppendClassNames(class_names);
@@ -185,7 +185,7 @@ absl::Status Model::Evaluate(absl::Span<const Example> examples,
     Prepare(examples[i], prepared[i]);
   }
   std::vector<double> scratch;
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   learner_->StartEvaluation(evaluation);
   for (const PreparedExample& e : prepared) {
     if (!e.error.ok()) {

@@ -94,7 +94,7 @@ absl::StatusOr<DataDirectory::Recovery> DataDirectory::Recover(
 }
 
 absl::Status DataDirectory::Checkpoint(ModelRegistry& registry) {
-  std::lock_guard lock(checkpoint_mu_);
+  MutexLock lock(checkpoint_mu_);
   // Every record up to `covered` is applied to its model before the
   // snapshots are taken (a record is appended under its model's lock, and
   // a snapshot takes that lock).

@@ -13,13 +13,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/base/mutex.h"
 #include "core/registry/model_registry.h"
 #include "core/training/journal.h"
 
@@ -102,7 +102,7 @@ class DataDirectory {
   const std::unique_ptr<DirectoryLock> lock_;
   const std::unique_ptr<FileModelStore> store_;
   std::unique_ptr<WriteAheadLog> log_;  // set by Recover
-  std::mutex checkpoint_mu_;            // one checkpoint at a time
+  Mutex checkpoint_mu_;                 // one checkpoint at a time
 };
 
 }  // namespace halfspace

@@ -11,7 +11,7 @@ ExportedFiles::File ExportedFiles::Get(
     const std::shared_ptr<const Model>& model) {
   const uint64_t generation = model->generation();
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(mu_);
     ++calls_;
     for (Entry& e : entries_) {
       if (e.model.lock() == model && e.file.version == generation) {
@@ -25,7 +25,7 @@ ExportedFiles::File ExportedFiles::Get(
   snapshot.lsn = 0;
   file.bytes = std::make_shared<const std::string>(EncodeSnapshot(snapshot));
 
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(mu_);
   ++encoded_;
   // Replace the model's older file, a file of a model freed, or the one
   // least recently asked for.
@@ -45,7 +45,7 @@ ExportedFiles::File ExportedFiles::Get(
 }
 
 uint64_t ExportedFiles::encoded() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(mu_);
   return encoded_;
 }
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 #include "core/model/model.h"
 
 namespace halfspace {
@@ -46,7 +46,7 @@ class ExportedFiles {
     uint64_t used = 0;  // when last asked for, in calls
   };
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t calls_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t encoded_ ABSL_GUARDED_BY(mu_) = 0;

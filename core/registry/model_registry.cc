@@ -53,7 +53,7 @@ bool Finite(const ModelSnapshot& s) {
 }  // namespace
 
 absl::StatusOr<uint64_t> ModelRegistry::Load() {
-  std::lock_guard io_lock(io_mu_);
+  MutexLock io_lock(io_mu_);
   absl::StatusOr<std::vector<StoredModel>> stored = store_->LoadAll();
   if (!stored.ok()) return stored.status();
   uint64_t max_lsn = 0;
@@ -83,7 +83,7 @@ absl::StatusOr<uint64_t> ModelRegistry::Load() {
   }
   absl::StatusOr<AliasMap> aliases = store_->LoadAliases();
   if (!aliases.ok()) return aliases.status();
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   aliases_ = *std::move(aliases);
   return max_lsn;
 }
@@ -106,7 +106,7 @@ void ModelRegistry::FallBack(const std::string& name,
 
 std::vector<std::string> ModelRegistry::StartReplay(uint64_t first_lsn) {
   std::vector<std::string> recovered;
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   for (auto& [name, entry] : entries_) {
     if (entry->fallback_from == 0) continue;
     const bool complete = first_lsn != 0 && first_lsn <= entry->fallback_from;
@@ -138,7 +138,7 @@ void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
     // later model of the name (created after this record).
     if (record.ok() && record->has_delete_()) {
       if (entry->model == nullptr || entry->model->lsn() < lsn) {
-        std::unique_lock lock(mu_);
+        WriterMutexLock lock(mu_);
         entries_.erase(model);
       }
       return;
@@ -166,7 +166,7 @@ void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
 }
 
 void ModelRegistry::FinishReplay() {
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   for (auto& [name, entry] : entries_) {
     if (entry->unavailable.ok() || !entry->restorable || !entry->log_damaged) {
       continue;
@@ -292,7 +292,7 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
       absl::Status s = model.MarkDeleted(AppendTo(&journal, name, "", nullptr));
       if (!s.ok()) return s;
       {
-        std::unique_lock lock(mu_);
+        WriterMutexLock lock(mu_);
         entries_.erase(name);
       }
       return store_->Remove(name);
@@ -351,7 +351,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::ModelFromRecord(
 
 bool ModelRegistry::MarkUnavailable(absl::string_view model,
                                     const absl::Status& reason, uint64_t lsn) {
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   auto mark = [&](Entry& entry) {
     if (!entry.unavailable.ok()) return;
     entry.unavailable = reason;
@@ -420,12 +420,12 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Import(
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
     std::unique_ptr<Model> model, const std::string& record, uint64_t* lsn) {
   const std::string name = model->name();
-  std::lock_guard io_lock(io_mu_);
+  MutexLock io_lock(io_mu_);
   if (Find(name) != nullptr) {
     return absl::AlreadyExistsError(
         absl::StrCat("model ", Quoted(name), " already exists"));
   }
-  if (std::shared_lock lock(mu_); aliases_.count(name) > 0) {
+  if (ReaderMutexLock lock(mu_); aliases_.count(name) > 0) {
     return absl::AlreadyExistsError(
         absl::StrCat(Quoted(name), " is an alias (of model ",
                      Quoted(aliases_.at(name)), "); choose another name"));
@@ -446,7 +446,7 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
 
 absl::Status ModelRegistry::CheckRoomForModel() const {
   const int64_t limit = budget_->limits().max_models;
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   const int64_t models = entries_.size();
   if (!budget_->enforcing() || models < limit) return absl::OkStatus();
   return LimitExceeded(
@@ -473,7 +473,7 @@ std::vector<std::shared_ptr<Model>> ModelRegistry::List() const {
 std::vector<Listing> ModelRegistry::ListAll() const {
   std::vector<Listing> listings;
   {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     listings.reserve(entries_.size());
     for (const auto& [name, entry] : entries_) {
       if (entry->unavailable.ok()) {
@@ -493,7 +493,7 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Lookup(
   std::shared_ptr<Entry> entry;
   absl::string_view model = name;
   {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     auto alias = aliases_.find(name);
     if (alias != aliases_.end()) model = alias->second;
     auto it = entries_.find(model);
@@ -515,10 +515,10 @@ absl::StatusOr<std::string> ModelRegistry::SetAlias(
   if (absl::Status s = ValidateModelName(alias); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("alias: ", s.message()));
   }
-  std::lock_guard io_lock(io_mu_);
+  MutexLock io_lock(io_mu_);
   AliasMap aliases;
   {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     if (entries_.contains(alias)) {
       return absl::AlreadyExistsError(absl::StrCat("a model is named ",
                                                    Quoted(alias),
@@ -563,14 +563,14 @@ absl::StatusOr<std::string> ModelRegistry::SetAlias(
     }
   }
   if (absl::Status s = store_->SaveAliases(aliases); !s.ok()) return s;
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   aliases_ = std::move(aliases);
   return previous;
 }
 
 absl::StatusOr<std::string> ModelRegistry::DeleteAlias(
     absl::string_view alias) {
-  std::lock_guard io_lock(io_mu_);
+  MutexLock io_lock(io_mu_);
   AliasMap aliases = Aliases();
   auto it = aliases.find(alias);
   if (it == aliases.end()) {
@@ -580,7 +580,7 @@ absl::StatusOr<std::string> ModelRegistry::DeleteAlias(
   std::string model = std::move(it->second);
   aliases.erase(it);
   if (absl::Status s = store_->SaveAliases(aliases); !s.ok()) return s;
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   aliases_ = std::move(aliases);
   return model;
 }
@@ -588,7 +588,7 @@ absl::StatusOr<std::string> ModelRegistry::DeleteAlias(
 std::vector<std::string> ModelRegistry::AliasesOf(
     absl::string_view model) const {
   std::vector<std::string> out;
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   for (const auto& [alias, target] : aliases_) {
     if (target == model) out.push_back(alias);
   }
@@ -596,12 +596,12 @@ std::vector<std::string> ModelRegistry::AliasesOf(
 }
 
 AliasMap ModelRegistry::Aliases() const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   return aliases_;
 }
 
 absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
-  std::lock_guard io_lock(io_mu_);
+  MutexLock io_lock(io_mu_);
   std::shared_ptr<Entry> entry = Find(name);
   if (entry == nullptr) return NotFound(name);
   if (const std::vector<std::string> aliases = AliasesOf(name);
@@ -623,7 +623,7 @@ absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
     if (lsn != nullptr) *lsn = *logged;
   }
   {
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(mu_);
     entries_.erase(name);
   }
   return store_->Remove(name);
@@ -643,7 +643,7 @@ absl::Status ModelRegistry::SetWeights(absl::string_view name,
 
 absl::Status ModelRegistry::RestorePrevious(absl::string_view name,
                                             uint64_t* lsn) {
-  std::lock_guard io_lock(io_mu_);
+  MutexLock io_lock(io_mu_);
   std::shared_ptr<Entry> entry = Find(name);
   if (entry == nullptr) return NotFound(name);
   if (entry->unavailable.ok() || !entry->restorable) {
@@ -665,17 +665,17 @@ absl::Status ModelRegistry::RestorePrevious(absl::string_view name,
   } else if (absl::Status s = SaveLocked(*entry); !s.ok()) {
     return s;
   }
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   entry->unavailable = absl::OkStatus();
   entry->restorable = false;
   return absl::OkStatus();
 }
 
 absl::Status ModelRegistry::SaveChanged() {
-  std::lock_guard io_lock(io_mu_);
+  MutexLock io_lock(io_mu_);
   std::vector<std::shared_ptr<Entry>> entries;
   {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     for (const auto& [name, entry] : entries_) {
       if (entry->unavailable.ok()) entries.push_back(entry);
     }
@@ -696,10 +696,10 @@ absl::Status ModelRegistry::SaveChanged() {
 uint64_t ModelRegistry::DroppableLog(uint64_t covered) const {
   std::vector<std::shared_ptr<Entry>> entries;
   {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     for (const auto& [name, entry] : entries_) entries.push_back(entry);
   }
-  std::lock_guard io_lock(io_mu_);
+  MutexLock io_lock(io_mu_);
   uint64_t droppable = covered;
   for (const std::shared_ptr<Entry>& entry : entries) {
     const bool log_only =
@@ -740,13 +740,13 @@ absl::Status ModelRegistry::SaveLocked(Entry& entry) {
 
 void ModelRegistry::Insert(const std::string& name,
                            std::shared_ptr<Entry> entry) {
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   entries_[name] = std::move(entry);
 }
 
 std::shared_ptr<ModelRegistry::Entry> ModelRegistry::Find(
     absl::string_view name) const {
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   auto it = entries_.find(name);
   return it == entries_.end() ? nullptr : it->second;
 }

@@ -25,9 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -35,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/base/mutex.h"
 #include "core/model/model.h"
 #include "core/storage/model_store.h"
 #include "core/training/journal.h"
@@ -241,8 +240,7 @@ class ModelRegistry {
   absl::StatusOr<std::shared_ptr<Model>> Add(std::unique_ptr<Model> model,
                                              const std::string& record,
                                              uint64_t* lsn);
-  // REQUIRES: io_mu_ held.
-  absl::Status SaveLocked(Entry& entry);
+  absl::Status SaveLocked(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(io_mu_);
   void Insert(const std::string& name, std::shared_ptr<Entry> entry);
   std::shared_ptr<Entry> Find(absl::string_view name) const;
   // Applies one decoded record. REQUIRES: recovery (no concurrent calls).
@@ -268,13 +266,12 @@ class ModelRegistry {
   Journal* journal_;
   const std::shared_ptr<ResourceBudget> budget_;
 
-  // Held across store I/O; taken before mu_. (std mutexes, not absl::Mutex,
-  // so ThreadSanitizer models them; see model.h.)
-  mutable std::mutex io_mu_;
-  mutable std::shared_mutex mu_;
-  // guarded by mu_
-  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_;
-  AliasMap aliases_;  // alias -> model
+  // Held across store I/O; taken before mu_.
+  mutable Mutex io_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable SharedMutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_
+      ABSL_GUARDED_BY(mu_);
+  AliasMap aliases_ ABSL_GUARDED_BY(mu_);  // alias -> model
 };
 
 }  // namespace halfspace

@@ -202,11 +202,14 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
         !s.ok()) {
       return s;
     }
+    MutexLock lock(log->mu_);
     log->segments_.push_back(segment);
   }
   if (!started && visitor.start) visitor.start(0);
-  if (absl::Status s = log->OpenForAppend(after_lsn, last_lsn, size); !s.ok()) {
-    return s;
+  {
+    MutexLock lock(log->mu_);
+    absl::Status s = log->OpenForAppend(after_lsn, last_lsn, size);
+    if (!s.ok()) return s;
   }
   log->sync_thread_ = std::thread([l = log.get()] { l->SyncLoop(); });
   return log;
@@ -316,10 +319,10 @@ absl::StatusOr<int> WriteAheadLog::CreateSegment(uint64_t ordinal) {
 
 WriteAheadLog::~WriteAheadLog() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   if (sync_thread_.joinable()) sync_thread_.join();
   if (fd_ >= 0) ::close(fd_);
 }
@@ -335,7 +338,7 @@ absl::StatusOr<uint64_t> WriteAheadLog::Append(absl::string_view key,
   h.key_size = static_cast<uint16_t>(key.size());
   char header[kHeaderSize];
 
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (broken_) {
     return absl::InternalError(
         "the log could not be repaired after a failed write; restart the "
@@ -378,10 +381,10 @@ absl::StatusOr<uint64_t> WriteAheadLog::Append(absl::string_view key,
   segment_size_ += static_cast<int64_t>(total);
   bytes_appended_ += static_cast<int64_t>(total);
   if (options_.sync) {
-    wake_.notify_one();
+    wake_.Signal();
   } else {
     synced_lsn_ = last_lsn_;
-    if (segment_size_ >= options_.segment_bytes) wake_.notify_one();
+    if (segment_size_ >= options_.segment_bytes) wake_.Signal();
   }
   return h.lsn;
 }
@@ -389,7 +392,7 @@ absl::StatusOr<uint64_t> WriteAheadLog::Append(absl::string_view key,
 void WriteAheadLog::WhenDurable(uint64_t lsn,
                                 absl::AnyInvocable<void() &&> done) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (lsn > synced_lsn_) {
       waiting_.emplace(lsn, std::move(done));
       return;
@@ -399,24 +402,24 @@ void WriteAheadLog::WhenDurable(uint64_t lsn,
 }
 
 void WriteAheadLog::WaitDurable(uint64_t lsn) {
-  std::unique_lock lock(mu_);
-  durable_.wait(lock, [&] { return synced_lsn_ >= lsn; });
+  MutexLock lock(mu_);
+  while (synced_lsn_ < lsn) durable_.Wait(mu_);
 }
 
 uint64_t WriteAheadLog::last_lsn() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return last_lsn_;
 }
 
 int64_t WriteAheadLog::bytes_appended() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bytes_appended_;
 }
 
 absl::Status WriteAheadLog::Truncate(uint64_t lsn) {
   std::vector<uint64_t> doomed;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Segment i holds LSNs [first_lsn(i), first_lsn(i + 1)).
     while (segments_.size() > 1 && segments_[1].first_lsn <= lsn + 1) {
       doomed.push_back(segments_.front().ordinal);
@@ -435,38 +438,41 @@ absl::Status WriteAheadLog::Truncate(uint64_t lsn) {
 void WriteAheadLog::SyncLoop() {
   using Clock = std::chrono::steady_clock;
   Clock::time_point retry_rotation;  // after a failed rotation
-  auto rotation_due = [&] {
-    return segment_size_ >= options_.segment_bytes &&
-           Clock::now() >= retry_rotation;
-  };
-  std::unique_lock lock(mu_);
+  mu_.Lock();
   while (true) {
-    wake_.wait_for(lock, std::chrono::seconds(1), [&] {
-      return stopping_ || last_lsn_ > synced_lsn_ || rotation_due();
-    });
+    // Wakes for work, or once a second.
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(1);
+    bool rotation_due = false;
+    while (true) {
+      rotation_due = segment_size_ >= options_.segment_bytes &&
+                     Clock::now() >= retry_rotation;
+      if (stopping_ || last_lsn_ > synced_lsn_ || rotation_due) break;
+      if (!wake_.WaitUntil(mu_, deadline)) break;
+    }
     const bool stop = stopping_;
-    if (!stop && rotation_due() && !Rotate(lock)) {
+    if (!stop && rotation_due && !Rotate()) {
       // Keep appending to the current segment; retry in a second.
       retry_rotation = Clock::now() + std::chrono::seconds(1);
     }
     if (last_lsn_ > synced_lsn_) {
       const uint64_t target = last_lsn_;
       const int fd = fd_;
-      lock.unlock();
+      mu_.Unlock();
       SyncOrDie(fd);
-      lock.lock();
+      mu_.Lock();
       synced_lsn_ = std::max(synced_lsn_, target);
     }
-    RunDurableCallbacks(lock);
-    if (stop && last_lsn_ == synced_lsn_) return;
+    RunDurableCallbacks();
+    if (stop && last_lsn_ == synced_lsn_) break;
   }
+  mu_.Unlock();
 }
 
-bool WriteAheadLog::Rotate(std::unique_lock<std::mutex>& lock) {
+bool WriteAheadLog::Rotate() {
   const uint64_t ordinal = segments_.back().ordinal + 1;
-  lock.unlock();
+  mu_.Unlock();
   absl::StatusOr<int> fd = CreateSegment(ordinal);
-  lock.lock();
+  mu_.Lock();
   if (!fd.ok()) {
     std::fprintf(stderr, "cannot start a new log segment: %s\n",
                  fd.status().ToString().c_str());
@@ -476,10 +482,10 @@ bool WriteAheadLog::Rotate(std::unique_lock<std::mutex>& lock) {
   segments_.push_back({ordinal, last_lsn_ + 1});
   segment_size_ = 0;
   const uint64_t target = last_lsn_;  // every record of the old segment
-  lock.unlock();
+  mu_.Unlock();
   SyncOrDie(old_fd);
   ::close(old_fd);
-  lock.lock();
+  mu_.Lock();
   synced_lsn_ = std::max(synced_lsn_, target);
   return true;
 }
@@ -497,17 +503,17 @@ void WriteAheadLog::SyncOrDie(int fd) const {
   std::abort();
 }
 
-void WriteAheadLog::RunDurableCallbacks(std::unique_lock<std::mutex>& lock) {
-  durable_.notify_all();
+void WriteAheadLog::RunDurableCallbacks() {
+  durable_.SignalAll();
   std::vector<absl::AnyInvocable<void() &&>> ready;
   while (!waiting_.empty() && waiting_.begin()->first <= synced_lsn_) {
     ready.push_back(std::move(waiting_.begin()->second));
     waiting_.erase(waiting_.begin());
   }
   if (ready.empty()) return;
-  lock.unlock();
+  mu_.Unlock();
   for (auto& done : ready) std::move(done)();
-  lock.lock();
+  mu_.Lock();
 }
 
 }  // namespace halfspace

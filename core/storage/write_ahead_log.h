@@ -35,12 +35,11 @@
 #ifndef HALFSPACE_CORE_STORAGE_WRITE_AHEAD_LOG_H_
 #define HALFSPACE_CORE_STORAGE_WRITE_AHEAD_LOG_H_
 
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +48,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/base/mutex.h"
 #include "core/storage/log_record.h"
 
 namespace halfspace {
@@ -143,35 +143,37 @@ class WriteAheadLog final : public RecordJournal {
   // After reading: the file descriptor to append to (the last segment, or
   // a new one), and the positions from what reading found.
   absl::Status OpenForAppend(uint64_t after_lsn, uint64_t last_lsn,
-                             int64_t size);
+                             int64_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SyncLoop();
   // Starts the next segment, then syncs and closes the old one; false if
-  // the new one could not be created. REQUIRES: lock holds mu_; it is
-  // released and taken again.
-  bool Rotate(std::unique_lock<std::mutex>& lock);
+  // the new one could not be created. Releases mu_ and takes it again.
+  bool Rotate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // fdatasyncs `fd` if the log syncs, or stops the process: after a failed
   // fdatasync the kernel may have dropped the data, and only a restart from
   // what is on disk is sound.
   void SyncOrDie(int fd) const;
   // Runs, outside the lock, the callbacks of records up to synced_.
-  // REQUIRES: lock holds mu_; it is released and taken again.
-  void RunDurableCallbacks(std::unique_lock<std::mutex>& lock);
+  // Releases mu_ and takes it again.
+  void RunDurableCallbacks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;     // for the sync thread
-  std::condition_variable durable_;  // for WaitDurable
-  // Guarded by mu_:
-  std::vector<Segment> segments_;  // oldest first; the last is written to
-  int fd_ = -1;               // the last segment's; closed by the sync thread
-  int64_t segment_size_ = 0;  // bytes in the last segment
-  uint64_t last_lsn_ = 0;
-  uint64_t synced_lsn_ = 0;
-  int64_t bytes_appended_ = 0;
-  bool broken_ = false;  // a failed append could not be undone
-  bool stopping_ = false;
-  std::multimap<uint64_t, absl::AnyInvocable<void() &&>> waiting_;
+  mutable Mutex mu_;
+  CondVar wake_;     // for the sync thread
+  CondVar durable_;  // for WaitDurable
+  // Oldest first; the last is written to.
+  std::vector<Segment> segments_ ABSL_GUARDED_BY(mu_);
+  // The last segment's; closed by the sync thread.
+  int fd_ ABSL_GUARDED_BY(mu_) = -1;
+  int64_t segment_size_ ABSL_GUARDED_BY(mu_) = 0;  // bytes in the last one
+  uint64_t last_lsn_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t synced_lsn_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t bytes_appended_ ABSL_GUARDED_BY(mu_) = 0;
+  // A failed append could not be undone.
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::multimap<uint64_t, absl::AnyInvocable<void() &&>> waiting_
+      ABSL_GUARDED_BY(mu_);
 
   std::thread sync_thread_;
 };
