@@ -1,7 +1,7 @@
 """A data directory an earlier release wrote loads and replays bit for bit.
 
-tests/data/release_data_dir/ holds what a server left when it was killed
-(kill -9) mid-work: model files (file format 2) from its last snapshot, one
+tests/data/release_data_dir.tar holds the data directory a server left when
+it was killed (kill -9) mid-work: model files (file format 2) from its last snapshot, one
 model file of format 1, and a write-ahead log after the snapshot with
 every kind of record that release wrote: training batches (tagged and
 untagged), examples remembered for delayed feedback, and delayed feedback
@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
@@ -34,7 +35,7 @@ import halfspace
 from halfspace.v1 import halfspace_pb2 as pb
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "data", "release_data_dir")
+DATA = os.path.join(HERE, "data", "release_data_dir.tar")
 V1_MODEL = os.path.join(HERE, "data", "format_v1", "standardized.model")
 
 
@@ -93,6 +94,33 @@ def points(n, d, seed):
     return out
 
 
+def pack(data_dir, archive):
+    """Writes data_dir to `archive`, its paths relative, in name order, and
+    without times or owners: the same directory makes the same bytes."""
+    def plain(info):
+        info.mtime = 0
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        info.mode = 0o755 if info.isdir() else 0o644
+        return info
+    with tarfile.open(archive, "w", format=tarfile.USTAR_FORMAT) as tar:
+        for root, dirs, files in os.walk(data_dir):
+            dirs.sort()
+            for name in sorted(dirs) + sorted(files):
+                path = os.path.join(root, name)
+                tar.add(path, arcname=os.path.relpath(path, data_dir),
+                        recursive=False, filter=plain)
+
+
+def unpack(archive, data_dir):
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            if not (member.isfile() or member.isdir()) or \
+                    os.path.isabs(member.name) or ".." in member.name.split("/"):
+                sys.exit(f"{archive}: unexpected member {member.name}")
+        tar.extractall(data_dir)
+
+
 def make():
     if os.path.exists(DATA):
         sys.exit(f"{DATA} exists; remove it first")
@@ -140,7 +168,7 @@ def make():
         client.close()
         server.kill()  # kill -9: the log is what recovery has
         server.wait()
-        shutil.copytree(data_dir, DATA)
+        pack(data_dir, DATA)
     with open(os.path.join(DATA, "..", "release_data_dir.expected.json"),
               "w") as f:
         json.dump(expected, f, indent=1, sort_keys=True)
@@ -153,7 +181,7 @@ def check():
         expected = json.load(f)
     with tempfile.TemporaryDirectory() as d:
         data_dir = os.path.join(d, "data")
-        shutil.copytree(DATA, data_dir)
+        unpack(DATA, data_dir)
         server, client = start(data_dir, os.path.join(d, "s.sock"))
         try:
             got = state(client)
