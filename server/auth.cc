@@ -207,9 +207,11 @@ absl::StatusOr<Principal> Authenticator::Authenticate(
   }
   absl::string_view token;
   if (authorization != nullptr) {
+    // The scheme's case does not matter (RFC 9110, section 11.1).
     token = *authorization;
-    if (!absl::ConsumePrefix(&token, "Bearer ") &&
-        !absl::ConsumePrefix(&token, "bearer ")) {
+    if (absl::StartsWithIgnoreCase(token, "Bearer ")) {
+      token.remove_prefix(7);
+    } else {
       token = {};
     }
   }

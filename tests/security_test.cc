@@ -15,6 +15,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/auth.h"
 #include "src/proto/grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "tests/temp_dir.h"
 #include "tests/test_server.h"
@@ -228,6 +229,8 @@ TEST(TokenPolicyTest, RefusesFilesItCannotEnforce) {
            {token + " admin:", "has no pattern"},
            {"\n" + token + " admin:*\n" + token + " predict:*",
             "line 3: the token is listed twice"},
+           {token + " predict:* calls_per_second=-0.5", "a number >= 0"},
+           {token + " predict:* examples_burst=nan", "a number >= 0"},
        }) {
     absl::StatusOr<std::shared_ptr<const TokenPolicy>> policy =
         TokenPolicy::Parse(text);
@@ -238,6 +241,30 @@ TEST(TokenPolicyTest, RefusesFilesItCannotEnforce) {
       TokenPolicy::Parse("# nobody\n\n");
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ((*empty)->size(), 0u);
+}
+
+// The scheme in any case, as HTTP's; the token compared whole, its first
+// byte as its last.
+TEST(AuthenticatorTest, TakesTheSchemeInAnyCaseAndOnlyTheWholeToken) {
+  TempDir dir;
+  absl::StatusOr<std::unique_ptr<Authenticator>> auth =
+      Authenticator::Open(WriteTokens(dir));
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  for (const char* scheme : {"Bearer ", "bearer ", "BEARER "}) {
+    const std::string header = absl::StrCat(scheme, kReader);
+    EXPECT_TRUE((*auth)->Authenticate(&header).ok()) << header;
+  }
+  std::string first = kReader, last = kReader;
+  first.front() = 'R';
+  last.back() = 'F';
+  for (const std::string& header :
+       {"Bearer " + first, "Bearer " + last,
+        "Bearer " + std::string(kReader).substr(1), std::string("Bearer"),
+        absl::StrCat("Basic ", kReader), std::string(kReader)}) {
+    EXPECT_TRUE(
+        absl::IsUnauthenticated((*auth)->Authenticate(&header).status()))
+        << header;
+  }
 }
 
 TEST(ReflectionTest, CanBeTurnedOff) {
