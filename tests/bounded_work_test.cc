@@ -447,8 +447,18 @@ TEST(BoundedWorkTest, AModelFileIsEncodedOncePerVersion) {
         *Model::Create(absl::StrCat("o", k), DenseSpec(PerceptronParams{}, 3)));
     files.Get(others.back());
   }
-  files.Get(model);
+  files.Get(model);  // pushes out others[0]
   EXPECT_EQ(files.encoded(), 2u + ExportedFiles::kMaxFiles + 1);
+  // Asking again counts as recent: others[1] stays, others[2] goes.
+  files.Get(others[1]);
+  const std::shared_ptr<Model> fresh =
+      *Model::Create("fresh", DenseSpec(PerceptronParams{}, 3));
+  files.Get(fresh);
+  EXPECT_EQ(files.encoded(), 2u + ExportedFiles::kMaxFiles + 2);
+  files.Get(others[1]);
+  EXPECT_EQ(files.encoded(), 2u + ExportedFiles::kMaxFiles + 2);
+  files.Get(others[2]);
+  EXPECT_EQ(files.encoded(), 2u + ExportedFiles::kMaxFiles + 3);
 }
 
 TEST(BoundedWorkTest, APredictionWhoseCallerGaveUpStopsBetweenInstances) {

@@ -396,7 +396,7 @@ TEST_F(ChampionChallengerTest, ComparisonCountsThePairedMistakesOfTheStream) {
     }
   }
   EXPECT_EQ(labels_seen, 299);
-  ASSERT_GT(expected[1].only_peer_wrong + expected[1].only_self_wrong, 0u);
+  ASSERT_NE(expected[1].only_peer_wrong, expected[1].only_self_wrong);
 
   auto check = [&](Stub& stub) {
     absl::StatusOr<v1::CompareModelsResponse> c = Compare(stub, models, 0.5);
@@ -417,6 +417,16 @@ TEST_F(ChampionChallengerTest, ComparisonCountsThePairedMistakesOfTheStream) {
                        (static_cast<double>(expected[k].only_peer_wrong) -
                         static_cast<double>(expected[k].only_self_wrong)) /
                            expected[k].examples);
+      // The other way round (the first model learned second): the same
+      // table, seen from the other side.
+      absl::StatusOr<v1::CompareModelsResponse> back =
+          Compare(stub, {models[k], models[0]}, 0.5);
+      ASSERT_TRUE(back.ok()) << back.status();
+      const v1::PairedTest& u = back->models(1).versus_first();
+      EXPECT_EQ(u.examples(), expected[k].examples);
+      EXPECT_EQ(u.only_first_wrong(), expected[k].only_self_wrong);
+      EXPECT_EQ(u.only_this_wrong(), expected[k].only_peer_wrong);
+      EXPECT_DOUBLE_EQ(u.accuracy_difference(), -t.accuracy_difference());
     }
   };
   check(*stub_);

@@ -105,6 +105,38 @@ TEST_F(DurabilityTest, EveryAcknowledgedChangeIsInTheDataDirectory) {
   EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 1u);
 }
 
+// The log's segments in `data_dir`.
+int LogSegments(const TempDir& data_dir) {
+  int segments = 0;
+  for (const auto& e : fs::directory_iterator(data_dir.File("wal"))) {
+    segments += e.path().extension() == ".log";
+  }
+  return segments;
+}
+
+// Past --log_segment_bytes the log goes on in a new segment; a checkpoint
+// deletes the segments its snapshots cover.
+TEST(DurabilityLogTest, TheLogRollsOverAtItsSegmentSize) {
+  TestServer server([](ServerOptions& o) { o.log_segment_bytes = 4096; });
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel("m", TextAlgorithm("perceptron"), 8).ok());
+  std::unique_ptr<TrainingStream> stream = client.Train("m");
+  const std::vector<double> x(8, 1.0);
+  for (int i = 0; i < 20; ++i) {  // 20 records of 20 examples: ~30 kB
+    ASSERT_TRUE(stream->Send(std::vector<LabeledExample>(20, {x, 1})).ok());
+    ASSERT_TRUE(stream->Receive().ok());
+  }
+  ASSERT_TRUE(stream->Finish().ok());
+  // The sync thread starts the next segment once one is full.
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(10);
+       LogSegments(server.data_dir()) < 4 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_GE(LogSegments(server.data_dir()), 4);
+  ASSERT_TRUE(server.server().Checkpoint().ok());
+  EXPECT_EQ(LogSegments(server.data_dir()), 1);
+}
+
 // The response to a batch waits until its record is synced.
 TEST_F(DurabilityTest, ATrainResponseWaitsUntilItsExamplesAreSynced) {
   CreatePerceptron("m", 2);

@@ -5,11 +5,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "client/halfspace_client.h"
 #include "gmock/gmock.h"
@@ -122,6 +126,47 @@ TEST(MetricsTest, PrometheusAndGetStatsCountTheSameThings) {
   EXPECT_GE(stats.log_syncs(), 2u);  // the create and the first request
   EXPECT_EQ(stats.model_memory_limit_bytes(),
             DefaultServerLimits().max_total_model_bytes);
+}
+
+// The value of the sample `series` (its name and labels) in Prometheus
+// text; NaN when the text has none.
+double SampleValue(const std::string& text, const std::string& series) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    double value = 0;
+    if (absl::ConsumePrefix(&line, series + " ") &&
+        absl::SimpleAtod(line, &value)) {
+      return value;
+    }
+  }
+  return std::nan("");
+}
+
+// Passive-aggressive updates on a right prediction with a margin under 1:
+// the accuracy counts the mistakes, not the updates. And the memory gauge
+// without a label is all models' memory.
+TEST(MetricsTest, AccuracyCountsMistakesAndMemoryAddsUp) {
+  TestServer server([](ServerOptions& o) { o.metrics_listen = "127.0.0.1:0"; });
+  Client client = server.NewClient();
+  ASSERT_TRUE(
+      client.CreateModel("pa", TextAlgorithm("passive_aggressive"), 1).ok());
+  ASSERT_TRUE(client.CreateModel("p", TextAlgorithm("perceptron"), 4).ok());
+  std::unique_ptr<TrainingStream> stream = client.Train("pa");
+  // f = 0 predicts +1: right, and updated (margin 0 < 1).
+  ASSERT_TRUE(stream->Send({{{1}, 1}}).ok());
+  ASSERT_TRUE(stream->Receive().ok());
+  ASSERT_TRUE(stream->Finish().ok());
+  const std::string text = HttpGet(server.server().metrics_port(), "/metrics");
+  EXPECT_EQ(SampleValue(text, "halfspace_model_updates_total{model=\"pa\"}"),
+            1);
+  EXPECT_EQ(
+      SampleValue(text, "halfspace_model_progressive_accuracy{model=\"pa\"}"),
+      1.0);
+  const v1::GetStatsResponse stats = Stats(server);
+  ASSERT_EQ(stats.models_size(), 2);
+  EXPECT_EQ(SampleValue(text, "halfspace_model_memory_bytes"),
+            static_cast<double>(stats.model_memory_bytes()));
+  EXPECT_EQ(stats.model_memory_bytes(),
+            stats.models(0).memory_bytes() + stats.models(1).memory_bytes());
 }
 
 TEST(MetricsTest, RememberedExamplesAreCountedPerModel) {

@@ -307,6 +307,27 @@ TEST(ModelTest, EvaluateThresholdPredictsPositiveAtExactlyTheThreshold) {
   EXPECT_EQ(above.confusion(0, 0), 1u);
 }
 
+// A threshold is a probability, for a binary model that gives them.
+TEST(ModelTest, AThresholdIsAProbabilityForABinaryProbabilisticModel) {
+  ModelSpec spec = PerceptronSpec(1);
+  spec.algorithm = DefaultParams(Algorithm::kLogisticRegression);
+  std::unique_ptr<Model> logistic = MakeModel(spec);
+  for (double t : {0.0, 0.5, 1.0}) {
+    EXPECT_TRUE(logistic->CheckThreshold(t).ok()) << t;
+  }
+  for (double t : {-0.1, std::nextafter(1.0, 2.0), std::nan("")}) {
+    EXPECT_TRUE(absl::IsInvalidArgument(logistic->CheckThreshold(t))) << t;
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      MakeModel(PerceptronSpec(1))->CheckThreshold(0.5)));
+  spec.one_vs_rest = true;  // probabilities, but of classes
+  absl::StatusOr<std::unique_ptr<Model>> classes =
+      Model::Create("m", spec, {"a", "b"});
+  ASSERT_TRUE(classes.ok()) << classes.status();
+  ASSERT_TRUE((*classes)->probabilistic());
+  EXPECT_TRUE(absl::IsInvalidArgument((*classes)->CheckThreshold(0.5)));
+}
+
 TEST(ModelTest, OneVsRestPredictsNormalizedProbabilities) {
   ModelSpec spec = PerceptronSpec(1);
   spec.algorithm = DefaultParams(Algorithm::kLogisticRegression);

@@ -65,6 +65,60 @@ TEST(TokenBucketTest, TakesABurstThenRefillsAtItsRate) {
   EXPECT_EQ(open.Take(1e9, t0), absl::ZeroDuration());
 }
 
+// A refusal's retry-after is rounded up, never down: a caller that waits
+// exactly that long finds the tokens there.
+TEST(RateLimiterTest, ARefusalAsksAtLeastTheWholeWait) {
+  RateLimiter limiter(RateLimiter::Options{});
+  const CallerLimits limits{{/*per_second=*/4, /*burst=*/1}, {}};
+  const absl::Time before = absl::Now();
+  ASSERT_TRUE(limiter.Admit("a", limits, 1, 0, "a").ok());
+  const absl::Status refused = limiter.Admit("a", limits, 1, 0, "a");
+  const absl::Duration elapsed = absl::Now() - before;
+  ASSERT_TRUE(absl::IsResourceExhausted(refused));
+  // The bucket is full again 250 ms after the first call took its token.
+  EXPECT_GE(RetryAfter(refused), absl::Milliseconds(250) - elapsed);
+  EXPECT_LE(RetryAfter(refused), absl::Milliseconds(250));
+}
+
+// Refused for both calls and examples: the wait is the longer of the two.
+TEST(RateLimiterTest, ARefusalWaitsForEveryBucketItNeeds) {
+  RateLimiter limiter(RateLimiter::Options{});
+  const CallerLimits limits{{/*per_second=*/1, /*burst=*/1},
+                            {/*per_second=*/1, /*burst=*/10}};
+  ASSERT_TRUE(limiter.Admit("a", limits, 1, 10, "a").ok());
+  const absl::Status refused = limiter.Admit("a", limits, 1, 10, "a");
+  ASSERT_TRUE(absl::IsResourceExhausted(refused));
+  EXPECT_GT(RetryAfter(refused), absl::Seconds(9));
+}
+
+// Failures count even past the limit, into debt: a client that keeps
+// failing waits longer, not just one token's time.
+TEST(RateLimiterTest, FailedAuthenticationsRunIntoDebt) {
+  RateLimiter::Options options;
+  options.auth_failures = {/*per_second=*/1, /*burst=*/2};
+  RateLimiter limiter(options);
+  EXPECT_TRUE(limiter.CheckAuthentication("10.0.0.1").ok());
+  for (int i = 0; i < 6; ++i) limiter.CountAuthenticationFailure("10.0.0.1");
+  const absl::Status refused = limiter.CheckAuthentication("10.0.0.1");
+  ASSERT_TRUE(absl::IsResourceExhausted(refused));
+  EXPECT_GT(RetryAfter(refused), absl::Seconds(4));  // 4 owed, then 1
+  EXPECT_TRUE(limiter.CheckAuthentication("10.0.0.2").ok());
+}
+
+// Past max_callers, the caller asked of least recently is forgotten.
+TEST(RateLimiterTest, ForgetsTheLeastRecentlySeenCaller) {
+  RateLimiter::Options options;
+  options.max_callers = 2;
+  RateLimiter limiter(options);
+  const CallerLimits limits{{/*per_second=*/0.001, /*burst=*/1}, {}};
+  ASSERT_TRUE(limiter.Admit("a", limits, 1, 0, "a").ok());
+  ASSERT_TRUE(limiter.Admit("b", limits, 1, 0, "b").ok());
+  EXPECT_FALSE(limiter.Admit("a", limits, 1, 0, "a").ok());  // seen: a
+  ASSERT_TRUE(limiter.Admit("c", limits, 1, 0, "c").ok());   // forgets b
+  EXPECT_FALSE(limiter.Admit("a", limits, 1, 0, "a").ok());  // remembered
+  EXPECT_TRUE(limiter.Admit("b", limits, 1, 0, "b").ok());   // a new bucket
+}
+
 TEST(TokenPolicyTest, ReadsNamesLimitsAndHashedTokens) {
   absl::StatusOr<std::shared_ptr<const TokenPolicy>> policy =
       TokenPolicy::Parse(absl::StrCat(
