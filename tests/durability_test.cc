@@ -666,6 +666,28 @@ TEST_F(DamagedRecordTest, TheModelIsUnavailableAndSaysWhatARollBackGivesUp) {
   EXPECT_EQ(client_.GetModel("r1")->stats().examples_seen(), 2u);
 }
 
+// A checkpoint keeps the log an unavailable model needs: once the log has
+// moved on into new segments and been cut back, the model is still
+// unavailable after a restart, not back without its damaged change.
+TEST_F(DamagedRecordTest, ACheckpointKeepsTheLogOfAnUnavailableModel) {
+  const auto small_segments = [](ServerOptions& o) {
+    o.log_segment_bytes = 4096;
+  };
+  crash_->Stop();
+  client_ = crash_->Start(small_segments);
+  for (int i = 0; i < 10; ++i) {
+    Train("other", std::vector<LabeledExample>(50, {{1, 1}, 1}));
+  }
+  crash_->Stop();  // a checkpoint: "other" stored, the log cut back
+  client_ = crash_->Start(small_segments);
+  absl::StatusOr<v1::Model> r1 = client_.GetModel("r1");
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  EXPECT_THAT(r1->unavailable_reason(),
+              HasSubstr("RestoreModel rolls it back to its state before the "
+                        "damage"));
+  EXPECT_EQ(client_.GetModel("other")->stats().examples_seen(), 501u);
+}
+
 TEST_F(DamagedRecordTest, ADeletionIsABarrierAcrossRestartsAndCrashes) {
   ASSERT_TRUE(client_.DeleteModel("r1").ok());
   for (int round = 0; round < 2; ++round) {
