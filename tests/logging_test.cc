@@ -44,6 +44,15 @@ TEST(LoggingTest, JsonLinesCarryTheRequestIdAsAField) {
             std::string::npos)
       << line;
   EXPECT_EQ(line.find("request_id"), std::string::npos);
+  // Every control character (U+0000 to U+001F) is written escaped; a
+  // space is not.
+  for (int c = 1; c < 0x20; ++c) {
+    const std::string logged = LogJson(std::string(1, static_cast<char>(c)));
+    EXPECT_EQ(logged.substr(0, logged.size() - 1).find(static_cast<char>(c)),
+              std::string::npos)
+        << c;
+  }
+  EXPECT_NE(LogJson("a b").find(R"("msg":"a b")"), std::string::npos);
   EXPECT_FALSE(SetLogFormat("xml").ok());
 }
 
@@ -65,6 +74,10 @@ std::string ReplyId(const TestServer& server, const std::string& sent) {
 TEST(LoggingTest, EveryCallHasARequestIdAndReturnsIt) {
   TestServer server;
   EXPECT_EQ(ReplyId(server, "pipeline-7.batch_42"), "pipeline-7.batch_42");
+  // Up to 64 characters are kept; a longer one is replaced.
+  EXPECT_EQ(ReplyId(server, std::string(64, 'a')), std::string(64, 'a'));
+  EXPECT_THAT(ReplyId(server, std::string(65, 'a')),
+              MatchesRegex("[0-9a-f]{16}"));
   EXPECT_THAT(ReplyId(server, ""), MatchesRegex("[0-9a-f]{16}"));
   // One that could forge log fields is replaced.
   EXPECT_THAT(ReplyId(server, "a\" b"), MatchesRegex("[0-9a-f]{16}"));
