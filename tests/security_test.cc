@@ -150,6 +150,10 @@ TEST_F(TokensTest, EachTokenDoesWhatItsPermissionsAllowAndNoMore) {
 
   // The reader reads everything and changes nothing.
   EXPECT_TRUE(reader.Predict("ham", {{1}}).ok());
+  predictions = reader.PredictStream();
+  request.set_model("ham");
+  EXPECT_TRUE(predictions->Predict(request).ok());
+  EXPECT_TRUE(predictions->Finish().ok());
   EXPECT_TRUE(reader.GetWeights("spam-1").ok());
   EXPECT_TRUE(absl::IsPermissionDenied(reader.DeleteModel("ham")));
   EXPECT_TRUE(absl::IsPermissionDenied(
