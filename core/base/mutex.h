@@ -63,19 +63,22 @@ class ABSL_LOCKABLE SharedMutex {
   std::shared_mutex mu_;
 };
 
-// Holds a Mutex for its scope.
-class ABSL_SCOPED_LOCKABLE MutexLock {
+// Holds a Mutex, or a SharedMutex exclusively, for its scope.
+template <typename M>
+class ABSL_SCOPED_LOCKABLE ExclusiveLock {
  public:
-  explicit MutexLock(Mutex& mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {
+  explicit ExclusiveLock(M& mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {
     mu_.Lock();
   }
-  MutexLock(const MutexLock&) = delete;
-  MutexLock& operator=(const MutexLock&) = delete;
-  ~MutexLock() ABSL_UNLOCK_FUNCTION() { mu_.Unlock(); }
+  ExclusiveLock(const ExclusiveLock&) = delete;
+  ExclusiveLock& operator=(const ExclusiveLock&) = delete;
+  ~ExclusiveLock() ABSL_UNLOCK_FUNCTION() { mu_.Unlock(); }
 
  private:
-  Mutex& mu_;
+  M& mu_;
 };
+using MutexLock = ExclusiveLock<Mutex>;
+using WriterMutexLock = ExclusiveLock<SharedMutex>;
 
 // Holds a SharedMutex for its scope, shared with other readers.
 class ABSL_SCOPED_LOCKABLE ReaderMutexLock {
@@ -87,21 +90,6 @@ class ABSL_SCOPED_LOCKABLE ReaderMutexLock {
   ReaderMutexLock(const ReaderMutexLock&) = delete;
   ReaderMutexLock& operator=(const ReaderMutexLock&) = delete;
   ~ReaderMutexLock() ABSL_UNLOCK_FUNCTION() { mu_.ReaderUnlock(); }
-
- private:
-  SharedMutex& mu_;
-};
-
-// Holds a SharedMutex for its scope, exclusively.
-class ABSL_SCOPED_LOCKABLE WriterMutexLock {
- public:
-  explicit WriterMutexLock(SharedMutex& mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu)
-      : mu_(mu) {
-    mu_.Lock();
-  }
-  WriterMutexLock(const WriterMutexLock&) = delete;
-  WriterMutexLock& operator=(const WriterMutexLock&) = delete;
-  ~WriterMutexLock() ABSL_UNLOCK_FUNCTION() { mu_.Unlock(); }
 
  private:
   SharedMutex& mu_;
