@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -101,6 +102,15 @@ inline constexpr int kMaxClasses = 4096;
 inline constexpr int64_t kMaxMulticlassWeights = int64_t{1} << 25;
 
 // What a model is: fixed at creation.
+// Where a replicated model's changes are ordered: a stream of a replicated
+// log and the subject its records go to (see core/replication/), and how
+// many servers of the log store the stream.
+struct Replication {
+  std::string stream;
+  std::string subject;
+  int replicas = 0;
+};
+
 struct ModelSpec {
   AlgorithmParams algorithm;
   int64_t dimension = 0;
@@ -112,7 +122,15 @@ struct ModelSpec {
   int64_t progress_window = kDefaultProgressWindow;
   int hash_bits = 0;  // 2^hash_bits buckets after the dense part
   std::vector<Interaction> interactions;  // with buckets
+  // A replicated model's stream; an empty one for a model of this server
+  // alone.
+  Replication replication;
 };
+
+// Whether `spec` is of a replicated model.
+inline bool IsReplicated(const ModelSpec& spec) {
+  return !spec.replication.stream.empty();
+}
 
 // A dense model of `dimension` features learning with `algorithm`; every
 // other field at its default.

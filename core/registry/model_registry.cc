@@ -50,6 +50,18 @@ bool Finite(const ModelSnapshot& s) {
   return finite;
 }
 
+// The record that creates `model`, just made: its spec and classes, the
+// weights at zero.
+std::string FreshRecord(const Model& model) {
+  ModelSnapshot fresh;
+  fresh.name = model.name();
+  fresh.spec = model.spec();
+  fresh.classes = model.classes();
+  fresh.class_weights.resize(fresh.classes.size());
+  fresh.incarnation = model.incarnation();
+  return CreateRecord(fresh);
+}
+
 }  // namespace
 
 absl::StatusOr<uint64_t> ModelRegistry::Load() {
@@ -67,6 +79,9 @@ absl::StatusOr<uint64_t> ModelRegistry::Load() {
           Model::Restore(*std::move(s.snapshot), budget_);
       if (model.ok()) {
         entry->model = *std::move(model);
+        if (IsReplicated(entry->model->spec())) {
+          entry->replication = entry->model->spec().replication;
+        }
         entry->saved_generation = entry->model->generation();
       } else {
         FallBack(
@@ -133,6 +148,9 @@ void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
                            const ExamplesOf& examples) {
   absl::StatusOr<storage::v1::LogRecord> record = DecodeRecord(payload);
   std::shared_ptr<Entry> entry = Find(model);
+  // The log holds no change of a replicated model: its records are of an
+  // earlier model of the name, which the replica's creation ended.
+  if (entry != nullptr && entry->replication.has_value()) return;
   if (entry != nullptr && !entry->unavailable.ok()) {
     // A deletion ends the model whatever it was, unless its state is of a
     // later model of the name (created after this record).
@@ -382,14 +400,8 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Create(
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::Create(std::string(name), spec, classes, budget_);
   if (!model.ok()) return model.status();
-  // The record holds the spec and classes; the weights start at zero.
-  ModelSnapshot fresh;
-  fresh.name = std::string(name);
-  fresh.spec = spec;
-  fresh.classes = (*model)->classes();
-  fresh.class_weights.resize(fresh.classes.size());
-  fresh.incarnation = (*model)->incarnation();
-  return Add(*std::move(model), CreateRecord(fresh), lsn);
+  const std::string record = FreshRecord(**model);
+  return Add(*std::move(model), record, lsn);
 }
 
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Import(
@@ -404,6 +416,8 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Import(
   snapshot.name = std::string(name);
   if (absl::Status s = ValidateModelName(snapshot.name); !s.ok()) return s;
   snapshot.lsn = 0;
+  snapshot.spec.replication =
+      Replication();  // an import is this server's alone
   if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
   const std::string record = CreateRecord(snapshot);
   absl::StatusOr<std::unique_ptr<Model>> model =
@@ -604,6 +618,9 @@ absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
   MutexLock io_lock(io_mu_);
   std::shared_ptr<Entry> entry = Find(name);
   if (entry == nullptr) return NotFound(name);
+  if (entry->unavailable.ok()) {
+    if (absl::Status s = CheckLocal(*entry, name); !s.ok()) return s;
+  }
   if (const std::vector<std::string> aliases = AliasesOf(name);
       !aliases.empty()) {
     return absl::FailedPreconditionError(
@@ -635,6 +652,9 @@ absl::Status ModelRegistry::SetWeights(absl::string_view name,
                                        uint64_t* lsn) {
   absl::StatusOr<std::shared_ptr<Model>> model = Get(name);
   if (!model.ok()) return model.status();
+  if (IsReplicated((*model)->spec())) {
+    return CheckLocal(*Find(name), name);
+  }
   const std::string record =
       journal_ != nullptr ? SetWeightsRecord(class_label, w, b) : "";
   return (*model)->SetClassWeights(class_label, std::move(w), b,
@@ -702,6 +722,7 @@ uint64_t ModelRegistry::DroppableLog(uint64_t covered) const {
   MutexLock io_lock(io_mu_);
   uint64_t droppable = covered;
   for (const std::shared_ptr<Entry>& entry : entries) {
+    if (entry->replication.has_value()) continue;  // not in the log
     const bool log_only =
         !entry->unavailable.ok() || entry->model->lsn() > entry->saved_lsn;
     if (log_only) droppable = std::min(droppable, entry->saved_lsn);
@@ -718,7 +739,10 @@ absl::Status ModelRegistry::SaveLocked(Entry& entry) {
   // entry marked changed, so the next SaveChanged stores it again.
   const uint64_t generation = entry.model->generation();
   const ModelSnapshot snapshot = entry.model->Snapshot();
-  if (journal_ != nullptr) journal_->WaitDurable(snapshot.lsn);
+  // A replica's records are durable in its stream before they apply.
+  if (journal_ != nullptr && !entry.replication.has_value()) {
+    journal_->WaitDurable(snapshot.lsn);
+  }
   if (!Finite(snapshot)) {
     return absl::DataLossError(absl::StrCat(
         "model ", Quoted(snapshot.name),
@@ -736,6 +760,107 @@ absl::Status ModelRegistry::SaveLocked(Entry& entry) {
     entry.saved_lsn = snapshot.lsn;
   }
   return s;
+}
+
+absl::Status ModelRegistry::CheckLocal(const Entry& entry,
+                                       absl::string_view name) {
+  if (!entry.replication.has_value()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("model ", Quoted(name), " is replicated (stream ",
+                   Quoted(entry.replication->stream),
+                   "); its changes go through the stream"));
+}
+
+absl::StatusOr<std::string> ModelRegistry::CreationRecord(
+    absl::string_view name, const ModelSpec& spec,
+    const std::vector<std::string>& classes) const {
+  if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Create(std::string(name), spec, classes, budget_);
+  if (!model.ok()) return model.status();
+  return FreshRecord(**model);
+}
+
+absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
+                                            absl::string_view name,
+                                            absl::string_view payload,
+                                            const TrainReplay& train) {
+  absl::StatusOr<storage::v1::LogRecord> record = DecodeRecord(payload);
+  const bool state =
+      record.ok() &&
+      (record->has_create() || record->has_restore() || record->has_delete_());
+  // Creations and deletions are serialized with snapshots and other
+  // servers' calls; training only takes the model's lock.
+  std::optional<MutexLock> io_lock;
+  if (state) io_lock.emplace(io_mu_);
+  std::shared_ptr<Entry> entry = Find(name);
+  if (entry != nullptr && !entry->replication.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a model of this server alone is named ", Quoted(name)));
+  }
+  const bool creates = record.ok() && record->has_create();
+  if (entry != nullptr && !creates &&
+      (!entry->unavailable.ok() || entry->model->lsn() >= sequence)) {
+    return absl::OkStatus();
+  }
+  if (entry == nullptr && !creates) return absl::OkStatus();
+  absl::Status s = record.status();
+  if (s.ok() && creates && entry != nullptr) {
+    if (entry->model != nullptr && entry->model->lsn() >= sequence) {
+      return absl::OkStatus();
+    }
+    // A later model of the name: the earlier one ends here.
+    if (entry->model != nullptr) entry->model->MarkDeleted().IgnoreError();
+    WriterMutexLock lock(mu_);
+    entries_.erase(name);
+  }
+  if (s.ok()) s = ApplyRecord(sequence, name, *record, train);
+  if (s.ok()) {
+    if (std::shared_ptr<Entry> applied = Find(name); applied != nullptr) {
+      if (IsReplicated(applied->model->spec())) {
+        applied->replication = applied->model->spec().replication;
+      }
+    }
+    return absl::OkStatus();
+  }
+  s = absl::Status(s.code(),
+                   absl::StrCat("stream record ", sequence, ": ", s.message()));
+  WriterMutexLock lock(mu_);
+  std::shared_ptr<Entry>& marked = entries_[name];
+  if (marked == nullptr) marked = std::make_shared<Entry>();
+  if (!marked->replication.has_value() && record.ok() && record->has_create()) {
+    const storage::v1::Replication& r = record->create().replication();
+    marked->replication = Replication{r.stream(), r.subject(), r.replicas()};
+  }
+  if (marked->unavailable.ok()) marked->unavailable = s;
+  return s;
+}
+
+void ModelRegistry::DropReplica(absl::string_view name) {
+  MutexLock io_lock(io_mu_);
+  std::shared_ptr<Entry> entry = Find(name);
+  if (entry == nullptr || !entry->replication.has_value()) return;
+  if (entry->model != nullptr) entry->model->MarkDeleted().IgnoreError();
+  {
+    WriterMutexLock lock(mu_);
+    entries_.erase(name);
+  }
+  store_->Remove(name).IgnoreError();
+}
+
+std::vector<ModelRegistry::Replica> ModelRegistry::Replicas() const {
+  std::vector<Replica> replicas;
+  ReaderMutexLock lock(mu_);
+  for (const auto& [name, entry] : entries_) {
+    if (!entry->replication.has_value()) continue;
+    const bool has_state = entry->model != nullptr;
+    replicas.push_back({name, *entry->replication,
+                        has_state ? entry->model->lsn() : 0,
+                        entry->unavailable.ok()});
+  }
+  std::sort(replicas.begin(), replicas.end(),
+            [](const Replica& a, const Replica& b) { return a.name < b.name; });
+  return replicas;
 }
 
 void ModelRegistry::Insert(const std::string& name,

@@ -200,6 +200,46 @@ class ModelRegistry {
   // available or has no readable previous snapshot.
   absl::Status RestorePrevious(absl::string_view name, uint64_t* lsn = nullptr);
 
+  // Replicated models (core/replication/): their changes come as records of
+  // a replicated log's stream, in its order, each with its stream sequence
+  // for LSN; the write-ahead log never holds them, and the calls above that
+  // change a model refuse one (FAILED_PRECONDITION) but for Delete of an
+  // unavailable copy. Their snapshots are stored like the others', so a
+  // restarted server resumes each from its position.
+  //
+  // The record that creates replicated model `name` as `spec` (which names
+  // its stream) with `classes`, checked as Create checks; nothing created.
+  absl::StatusOr<std::string> CreationRecord(
+      absl::string_view name, const ModelSpec& spec,
+      const std::vector<std::string>& classes) const;
+
+  // Applies record `sequence` of replicated model `name` (its payload as
+  // the write-ahead log encodes records; training decoded by `train`). A
+  // creation replaces an earlier replica of the name; a record at or below
+  // the replica's position, or for a replica that is unavailable or does
+  // not exist, is skipped. On error (a record this server cannot apply:
+  // its limits, damage) the replica becomes unavailable with the reason,
+  // keeping its state, and the error is returned. FAILED_PRECONDITION, and
+  // nothing changed, when a model of this server alone has the name.
+  absl::Status ApplyReplicated(uint64_t sequence, absl::string_view name,
+                               absl::string_view payload,
+                               const TrainReplay& train);
+
+  // Removes the replica of `name` and its stored state, if any: its model
+  // no longer exists, or it is to be built again from the stream.
+  void DropReplica(absl::string_view name);
+
+  // The replicas this server holds, available or not: each name, the
+  // stream it follows and its position (0 for one that is unavailable
+  // without a state).
+  struct Replica {
+    std::string name;
+    Replication replication;
+    uint64_t position = 0;
+    bool available = false;
+  };
+  std::vector<Replica> Replicas() const;
+
   // Stores every model that changed since it was last stored. Returns the
   // first error, after trying them all.
   absl::Status SaveChanged();
@@ -213,6 +253,9 @@ class ModelRegistry {
 
  private:
   struct Entry {
+    // A replicated model's stream; set for its whole life, also while it
+    // is unavailable.
+    std::optional<Replication> replication;
     // If unavailable: its last good state, or its previous snapshot's if
     // `restorable`, or none.
     std::shared_ptr<Model> model;
@@ -252,6 +295,9 @@ class ModelRegistry {
   absl::Status ApplyState(uint64_t lsn, absl::string_view name,
                           const std::shared_ptr<Entry>& entry,
                           storage::v1::ModelFile& file, bool creates);
+  // FAILED_PRECONDITION for a change to a replicated model made here
+  // rather than through its stream.
+  static absl::Status CheckLocal(const Entry& entry, absl::string_view name);
   // RESOURCE_EXHAUSTED naming --max_models when the server holds as many.
   absl::Status CheckRoomForModel() const;
   // A model from a log record's state (create, import, restore) as of `lsn`.

@@ -121,6 +121,12 @@ void ToModelFile(const ModelSnapshot& s, storage::v1::ModelFile& file) {
     out->set_first(i.first);
     out->set_second(i.second);
   }
+  if (IsReplicated(s.spec)) {
+    storage::v1::Replication* r = file.mutable_replication();
+    r->set_stream(s.spec.replication.stream);
+    r->set_subject(s.spec.replication.subject);
+    r->set_replicas(s.spec.replication.replicas);
+  }
   storage::v1::Counters* c = file.mutable_counters();
   c->set_examples_seen(s.counters.examples_seen);
   c->set_updates(s.counters.updates);
@@ -170,6 +176,10 @@ absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
   s.spec.dimension = file.dimension();
   for (const storage::v1::Interaction& i : file.interactions()) {
     s.spec.interactions.push_back({i.first(), i.second()});
+  }
+  if (file.has_replication()) {
+    const storage::v1::Replication& r = file.replication();
+    s.spec.replication = Replication{r.stream(), r.subject(), r.replicas()};
   }
   if (absl::Status st = CheckDecodedSpec(s.spec); !st.ok()) return st;
   const storage::v1::Counters& c = file.counters();
