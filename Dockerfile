@@ -7,7 +7,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends g++ make cmake pkg-config \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      libabsl-dev libspdlog-dev prometheus-cpp-dev grpc-proto \
+      libabsl-dev libspdlog-dev prometheus-cpp-dev grpc-proto libnats-dev \
       libgtest-dev libgmock-dev libbenchmark-dev openssl \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -30,13 +30,13 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release \
  && if [ "$TESTS" != off ]; then \
       ctest --test-dir build -j"$(nproc)" --timeout 300 --output-on-failure \
         -L "unit|grpc|process" \
-        -E "Sharding|PythonClient|NodeExample|ReadmeSessions|InstalledClient"; \
+        -E "Sharding|Replication|PythonClient|NodeExample|ReadmeSessions|InstalledClient"; \
     fi
 
 FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libgrpc++1.51 libprotobuf32 \
-      libabsl20220623 libspdlog1.10 libprometheus-cpp-pull1.0 \
+      libabsl20220623 libspdlog1.10 libprometheus-cpp-pull1.0 libnats3.4 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /var/lib/halfspace halfspace \
  && mkdir -p /var/lib/halfspace && chown halfspace /var/lib/halfspace

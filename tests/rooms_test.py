@@ -15,7 +15,7 @@ import re
 import sys
 
 ROOMS = ["base", "features", "algorithms", "monitors", "model", "training",
-         "storage", "registry"]
+         "storage", "registry", "replication"]
 INCLUDE = re.compile(r'^#include "core/([^"]+)"', re.MULTILINE)
 
 

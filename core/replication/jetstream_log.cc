@@ -1,0 +1,441 @@
+#include "core/replication/jetstream_log.h"
+
+#include <nats/nats.h>
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "core/base/quoted.h"
+#include "halfspace/storage/v1/storage.pb.h"
+
+namespace halfspace {
+namespace {
+
+constexpr char kCatalog[] = "halfspace_models";
+constexpr char kRecordFormat[] = "record";
+constexpr absl::Duration kElectionPoll = absl::Milliseconds(100);
+
+// What NATS said of a failed `what`, as a status: UNAVAILABLE for what
+// passes (no server, a timeout, a leader being elected), else INTERNAL.
+absl::Status FromNats(absl::string_view what, natsStatus s,
+                      jsErrCode js_error = static_cast<jsErrCode>(0)) {
+  const char* detail = nats_GetLastError(nullptr);
+  std::string message = absl::StrCat(what, ": ", natsStatus_GetText(s));
+  if (js_error != 0)
+    absl::StrAppend(&message, " (JetStream error ", js_error, ")");
+  if (detail != nullptr && *detail != '\0') {
+    absl::StrAppend(&message, ": ", detail);
+  }
+  switch (s) {
+    case NATS_TIMEOUT:
+    case NATS_NO_SERVER:
+    case NATS_CONNECTION_CLOSED:
+    case NATS_CONNECTION_DISCONNECTED:
+    case NATS_NO_RESPONDERS:
+    case NATS_NOT_YET_CONNECTED:
+    case NATS_STALE_CONNECTION:
+    case NATS_IO_ERROR:
+      return absl::UnavailableError(message);
+    default:
+      // JetStream answers errors while a stream's leader is elected.
+      return js_error == 0 ? absl::UnavailableError(message)
+                           : absl::InternalError(message);
+  }
+}
+
+int64_t MillisUntil(absl::Time deadline) {
+  return std::max<int64_t>(1,
+                           absl::ToInt64Milliseconds(deadline - absl::Now()));
+}
+
+std::string Header(natsMsg* msg, const char* key) {
+  const char* value = nullptr;
+  if (natsMsgHeader_Get(msg, key, &value) != NATS_OK || value == nullptr) {
+    return "";
+  }
+  return value;
+}
+
+MessageFormat FormatOf(absl::string_view name) {
+  if (name == kRecordFormat) return MessageFormat::kRecord;
+  if (name.empty() || name == "protobuf") return MessageFormat::kTrainRequest;
+  return MessageFormat::kUnknown;
+}
+
+class JetStreamReader final : public LogReader {
+ public:
+  explicit JetStreamReader(natsSubscription* sub) : sub_(sub) {}
+  ~JetStreamReader() override { natsSubscription_Destroy(sub_); }
+
+  absl::StatusOr<std::vector<LogMessage>> Next(
+      int max, absl::Duration timeout) override {
+    natsMsgList list{};
+    jsErrCode js_error = static_cast<jsErrCode>(0);
+    const natsStatus s = natsSubscription_Fetch(
+        &list, sub_, max,
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout)), &js_error);
+    std::vector<LogMessage> messages;
+    if (s == NATS_TIMEOUT) return messages;
+    if (s != NATS_OK) return FromNats("reading the stream", s, js_error);
+    for (int i = 0; i < list.Count; ++i) {
+      natsMsg* msg = list.Msgs[i];
+      jsMsgMetaData* meta = nullptr;
+      if (natsMsg_GetMetaData(&meta, msg) != NATS_OK) continue;  // not JS's
+      LogMessage m;
+      m.sequence = meta->Sequence.Stream;
+      m.time_micros = meta->Timestamp / 1000;
+      m.pending = meta->NumPending;
+      jsMsgMetaData_Destroy(meta);
+      m.format_name = Header(msg, kFormatHeader);
+      m.format = FormatOf(m.format_name);
+      m.call = Header(msg, kCallHeader);
+      m.data.assign(natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
+      messages.push_back(std::move(m));
+    }
+    natsMsgList_Destroy(&list);
+    return messages;
+  }
+
+ private:
+  natsSubscription* const sub_;
+};
+
+class JetStreamWatch final : public CatalogWatch {
+ public:
+  explicit JetStreamWatch(kvWatcher* watcher) : watcher_(watcher) {}
+  ~JetStreamWatch() override { kvWatcher_Destroy(watcher_); }
+
+  absl::StatusOr<std::optional<CatalogChange>> Next(
+      absl::Duration timeout) override {
+    kvEntry* e = nullptr;
+    const natsStatus s = kvWatcher_Next(
+        &e, watcher_, std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout)));
+    if (s == NATS_TIMEOUT) return std::nullopt;
+    if (s != NATS_OK) return FromNats("watching the catalog", s);
+    CatalogChange change;
+    if (e == nullptr) {  // the initial values are done
+      change.listed_all = true;
+      return change;
+    }
+    change.model = kvEntry_Key(e);
+    if (kvEntry_Operation(e) == kvOp_Put) {
+      storage::v1::Replication r;
+      if (r.ParseFromArray(kvEntry_Value(e), kvEntry_ValueLen(e))) {
+        change.replication = Replication{r.stream(), r.subject(), r.replicas()};
+      }
+    }
+    kvEntry_Destroy(e);
+    return change;
+  }
+
+ private:
+  kvWatcher* const watcher_;
+};
+
+}  // namespace
+
+struct JetStreamLog::Handles {
+  natsConnection* connection = nullptr;
+  jsCtx* js = nullptr;
+  kvStore* catalog = nullptr;
+  ~Handles() {
+    kvStore_Destroy(catalog);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(connection);
+  }
+};
+
+JetStreamLog::JetStreamLog(std::unique_ptr<Handles> handles)
+    : handles_(std::move(handles)) {}
+
+JetStreamLog::~JetStreamLog() = default;
+
+namespace {
+
+// The client's options for `options`; an error names the bad one.
+absl::StatusOr<natsOptions*> MakeOptions(const NatsOptions& options) {
+  natsOptions* opts = nullptr;
+  if (natsStatus s = natsOptions_Create(&opts); s != NATS_OK) {
+    return FromNats("NATS options", s);
+  }
+  std::vector<const char*> urls;
+  for (const std::string& url : options.urls) urls.push_back(url.c_str());
+  natsStatus s = natsOptions_SetServers(opts, urls.data(), urls.size());
+  if (s == NATS_OK) s = natsOptions_SetName(opts, options.name.c_str());
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 2000);
+  if (s == NATS_OK && !options.credentials_file.empty()) {
+    s = natsOptions_SetUserCredentialsFromFiles(
+        opts, options.credentials_file.c_str(), nullptr);
+  }
+  if (s == NATS_OK && !options.ca_file.empty()) {
+    s = natsOptions_SetSecure(opts, true);
+    if (s == NATS_OK) {
+      s = natsOptions_LoadCATrustedCertificates(opts, options.ca_file.c_str());
+    }
+  }
+  if (s == NATS_OK && !options.cert_file.empty()) {
+    s = natsOptions_LoadCertificatesChain(opts, options.cert_file.c_str(),
+                                          options.key_file.c_str());
+  }
+  if (s != NATS_OK) {
+    natsOptions_Destroy(opts);
+    return absl::InvalidArgumentError(
+        FromNats("the NATS options (--nats_url, --nats_credentials, "
+                 "--nats_tls_*)",
+                 s)
+            .message());
+  }
+  return opts;
+}
+
+// Opens the catalog bucket, creating it if there is none.
+natsStatus OpenCatalog(JetStreamLog::Handles& h, int replicas) {
+  natsStatus s = js_KeyValue(&h.catalog, h.js, kCatalog);
+  if (s != NATS_NOT_FOUND) return s;
+  kvConfig config;
+  kvConfig_Init(&config);
+  config.Bucket = kCatalog;
+  config.History = 1;
+  config.StorageType = js_FileStorage;
+  config.Replicas = replicas;
+  return js_CreateKeyValue(&h.catalog, h.js, &config);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<JetStreamLog>> JetStreamLog::Connect(
+    const NatsOptions& options, int catalog_replicas, absl::Time deadline) {
+  if (options.urls.empty()) {
+    return absl::InvalidArgumentError("no NATS server given (--nats_url)");
+  }
+  absl::StatusOr<natsOptions*> opts = MakeOptions(options);
+  if (!opts.ok()) return opts.status();
+  auto handles = std::make_unique<Handles>();
+  absl::Status last;
+  // The cluster may be starting: its JetStream answers once a meta leader
+  // is elected.
+  while (true) {
+    natsStatus s = handles->connection == nullptr
+                       ? natsConnection_Connect(&handles->connection, *opts)
+                       : NATS_OK;
+    if (s == NATS_OK && handles->js == nullptr) {
+      s = natsConnection_JetStream(&handles->js, handles->connection, nullptr);
+    }
+    if (s == NATS_OK) s = OpenCatalog(*handles, catalog_replicas);
+    if (s == NATS_OK) break;
+    last = FromNats(
+        absl::StrCat("connecting to NATS at ", options.urls.front()), s);
+    if (absl::Now() + absl::Milliseconds(200) > deadline) {
+      natsOptions_Destroy(*opts);
+      return absl::UnavailableError(last.message());
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  natsOptions_Destroy(*opts);
+  return std::unique_ptr<JetStreamLog>(new JetStreamLog(std::move(handles)));
+}
+
+absl::Status JetStreamLog::EnsureStream(const Replication& replication) {
+  jsStreamConfig config;
+  jsStreamConfig_Init(&config);
+  const char* subjects[] = {replication.subject.c_str()};
+  config.Name = replication.stream.c_str();
+  config.Subjects = subjects;
+  config.SubjectsLen = 1;
+  config.Storage = js_FileStorage;
+  config.Replicas = replication.replicas;
+  config.Duplicates = absl::ToInt64Nanoseconds(absl::Minutes(2));
+  jsStreamInfo* info = nullptr;
+  jsErrCode js_error = static_cast<jsErrCode>(0);
+  natsStatus s = js_AddStream(&info, handles_->js, &config, nullptr, &js_error);
+  if (s == NATS_OK) {
+    jsStreamInfo_Destroy(info);
+    return absl::OkStatus();
+  }
+  if (js_error != JSStreamNameExistErr) {
+    return FromNats(
+        absl::StrCat("creating stream ", Quoted(replication.stream)), s,
+        js_error);
+  }
+  s = js_GetStreamInfo(&info, handles_->js, replication.stream.c_str(), nullptr,
+                       &js_error);
+  if (s != NATS_OK) {
+    return FromNats(absl::StrCat("reading stream ", Quoted(replication.stream)),
+                    s, js_error);
+  }
+  bool takes = false;
+  for (int i = 0; i < info->Config->SubjectsLen; ++i) {
+    takes = takes || replication.subject == info->Config->Subjects[i];
+  }
+  jsStreamInfo_Destroy(info);
+  if (takes) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "stream ", Quoted(replication.stream),
+      " exists and does not take subject ", Quoted(replication.subject),
+      "; name another stream, or add the subject to it"));
+}
+
+absl::StatusOr<Published> JetStreamLog::Publish(const Replication& replication,
+                                                absl::string_view data,
+                                                absl::string_view call,
+                                                absl::string_view dedup_id,
+                                                absl::Time deadline) {
+  natsMsg* msg = nullptr;
+  natsStatus s = natsMsg_Create(&msg, replication.subject.c_str(), nullptr,
+                                data.data(), data.size());
+  if (s == NATS_OK) s = natsMsgHeader_Set(msg, kFormatHeader, kRecordFormat);
+  const std::string token(call);
+  if (s == NATS_OK && !token.empty()) {
+    s = natsMsgHeader_Set(msg, kCallHeader, token.c_str());
+  }
+  if (s != NATS_OK) {
+    natsMsg_Destroy(msg);
+    return FromNats("making a message", s);
+  }
+  jsPubOptions options;
+  jsPubOptions_Init(&options);
+  const std::string id(dedup_id);
+  if (!id.empty()) options.MsgId = id.c_str();
+  jsPubAck* ack = nullptr;
+  jsErrCode js_error = static_cast<jsErrCode>(0);
+  // No responders: the stream has no leader yet (one is being elected) and
+  // nothing was stored, so the same message is sent again until one
+  // answers or the deadline passes.
+  while (true) {
+    options.MaxWait = MillisUntil(deadline);
+    s = js_PublishMsg(&ack, handles_->js, msg, &options, &js_error);
+    if (s != NATS_NO_RESPONDERS || absl::Now() + kElectionPoll >= deadline) {
+      break;
+    }
+    absl::SleepFor(kElectionPoll);
+  }
+  natsMsg_Destroy(msg);
+  if (s != NATS_OK) {
+    absl::Status failed =
+        FromNats(absl::StrCat("publishing to ", Quoted(replication.subject)), s,
+                 js_error);
+    return absl::UnavailableError(failed.message());
+  }
+  Published published{ack->Sequence, ack->Duplicate};
+  jsPubAck_Destroy(ack);
+  return published;
+}
+
+absl::Status JetStreamLog::Trim(const Replication& replication,
+                                uint64_t before) {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Stream.Purge.Subject = replication.subject.c_str();
+  options.Stream.Purge.Sequence = before;
+  jsErrCode js_error = static_cast<jsErrCode>(0);
+  const natsStatus s = js_PurgeStream(handles_->js, replication.stream.c_str(),
+                                      &options, &js_error);
+  if (s == NATS_OK) return absl::OkStatus();
+  return FromNats(absl::StrCat("trimming ", Quoted(replication.subject),
+                               " in stream ", Quoted(replication.stream)),
+                  s, js_error);
+}
+
+absl::StatusOr<std::unique_ptr<LogReader>> JetStreamLog::Read(
+    const Replication& replication, uint64_t from, absl::string_view reader) {
+  const std::string durable =
+      absl::StrCat(reader, "__",
+                   absl::StrReplaceAll(replication.subject,
+                                       {{".", "_"}, {"*", "_"}, {">", "_"}}));
+  jsErrCode js_error = static_cast<jsErrCode>(0);
+  // The reader starts where this server's replica is, not where the
+  // consumer was left.
+  js_DeleteConsumer(handles_->js, replication.stream.c_str(), durable.c_str(),
+                    nullptr, &js_error);
+  jsSubOptions options;
+  jsSubOptions_Init(&options);
+  options.Stream = replication.stream.c_str();
+  options.Config.DeliverPolicy = js_DeliverByStartSequence;
+  options.Config.OptStartSeq = std::max<uint64_t>(1, from);
+  options.Config.AckPolicy = js_AckNone;
+  options.Config.MaxWaiting = 16;
+  natsSubscription* sub = nullptr;
+  natsStatus s =
+      js_PullSubscribe(&sub, handles_->js, replication.subject.c_str(),
+                       durable.c_str(), nullptr, &options, &js_error);
+  if (s != NATS_OK) {
+    return FromNats(
+        absl::StrCat("following stream ", Quoted(replication.stream)), s,
+        js_error);
+  }
+  // A consumer left from before whose deletion failed (its leader was
+  // away) would be bound instead, and read on from where it was, skipping
+  // records: use only a consumer that starts at `from` and has delivered
+  // nothing.
+  jsConsumerInfo* info = nullptr;
+  s = natsSubscription_GetConsumerInfo(&info, sub, nullptr, &js_error);
+  const bool fresh = s == NATS_OK &&
+                     info->Config->DeliverPolicy == js_DeliverByStartSequence &&
+                     info->Config->OptStartSeq == options.Config.OptStartSeq &&
+                     info->Delivered.Consumer == 0;
+  if (info != nullptr) jsConsumerInfo_Destroy(info);
+  if (!fresh) {
+    natsSubscription_Destroy(sub);
+    return absl::UnavailableError(
+        absl::StrCat("the consumer ", Quoted(durable), " of stream ",
+                     Quoted(replication.stream), " is not at position ", from,
+                     "; it is replaced on the next try"));
+  }
+  return std::unique_ptr<LogReader>(new JetStreamReader(sub));
+}
+
+absl::StatusOr<uint64_t> JetStreamLog::Claim(absl::string_view model,
+                                             const Replication& replication) {
+  storage::v1::Replication r;
+  r.set_stream(replication.stream);
+  r.set_subject(replication.subject);
+  r.set_replicas(replication.replicas);
+  const std::string value = r.SerializeAsString();
+  const std::string key(model);
+  uint64_t revision = 0;
+  natsStatus s = kvStore_Create(&revision, handles_->catalog, key.c_str(),
+                                value.data(), value.size());
+  if (s == NATS_OK) return revision;
+  kvEntry* entry = nullptr;
+  if (kvStore_Get(&entry, handles_->catalog, key.c_str()) == NATS_OK) {
+    kvEntry_Destroy(entry);
+    return absl::AlreadyExistsError(
+        absl::StrCat("replicated model ", Quoted(model), " already exists"));
+  }
+  return FromNats(absl::StrCat("claiming ", Quoted(model), " in the catalog"),
+                  s);
+}
+
+absl::Status JetStreamLog::Release(absl::string_view model) {
+  const std::string key(model);
+  natsStatus s = kvStore_Delete(handles_->catalog, key.c_str());
+  if (s == NATS_OK) return absl::OkStatus();
+  return FromNats(absl::StrCat("releasing ", Quoted(model)), s);
+}
+
+absl::StatusOr<bool> JetStreamLog::Claimed(absl::string_view model) {
+  const std::string key(model);
+  kvEntry* entry = nullptr;
+  const natsStatus s = kvStore_Get(&entry, handles_->catalog, key.c_str());
+  if (s == NATS_NOT_FOUND) return false;
+  if (s != NATS_OK) {
+    return FromNats(
+        absl::StrCat("looking ", Quoted(model), " up in the catalog"), s);
+  }
+  kvEntry_Destroy(entry);
+  return true;
+}
+
+absl::StatusOr<std::unique_ptr<CatalogWatch>> JetStreamLog::WatchCatalog() {
+  kvWatcher* watcher = nullptr;
+  natsStatus s = kvStore_WatchAll(&watcher, handles_->catalog, nullptr);
+  if (s != NATS_OK) return FromNats("watching the catalog", s);
+  return std::unique_ptr<CatalogWatch>(new JetStreamWatch(watcher));
+}
+
+}  // namespace halfspace

@@ -1,0 +1,444 @@
+#include "core/replication/replica_set.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/quoted.h"
+#include "core/storage/log_record.h"
+
+namespace halfspace {
+namespace {
+
+constexpr int kReadBatch = 256;
+constexpr absl::Duration kReadWait = absl::Milliseconds(200);
+constexpr absl::Duration kRetryWait = absl::Milliseconds(200);
+
+std::chrono::steady_clock::time_point SteadyDeadline(absl::Time deadline) {
+  const absl::Duration left = std::clamp(
+      deadline - absl::Now(), absl::ZeroDuration(), absl::Hours(24 * 365));
+  return std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(left);
+}
+
+int64_t NowMicros() { return absl::ToUnixMicros(absl::Now()); }
+
+}  // namespace
+
+struct ReplicaSet::Follower {
+  std::string model;
+  Replication replication;
+  std::thread thread;
+  std::atomic<bool> stop{false};
+  // guarded by ReplicaSet::mu_
+  uint64_t revision = 0;  // of the catalog's claim it follows
+  uint64_t position = 0;
+  uint64_t lag_records = 0;
+  int64_t last_time_micros = 0;  // of the last record applied
+};
+
+struct ReplicaSet::Waiter {
+  bool done = false;
+  absl::Status status;
+  AppliedBatch applied;
+};
+
+ReplicaSet::ReplicaSet(ModelRegistry* registry, ReplicatedLog* log,
+                       ReplicaOptions options)
+    : registry_(registry), log_(log), options_(std::move(options)) {}
+
+ReplicaSet::~ReplicaSet() {
+  stop_.store(true);
+  if (watcher_.joinable()) watcher_.join();
+  std::vector<std::shared_ptr<Follower>> followers;
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+    for (auto& [name, f] : followers_) followers.push_back(f);
+  }
+  for (const std::shared_ptr<Follower>& f : followers) {
+    f->stop.store(true);
+    if (f->thread.joinable()) f->thread.join();
+  }
+}
+
+absl::Status ReplicaSet::Start() {
+  absl::StatusOr<std::unique_ptr<CatalogWatch>> watch = log_->WatchCatalog();
+  if (!watch.ok()) return watch.status();
+  watcher_ = std::thread(
+      [this, w = std::shared_ptr<CatalogWatch>(*std::move(watch))]() mutable {
+        std::vector<std::string> listed;
+        bool listing = true;
+        while (!stop_.load()) {
+          if (w == nullptr) {
+            absl::StatusOr<std::unique_ptr<CatalogWatch>> again =
+                log_->WatchCatalog();
+            if (!again.ok()) {
+              absl::SleepFor(kRetryWait);
+              continue;
+            }
+            w = *std::move(again);
+            listing = true;
+            listed.clear();
+          }
+          absl::StatusOr<std::optional<CatalogChange>> change =
+              w->Next(kReadWait);
+          if (!change.ok()) {
+            w = nullptr;
+            continue;
+          }
+          if (!change->has_value()) continue;
+          CatalogChange& c = **change;
+          if (c.listed_all) {
+            // A replica the catalog no longer lists is of a deleted model.
+            if (listing) {
+              for (const ModelRegistry::Replica& r : registry_->Replicas()) {
+                if (std::find(listed.begin(), listed.end(), r.name) ==
+                    listed.end()) {
+                  Unfollow(r.name, 0);
+                }
+              }
+            }
+            listing = false;
+            continue;
+          }
+          if (c.replication.has_value()) {
+            if (listing) listed.push_back(c.model);
+            Follow(c.model, *c.replication, c.revision);
+          } else {
+            Unfollow(c.model, c.revision);
+          }
+        }
+      });
+  return absl::OkStatus();
+}
+
+std::shared_ptr<ReplicaSet::Follower> ReplicaSet::Find(
+    absl::string_view model) const {
+  MutexLock lock(mu_);
+  auto it = followers_.find(model);
+  return it == followers_.end() ? nullptr : it->second;
+}
+
+void ReplicaSet::Follow(const std::string& model,
+                        const Replication& replication, uint64_t revision) {
+  uint64_t position = 0;
+  for (const ModelRegistry::Replica& r : registry_->Replicas()) {
+    if (r.name != model) continue;
+    const bool same = r.replication.stream == replication.stream &&
+                      r.replication.subject == replication.subject;
+    if (same) {
+      position = r.position;
+    } else {
+      registry_->DropReplica(model);  // of an earlier model of the name
+    }
+  }
+  MutexLock lock(mu_);
+  if (stopping_) return;
+  if (auto it = followers_.find(model); it != followers_.end()) {
+    it->second->revision = std::max(it->second->revision, revision);
+    return;
+  }
+  auto follower = std::make_shared<Follower>();
+  follower->revision = revision;
+  follower->model = model;
+  follower->replication = replication;
+  follower->position = position;
+  Follower* f = follower.get();
+  followers_[model] = follower;
+  follower->thread = std::thread([this, f] { FollowLoop(*f); });
+  applied_.SignalAll();
+}
+
+void ReplicaSet::Unfollow(const std::string& model, uint64_t revision) {
+  std::shared_ptr<Follower> follower;
+  {
+    MutexLock lock(mu_);
+    auto it = followers_.find(model);
+    if (it != followers_.end()) {
+      if (it->second->revision > revision) return;  // a later claim's
+      follower = it->second;
+      followers_.erase(it);
+    }
+  }
+  if (follower != nullptr) {
+    follower->stop.store(true);
+    if (follower->thread.joinable()) follower->thread.join();
+  }
+  registry_->DropReplica(model);
+  MutexLock lock(mu_);
+  applied_.SignalAll();
+}
+
+void ReplicaSet::FollowLoop(Follower& f) {
+  std::unique_ptr<LogReader> reader;
+  uint64_t position;
+  {
+    MutexLock lock(mu_);
+    position = f.position;
+  }
+  bool stalled = false;  // reported, and not read since
+  auto stall = [&](const absl::Status& why) {
+    if (!stalled && options_.stalled) options_.stalled(f.model, why);
+    stalled = true;
+    reader = nullptr;  // reopened from the position
+    absl::SleepFor(kRetryWait);
+  };
+  while (!f.stop.load()) {
+    if (reader == nullptr) {
+      absl::StatusOr<std::unique_ptr<LogReader>> opened =
+          log_->Read(f.replication, position + 1, options_.reader);
+      if (!opened.ok()) {
+        stall(opened.status());
+        continue;
+      }
+      reader = *std::move(opened);
+    }
+    absl::StatusOr<std::vector<LogMessage>> messages =
+        reader->Next(kReadBatch, kReadWait);
+    if (!messages.ok()) {
+      stall(messages.status());
+      continue;
+    }
+    stalled = false;
+    for (const LogMessage& m : *messages) {
+      if (m.sequence <= position) continue;  // redelivered
+      Apply(f, m);
+      position = m.sequence;
+    }
+    if (messages->empty()) continue;
+    MutexLock lock(mu_);
+    f.position = position;
+    f.lag_records = messages->back().pending;
+    f.last_time_micros = messages->back().time_micros;
+    applied_.SignalAll();
+  }
+}
+
+void ReplicaSet::Apply(Follower& f, const LogMessage& m) {
+  std::shared_ptr<Waiter> waiter;
+  if (!m.call.empty()) {
+    MutexLock lock(mu_);
+    auto it = waiters_.find(m.call);
+    if (it != waiters_.end()) waiter = it->second;
+  }
+  std::string produced;
+  absl::string_view payload = m.data;
+  absl::Status skipped;
+  if (m.format == MessageFormat::kTrainRequest) {
+    absl::StatusOr<ProducerBatch> batch = options_.read_producer(m.data);
+    if (batch.ok()) {
+      TrainBatch train;
+      train.source = batch->source;
+      train.first_sequence = batch->first_sequence;
+      train.request = m.data;
+      train.now_micros = m.time_micros;
+      produced = TrainRecord(train);
+      payload = produced;
+    } else {
+      skipped = batch.status();
+    }
+  } else if (m.format == MessageFormat::kUnknown) {
+    skipped = absl::InvalidArgumentError(absl::StrCat(
+        "a message of format ", Quoted(m.format_name),
+        "; publish a TrainRequest (header Halfspace-Format: protobuf)"));
+  }
+  absl::Status s = skipped;
+  if (s.ok()) {
+    AppliedBatch* out = waiter != nullptr ? &waiter->applied : nullptr;
+    s = registry_->ApplyReplicated(
+        m.sequence, f.model, payload,
+        [this, out](Model& model, TrainBatch& batch, const Trainer& trainer) {
+          return options_.learn(model, batch, trainer, out);
+        });
+  }
+  if (!s.ok() && options_.report) options_.report(f.model, m.sequence, s);
+  if (waiter == nullptr) return;
+  // The replica may have skipped the record: it is unavailable, or the
+  // model is gone.
+  if (s.ok()) {
+    absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(f.model);
+    const bool deletes = !model.ok() && absl::IsNotFound(model.status());
+    if (!model.ok() && !deletes) {
+      s = absl::UnavailableError(model.status().message());
+    }
+  }
+  MutexLock lock(mu_);
+  waiter->done = true;
+  waiter->status = s;
+  waiter->applied.position = m.sequence;
+  applied_.SignalAll();
+}
+
+absl::StatusOr<AppliedBatch> ReplicaSet::PublishAndWait(
+    const std::string& model, const Replication& replication,
+    absl::string_view record, absl::string_view dedup_id, absl::Time deadline) {
+  auto waiter = std::make_shared<Waiter>();
+  std::string token;
+  {
+    MutexLock lock(mu_);
+    token = absl::StrCat(options_.reader, "-", ++calls_);
+    waiters_[token] = waiter;
+  }
+  absl::StatusOr<Published> published =
+      log_->Publish(replication, record, token, dedup_id, deadline);
+  MutexLock lock(mu_);
+  if (!published.ok()) {
+    waiters_.erase(token);
+    return published.status();
+  }
+  auto caught_up = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (waiter->done) return true;
+    auto it = followers_.find(model);
+    return it == followers_.end() || stopping_ ||
+           (published->duplicate &&
+            it->second->position >= published->sequence);
+  };
+  const auto until = SteadyDeadline(deadline);
+  while (!caught_up()) {
+    if (!applied_.WaitUntil(mu_, until)) break;
+  }
+  waiters_.erase(token);
+  if (waiter->done) {
+    if (!waiter->status.ok()) return waiter->status;
+    return std::move(waiter->applied);
+  }
+  if (published->duplicate && caught_up()) {
+    AppliedBatch duplicate;
+    duplicate.position = published->sequence;
+    duplicate.duplicate = true;
+    return duplicate;
+  }
+  if (!followers_.contains(model) || stopping_) {
+    return absl::UnavailableError(
+        absl::StrCat("this server no longer follows model ", Quoted(model),
+                     "; the record is at position ", published->sequence,
+                     " of stream ", Quoted(replication.stream)));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the record is stored at position ", published->sequence, " of stream ",
+      Quoted(replication.stream), " but this replica has not applied it yet"));
+}
+
+absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Create(
+    absl::string_view name, const ModelSpec& spec,
+    const std::vector<std::string>& classes, absl::Time deadline) {
+  if (!IsReplicated(spec)) {
+    return absl::InvalidArgumentError("the spec names no stream");
+  }
+  const Replication& replication = spec.replication;
+  absl::StatusOr<std::string> record =
+      registry_->CreationRecord(name, spec, classes);
+  if (!record.ok()) return record.status();
+  if (absl::Status s = log_->EnsureStream(replication); !s.ok()) return s;
+  absl::StatusOr<uint64_t> claim = log_->Claim(name, replication);
+  if (!claim.ok()) return claim.status();
+  // An earlier model of the name left its records: a replica that reads
+  // the stream from the start must not bring that model back meanwhile.
+  if (absl::Status s = log_->Trim(replication, 0); !s.ok()) {
+    log_->Release(name).IgnoreError();
+    return s;
+  }
+  const std::string model(name);
+  Follow(model, replication, *claim);
+  absl::StatusOr<AppliedBatch> applied =
+      PublishAndWait(model, replication, *record, "", deadline);
+  if (!applied.ok()) {
+    if (absl::IsUnavailable(applied.status())) {
+      log_->Release(name).IgnoreError();
+    }
+    return applied.status();
+  }
+  return registry_->Get(name);
+}
+
+absl::Status ReplicaSet::CheckUnclaimed(absl::string_view model) const {
+  absl::StatusOr<bool> claimed = log_->Claimed(model);
+  if (!claimed.ok()) return claimed.status();
+  if (!*claimed) return absl::OkStatus();
+  return absl::AlreadyExistsError(absl::StrCat(
+      "replicated model ", Quoted(model),
+      " already exists (this server may not have caught up with it yet)"));
+}
+
+absl::StatusOr<AppliedBatch> ReplicaSet::Train(const Model& model,
+                                               const TrainBatch& batch,
+                                               absl::Time deadline) {
+  const Replication& replication = model.spec().replication;
+  const std::string dedup =
+      batch.source.empty()
+          ? std::string()
+          : absl::StrCat(model.name(), "/", model.incarnation(), "/",
+                         batch.source, "/", batch.first_sequence);
+  return PublishAndWait(model.name(), replication, TrainRecord(batch), dedup,
+                        deadline);
+}
+
+absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(name);
+  std::optional<Replication> replication;
+  if (model.ok()) {
+    if (IsReplicated((*model)->spec())) {
+      replication = (*model)->spec().replication;
+    }
+  } else {
+    for (const ModelRegistry::Replica& r : registry_->Replicas()) {
+      if (r.name == name) replication = r.replication;
+    }
+  }
+  if (!replication.has_value()) {
+    return model.ok() ? absl::FailedPreconditionError("not replicated")
+                      : model.status();
+  }
+  const std::string key(name);
+  absl::StatusOr<AppliedBatch> applied =
+      PublishAndWait(key, *replication, DeleteRecord(), "", deadline);
+  if (!applied.ok() && !absl::IsUnavailable(applied.status())) {
+    return applied.status();
+  }
+  uint64_t revision = 0;
+  {
+    MutexLock lock(mu_);
+    if (auto it = followers_.find(key); it != followers_.end()) {
+      revision = it->second->revision;
+    }
+  }
+  if (absl::Status s = log_->Release(name); !s.ok()) return s;
+  Unfollow(key, revision);
+  return absl::OkStatus();
+}
+
+absl::Status ReplicaSet::WaitFor(absl::string_view model, uint64_t position,
+                                 absl::Time deadline) {
+  const auto until = SteadyDeadline(deadline);
+  MutexLock lock(mu_);
+  while (true) {
+    if (stopping_) {
+      return absl::UnavailableError("this server is shutting down");
+    }
+    // A follower may be about to start (the catalog is read meanwhile).
+    auto it = followers_.find(model);
+    const uint64_t at = it == followers_.end() ? 0 : it->second->position;
+    if (at >= position) return absl::OkStatus();
+    if (!applied_.WaitUntil(mu_, until)) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("this replica of ", Quoted(model), " is at position ",
+                       at, ", not yet ", position));
+    }
+  }
+}
+
+ReplicaSet::Lag ReplicaSet::LagOf(absl::string_view model) const {
+  MutexLock lock(mu_);
+  auto it = followers_.find(model);
+  if (it == followers_.end()) return {};
+  const Follower& f = *it->second;
+  Lag lag;
+  lag.records = f.lag_records;
+  if (lag.records > 0) {
+    lag.seconds = std::max<int64_t>(0, NowMicros() - f.last_time_micros) / 1e6;
+  }
+  return lag;
+}
+
+}  // namespace halfspace

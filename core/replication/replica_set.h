@@ -1,0 +1,181 @@
+// The replicated models of one server. Each follows its stream in the
+// replicated log (replicated_log.h): a thread per model reads the records
+// in stream order and applies each through the registry
+// (ModelRegistry::ApplyReplicated), so that every server's replica of a
+// model applies the same records in the same order and holds the same
+// state, bit for bit. The stream sequence of the last record applied is
+// the replica's position.
+//
+// Changes made on this server (Create, Train, Delete) are published to the
+// stream, not applied: each call waits until its own replica has applied
+// the record, and answers with what that did, so that a result means what
+// it means for a local model and an acknowledged change is stored by the
+// log's quorum. Producers may also publish TrainRequests to a model's
+// subject themselves: they learn in stream order, exactly once (the
+// position is the exactly-once mark).
+//
+// A record a replica cannot apply (its limits, damage) makes that replica
+// unavailable, with the reason, rather than let it diverge; the others go
+// on. A message that is no change at all (bytes that do not decode, an
+// unknown format) is skipped by every replica alike and reported.
+//
+// The catalog lists the replicated models: every server follows each one
+// it lists, and drops its replica of one the catalog no longer lists.
+//
+// Thread safety: every method may be called concurrently.
+
+#ifndef HALFSPACE_CORE_REPLICATION_REPLICA_SET_H_
+#define HALFSPACE_CORE_REPLICATION_REPLICA_SET_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/base/mutex.h"
+#include "core/registry/model_registry.h"
+#include "core/replication/replicated_log.h"
+
+namespace halfspace {
+
+// What one training record did on this server's replica.
+struct AppliedBatch {
+  uint64_t position = 0;  // the record's stream sequence
+  // The log held the same batch (source and sequence) already: every
+  // example is a duplicate, and nothing else is set.
+  bool duplicate = false;
+  std::vector<ExampleOutcome> outcomes;
+  std::vector<std::string> class_names;  // the model's, after it
+};
+
+// A producer's batch of examples: its source and first sequence (empty and
+// 0 for untagged examples) and the request that holds them.
+struct ProducerBatch {
+  std::string source;
+  uint64_t first_sequence = 0;
+};
+
+struct ReplicaOptions {
+  // This server's name in the log (its readers'): unique in the cluster.
+  std::string reader;
+  // Learns a training batch as recovery does (its request decoded, its
+  // examples prepared), writing what each example did into `applied`
+  // when it is not null.
+  std::function<absl::Status(Model& model, TrainBatch& batch,
+                             const Trainer& trainer, AppliedBatch* applied)>
+      learn;
+  // A producer's message (a TrainRequest): its source and sequence, or
+  // INVALID_ARGUMENT for bytes that are none.
+  std::function<absl::StatusOr<ProducerBatch>(absl::string_view data)>
+      read_producer;
+  // Told of each message skipped and each record a replica could not
+  // apply (to log and count them).
+  std::function<void(absl::string_view model, uint64_t position,
+                     const absl::Status& why)>
+      report;
+  // Told when a replica cannot read its stream (the log unreachable, its
+  // reader lost), once until it reads again; it retries meanwhile.
+  std::function<void(absl::string_view model, const absl::Status& why)> stalled;
+};
+
+class ReplicaSet {
+ public:
+  // Follows every model of `log`'s catalog into `registry`; `log` and
+  // `registry` must outlive it.
+  ReplicaSet(ModelRegistry* registry, ReplicatedLog* log,
+             ReplicaOptions options);
+  ~ReplicaSet();  // stops following
+
+  // Starts watching the catalog (once).
+  absl::Status Start();
+
+  // Creates a replicated model: claims the name in the catalog, creates
+  // its stream if there is none, publishes its creation and returns it
+  // once this server's replica holds it. Errors as ModelRegistry::Create's,
+  // ALREADY_EXISTS for a name any server uses, UNAVAILABLE (nothing
+  // created) when the log cannot store it by `deadline`.
+  absl::StatusOr<std::shared_ptr<Model>> Create(
+      absl::string_view name, const ModelSpec& spec,
+      const std::vector<std::string>& classes, absl::Time deadline);
+
+  // ALREADY_EXISTS when a replicated model has the name `model`, which a
+  // model of this server alone then cannot take; the log's error.
+  absl::Status CheckUnclaimed(absl::string_view model) const;
+
+  // Publishes `batch` (its request, source and sequence; the examples
+  // number `examples`) to `model`'s stream and returns what it did here.
+  // UNAVAILABLE when the log could not store it by `deadline`, or this
+  // replica cannot apply records; DEADLINE_EXCEEDED when it is stored but
+  // not yet applied here (retrying a tagged batch is then safe).
+  absl::StatusOr<AppliedBatch> Train(const Model& model,
+                                     const TrainBatch& batch,
+                                     absl::Time deadline);
+
+  // Publishes the deletion of `model` and releases its name once this
+  // server's replica applied it.
+  absl::Status Delete(absl::string_view model, absl::Time deadline);
+
+  // Waits until this server's replica of `model` has applied the stream
+  // up to `position` (one not followed yet is at 0): DEADLINE_EXCEEDED at
+  // `deadline`, UNAVAILABLE once the set stops.
+  absl::Status WaitFor(absl::string_view model, uint64_t position,
+                       absl::Time deadline);
+
+  // A replica's lag: records of its stream it has not applied yet, as of
+  // its last read, and for how long the first of them has waited.
+  struct Lag {
+    uint64_t records = 0;
+    double seconds = 0;
+  };
+  Lag LagOf(absl::string_view model) const;
+
+ private:
+  struct Follower;
+  struct Waiter;
+
+  // Starts following `model`'s stream, from its replica's position, for
+  // the catalog's claim of `revision`; a follower already there is kept
+  // (and counts as of the later revision).
+  void Follow(const std::string& model, const Replication& replication,
+              uint64_t revision);
+  // Stops following `model` and drops its replica, unless it follows a
+  // claim later than `revision` (the catalog's watch may report a deletion
+  // after this server made a new claim of the name).
+  void Unfollow(const std::string& model, uint64_t revision);
+  void FollowLoop(Follower& follower);
+  // Applies one message of `follower`'s stream.
+  void Apply(Follower& follower, const LogMessage& message);
+  // Publishes `record` to `model`'s stream and waits for this replica to
+  // apply it.
+  absl::StatusOr<AppliedBatch> PublishAndWait(const std::string& model,
+                                              const Replication& replication,
+                                              absl::string_view record,
+                                              absl::string_view dedup_id,
+                                              absl::Time deadline);
+  std::shared_ptr<Follower> Find(absl::string_view model) const;
+
+  ModelRegistry* const registry_;
+  ReplicatedLog* const log_;
+  const ReplicaOptions options_;
+
+  mutable Mutex mu_;
+  CondVar applied_;  // signalled after each batch of records applies
+  absl::flat_hash_map<std::string, std::shared_ptr<Follower>> followers_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<Waiter>> waiters_
+      ABSL_GUARDED_BY(mu_);  // by call token
+  uint64_t calls_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread watcher_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_REPLICATION_REPLICA_SET_H_

@@ -1,0 +1,120 @@
+// The engine a replicated model's changes are ordered in: a log that many
+// servers append to and read in one order, numbering each message, and a
+// catalog of the replicated models. NATS JetStream is one
+// (jetstream_log.h); the replica set (replica_set.h) knows only this
+// interface, so that another engine (Kafka's topics and compacted topics)
+// fits without touching it.
+
+#ifndef HALFSPACE_CORE_REPLICATION_REPLICATED_LOG_H_
+#define HALFSPACE_CORE_REPLICATION_REPLICATED_LOG_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/model/model_spec.h"
+
+namespace halfspace {
+
+// What a message's bytes are: a change as the write-ahead log encodes it
+// (published by a server), or a producer's TrainRequest.
+enum class MessageFormat { kRecord, kTrainRequest, kUnknown };
+
+// One message of a model's stream, as read.
+struct LogMessage {
+  uint64_t sequence = 0;    // the stream's number for it, from 1
+  int64_t time_micros = 0;  // when the stream stored it (Unix time)
+  // Messages of the stream after this one that the reader has not read.
+  uint64_t pending = 0;
+  MessageFormat format = MessageFormat::kUnknown;
+  std::string format_name;  // as the message named it, for errors
+  std::string call;         // the publishing call's token; may be empty
+  std::string data;
+};
+
+// Reads one stream's messages of one subject in order, from a position.
+class LogReader {
+ public:
+  virtual ~LogReader() = default;
+  // Up to `max` messages, waiting up to `timeout` for the first: none when
+  // none came. An error (the engine unreachable, the stream gone) leaves
+  // the reader unusable: open another from the next position.
+  virtual absl::StatusOr<std::vector<LogMessage>> Next(
+      int max, absl::Duration timeout) = 0;
+};
+
+// What the catalog says of one model: its stream, or (none) that it no
+// longer exists.
+struct CatalogChange {
+  std::string model;
+  std::optional<Replication> replication;
+  uint64_t revision = 0;  // the catalog's number for the change
+  // Set once, after the models listed when the watch began (model empty):
+  // a replica of a model not among them is of one deleted meanwhile.
+  bool listed_all = false;
+};
+
+class CatalogWatch {
+ public:
+  virtual ~CatalogWatch() = default;
+  // The next change, waiting up to `timeout` (none then). Starts with
+  // every model the catalog lists.
+  virtual absl::StatusOr<std::optional<CatalogChange>> Next(
+      absl::Duration timeout) = 0;
+};
+
+struct Published {
+  uint64_t sequence = 0;
+  bool duplicate = false;  // the same dedup id was published before, here
+};
+
+class ReplicatedLog {
+ public:
+  virtual ~ReplicatedLog() = default;
+
+  // Creates the stream with the subject if there is none;
+  // FAILED_PRECONDITION if a stream of the name does not take the subject.
+  virtual absl::Status EnsureStream(const Replication& replication) = 0;
+
+  // Appends `data` (a change record, calling token `call`) to the subject.
+  // A non-empty `dedup_id` published before within the engine's window is
+  // not appended again: the first's sequence comes back as a duplicate.
+  // UNAVAILABLE when the engine could not store it by `deadline` (it may
+  // still have: republish with the same dedup_id).
+  virtual absl::StatusOr<Published> Publish(const Replication& replication,
+                                            absl::string_view data,
+                                            absl::string_view call,
+                                            absl::string_view dedup_id,
+                                            absl::Time deadline) = 0;
+
+  // Removes the subject's messages below sequence `before`, all of them
+  // for 0: a new model of the name starts from none of an earlier one's.
+  virtual absl::Status Trim(const Replication& replication,
+                            uint64_t before) = 0;
+
+  // A reader of the subject's messages from sequence `from` (>= 1), under
+  // a durable name of this server's (`reader`), replacing its earlier
+  // reader of the stream.
+  virtual absl::StatusOr<std::unique_ptr<LogReader>> Read(
+      const Replication& replication, uint64_t from,
+      absl::string_view reader) = 0;
+
+  // The catalog: claims `model`'s name with its stream (ALREADY_EXISTS
+  // when it is taken) and returns the claim's revision; releases it; and
+  // watches it.
+  virtual absl::StatusOr<uint64_t> Claim(absl::string_view model,
+                                         const Replication& replication) = 0;
+  virtual absl::Status Release(absl::string_view model) = 0;
+  // Whether `model`'s name is claimed.
+  virtual absl::StatusOr<bool> Claimed(absl::string_view model) = 0;
+  virtual absl::StatusOr<std::unique_ptr<CatalogWatch>> WatchCatalog() = 0;
+};
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_CORE_REPLICATION_REPLICATED_LOG_H_
