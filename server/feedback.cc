@@ -12,6 +12,7 @@
 #include "core/model/limits.h"
 #include "core/monitors/pending_examples.h"
 #include "server/convert.h"
+#include "server/replication.h"
 #include "server/status.h"
 #include "server/train_batch.h"
 
@@ -59,6 +60,10 @@ absl::Status RememberInstances(
     const ExampleIds& ids,
     google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
     uint64_t& lsn) {
+  if (absl::Status s = CheckNotReplicated(model, "remembering predictions");
+      !s.ok()) {
+    return s;
+  }
   const Limits& limits = registry.budget().limits();
   const PendingLimits pending = PendingLimitsOf(limits);
   const absl::Time now = absl::Now();
@@ -145,6 +150,9 @@ absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
                            const StopCheck& stop, size_t max_message_bytes,
                            Metrics& metrics, v1::FeedbackResponse& response,
                            uint64_t& lsn) {
+  if (absl::Status s = CheckNotReplicated(model, "delayed feedback"); !s.ok()) {
+    return s;
+  }
   const int n = request.feedback_size();
   if (n == 0) {
     return absl::InvalidArgumentError(

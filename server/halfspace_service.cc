@@ -19,6 +19,7 @@
 #include "server/predict.h"
 #include "server/predict_stream.h"
 #include "server/raw_message.h"
+#include "server/replication.h"
 #include "server/status.h"
 #include "server/train_stream.h"
 #include "spdlog/spdlog.h"
@@ -87,6 +88,7 @@ HalfspaceService::Unary HalfspaceService::Serve(
   Response response;
   Bytes bytes = *request_bytes;  // shares the slices
   call.stop = StopOf(context);
+  call.deadline = absl::FromChrono(context->deadline());
   Caller caller;
   absl::Status status = AdmitCaller(parts_, *context, call.principal, caller);
   if (status.ok()) status = DecodeMessage(bytes, request);
@@ -264,9 +266,33 @@ absl::Status HalfspaceService::DoCreateModel(
     Call& call) {
   absl::StatusOr<ModelSpec> spec = SpecFromRequest(request);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Create(
-      request.model(), *spec,
-      {request.classes().begin(), request.classes().end()}, &call.lsn);
+  absl::StatusOr<std::optional<Replication>> replication =
+      ReplicationFromRequest(request);
+  if (!replication.ok()) return replication.status();
+  if (replication->has_value()) spec->replication = **replication;
+  const std::vector<std::string> classes(request.classes().begin(),
+                                         request.classes().end());
+  absl::StatusOr<std::shared_ptr<Model>> model;
+  if (!IsReplicated(*spec)) {
+    if (parts_.replicas != nullptr) {
+      if (absl::Status s = parts_.replicas->CheckUnclaimed(request.model());
+          !s.ok()) {
+        return s;
+      }
+    }
+    model = parts_.registry->Create(request.model(), *spec, classes, &call.lsn);
+  } else if (parts_.replicas == nullptr) {
+    return absl::FailedPreconditionError(
+        "a replicated model needs a server started with --nats_url");
+  } else if (absl::StatusOr<std::shared_ptr<Model>> taken =
+                 parts_.registry->Lookup(request.model());
+             taken.ok() || !absl::IsNotFound(taken.status())) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "model ", Quoted(request.model()), " already exists on this server"));
+  } else {
+    model = parts_.replicas->Create(request.model(), *spec, classes,
+                                    ReplicaDeadline(call.deadline));
+  }
   if (!model.ok()) return model.status();
   spdlog::info("rid={} created model '{}' (dimension {})", call.request_id,
                request.model(), spec->dimension);
@@ -281,6 +307,10 @@ absl::Status HalfspaceService::DoGetModel(const v1::GetModelRequest& request,
       parts_.registry->Lookup(request.model());
   if (model.ok()) {
     ToProto(**model, response.mutable_model());
+    if (IsReplicated((*model)->spec()) && parts_.replicas) {
+      ToProto(**model, *parts_.replicas,
+              response.mutable_model()->mutable_replica());
+    }
     for (std::string& alias : parts_.registry->AliasesOf((*model)->name())) {
       response.mutable_model()->add_aliases(std::move(alias));
     }
@@ -356,16 +386,52 @@ absl::Status HalfspaceService::DoListModels(
 absl::Status HalfspaceService::DoDeleteModel(
     const v1::DeleteModelRequest& request, v1::DeleteModelResponse&,
     Call& call) {
-  absl::Status status = parts_.registry->Delete(request.model(), &call.lsn);
+  const std::vector<ModelRegistry::Replica> replicas =
+      parts_.registry->Replicas();
+  const bool replicated = std::any_of(replicas.begin(), replicas.end(),
+                                      [&](const ModelRegistry::Replica& r) {
+                                        return r.name == request.model();
+                                      });
+  absl::Status status =
+      replicated && parts_.replicas != nullptr
+          ? parts_.replicas->Delete(request.model(),
+                                    ReplicaDeadline(call.deadline))
+          : parts_.registry->Delete(request.model(), &call.lsn);
   if (status.ok()) {
     spdlog::info("rid={} deleted model '{}'", call.request_id, request.model());
   }
   return status;
 }
 
+absl::Status HalfspaceService::WaitForPosition(const std::string& name,
+                                               uint64_t position,
+                                               absl::Time deadline) {
+  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Lookup(name);
+  // A replica this server has not created yet: its position is 0.
+  const bool unseen =
+      absl::IsNotFound(model.status()) && parts_.replicas != nullptr &&
+      absl::IsAlreadyExists(parts_.replicas->CheckUnclaimed(name));
+  if (!model.ok() && !unseen) return model.status();
+  if (!unseen &&
+      (!IsReplicated((*model)->spec()) || parts_.replicas == nullptr)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_position is for a replicated model; model ",
+                     Quoted((*model)->name()), " is not one"));
+  }
+  return parts_.replicas->WaitFor(unseen ? name : (*model)->name(), position,
+                                  deadline);
+}
+
 absl::Status HalfspaceService::DoPredict(const v1::PredictRequest& request,
                                          v1::PredictResponse& response,
                                          Call& call) {
+  if (request.min_position() != 0) {
+    if (absl::Status s = WaitForPosition(request.model(),
+                                         request.min_position(), call.deadline);
+        !s.ok()) {
+      return s;
+    }
+  }
   PredictScratch scratch;
   return PredictAndRemember(parts_, call.principal, request.model(), request,
                             scratch, call.stop, response, call.lsn);

@@ -91,7 +91,14 @@ class HalfspaceService final : public HalfspaceServiceBase {
     StopCheck stop;          // true once the caller stopped waiting
     Principal principal;     // what the caller may do
     uint64_t lsn = 0;        // the change the handler logged; 0 if none
+    absl::Time deadline = absl::InfiniteFuture();  // the caller's
   };
+
+  // Waits, up to `deadline`, until this server's replica of the model
+  // `name` names has applied its stream up to `position` (see
+  // PredictRequest.min_position).
+  absl::Status WaitForPosition(const std::string& name, uint64_t position,
+                               absl::Time deadline);
 
   template <typename Request, typename Response>
   using Handler = absl::Status (HalfspaceService::*)(const Request&, Response&,

@@ -3,6 +3,8 @@
 
 #include <csignal>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -37,6 +39,23 @@ ABSL_FLAG(bool, reflection, true, "serve gRPC server reflection");
 ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(30),
           "close connections this old (after their calls finish) so clients "
           "reconnect and load balancers spread them; 0 for never");
+ABSL_FLAG(std::vector<std::string>, nats_url, {},
+          "NATS servers of the JetStream cluster replicated models are "
+          "ordered in, comma-separated (nats://h1:4222,nats://h2:4222); "
+          "none: local models only");
+ABSL_FLAG(std::string, nats_credentials, "",
+          "a NATS credentials file (user JWT and NKey seed)");
+ABSL_FLAG(std::string, nats_tls_ca, "",
+          "the CA certificate that signs the NATS servers' (enables TLS)");
+ABSL_FLAG(std::string, nats_tls_cert, "",
+          "this server's client certificate for NATS (PEM)");
+ABSL_FLAG(std::string, nats_tls_key, "", "the key of --nats_tls_cert (PEM)");
+ABSL_FLAG(int, nats_replicas, 3,
+          "how many NATS servers store the catalog of replicated models, "
+          "when this server creates it");
+ABSL_FLAG(std::string, replica_name, "",
+          "this server's name in the NATS cluster, unique in it; default: "
+          "one made once and kept in the data directory");
 ABSL_FLAG(std::string, metrics_listen, "",
           "host:port to serve Prometheus metrics on (HTTP, /metrics), e.g. "
           "0.0.0.0:9464; none by default");
@@ -203,6 +222,13 @@ halfspace::ServerOptions OptionsFromFlags(halfspace::Durability durability) {
   options.reflection = absl::GetFlag(FLAGS_reflection);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  options.nats.urls = absl::GetFlag(FLAGS_nats_url);
+  options.nats.credentials_file = absl::GetFlag(FLAGS_nats_credentials);
+  options.nats.ca_file = absl::GetFlag(FLAGS_nats_tls_ca);
+  options.nats.cert_file = absl::GetFlag(FLAGS_nats_tls_cert);
+  options.nats.key_file = absl::GetFlag(FLAGS_nats_tls_key);
+  options.nats.catalog_replicas = absl::GetFlag(FLAGS_nats_replicas);
+  options.replica_name = absl::GetFlag(FLAGS_replica_name);
   return options;
 }
 

@@ -227,6 +227,13 @@ Metrics::Metrics(const ModelRegistry* models, CallGate* gate)
                         .Help("Calls refused by a rate limit, by caller: a "
                               "token's name, anonymous, or unauthenticated")
                         .Register(*registry_)),
+      replica_skips_(prometheus::BuildCounter()
+                         .Name("halfspace_replica_skipped_total")
+                         .Help("Messages of a replicated model's stream that "
+                               "this server's replica skipped (no change: "
+                               "they are reported in the log) or could not "
+                               "apply")
+                         .Register(*registry_)),
       collector_(std::make_shared<ModelCollector>(models, gate)) {}
 
 Metrics::~Metrics() = default;
@@ -274,6 +281,10 @@ void Metrics::RecordRefusal(const absl::Status& status) {
 
 void Metrics::RecordSync(absl::Duration elapsed) {
   syncs_.Observe(absl::ToDoubleSeconds(elapsed));
+}
+
+void Metrics::RecordReplicaSkip(const std::string& model) {
+  replica_skips_.Add({{"model", model}}).Increment();
 }
 
 void Metrics::RecordLogDamage() { log_damage_.Increment(); }

@@ -15,6 +15,9 @@
 //   halfspace_model_loss_total{model}             counters, from the models
 //   halfspace_model_progressive_accuracy{model}    gauge
 //   halfspace_model_memory_bytes{model}            gauge
+//   halfspace_replica_skipped_total{model}         counter: messages of a
+//                                                  replicated model's stream
+//                                                  its replica did not apply
 //
 // The per-model numbers are read from the models when scraped: training
 // pays nothing for them.
@@ -70,6 +73,10 @@ class Metrics {
   // Counts `status` if a limit refused something (see LimitOf).
   void RecordRefusal(const absl::Status& status);
 
+  // Counts a message of `model`'s stream that its replica skipped (no
+  // change at all) or could not apply.
+  void RecordReplicaSkip(const std::string& model);
+
   // Counts one sync of the write-ahead log.
   void RecordSync(absl::Duration elapsed);
 
@@ -102,6 +109,7 @@ class Metrics {
   prometheus::Histogram& syncs_;
   prometheus::Counter& log_damage_;
   prometheus::Family<prometheus::Counter>& rate_limited_;
+  prometheus::Family<prometheus::Counter>& replica_skips_;
   const std::shared_ptr<ModelCollector> collector_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };

@@ -11,13 +11,16 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "core/base/files.h"
 #include "core/base/quoted.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -29,6 +32,7 @@
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_credentials_options.h"
 #include "grpcpp/server_builder.h"
+#include "server/replication.h"
 #include "server/train_batch.h"
 #include "spdlog/spdlog.h"
 
@@ -281,6 +285,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     spdlog::error("checkpoint after recovery failed: {}", s.ToString());
   }
   server->parts_.log = server->data_->journal();
+  if (absl::Status s = server->StartReplicas(); !s.ok()) return s;
   server->gate_.Open();
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
   server->checkpoint_thread_ =
@@ -493,6 +498,10 @@ absl::Status Server::Shutdown() {
         absl::Now() + std::min(options_.drain_timeout, kShutdownGrace)));
     grpc_server_->Wait();
   }
+  // Stop following before the last snapshots, so that they hold each
+  // replica's last position.
+  parts_.replicas = nullptr;
+  replicas_.reset();
   if (!recovered_) return absl::OkStatus();  // nothing to store
   absl::Status status = Checkpoint();
   spdlog::info("stopped; models stored in {}", options_.data_dir);
@@ -500,6 +509,50 @@ absl::Status Server::Shutdown() {
 }
 
 absl::Status Server::Checkpoint() { return data_->Checkpoint(registry_); }
+
+namespace {
+
+// This server's name in the NATS cluster: `given`, or one made at random
+// the first time and kept in the data directory as `replica_name`.
+absl::StatusOr<std::string> ReplicaName(const std::string& given,
+                                        const std::string& data_dir) {
+  if (!given.empty()) return given;
+  const std::filesystem::path path =
+      std::filesystem::path(data_dir) / "replica_name";
+  absl::StatusOr<std::string> kept = ReadFile(path.string());
+  if (kept.ok() && !kept->empty()) {
+    return std::string(absl::StripAsciiWhitespace(*kept));
+  }
+  std::random_device random;
+  const std::string made =
+      absl::StrCat("hs_", absl::Hex(random(), absl::kZeroPad8),
+                   absl::Hex(random(), absl::kZeroPad8));
+  if (absl::Status s = WriteFileSynced(path.string(), made); !s.ok()) {
+    return s;
+  }
+  return made;
+}
+
+}  // namespace
+
+absl::Status Server::StartReplicas() {
+  if (options_.nats.urls.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> name =
+      ReplicaName(options_.replica_name, options_.data_dir);
+  if (!name.ok()) return name.status();
+  NatsOptions nats = options_.nats;
+  nats.name = absl::StrCat("halfspace ", *name);
+  absl::StatusOr<std::unique_ptr<JetStreamLog>> log = JetStreamLog::Connect(
+      nats, nats.catalog_replicas, absl::Now() + absl::Seconds(30));
+  if (!log.ok()) return log.status();
+  nats_ = *std::move(log);
+  replicas_ = std::make_unique<ReplicaSet>(
+      &registry_, nats_.get(), ServerReplicaOptions(*name, &metrics_));
+  if (absl::Status s = replicas_->Start(); !s.ok()) return s;
+  parts_.replicas = replicas_.get();
+  spdlog::info("following replicated models on NATS as {}", *name);
+  return absl::OkStatus();
+}
 
 void Server::CheckpointLoop() {
   // Wakes every second to see whether a checkpoint is due: by time, or by

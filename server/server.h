@@ -25,6 +25,8 @@
 #include "core/model/limits.h"
 #include "core/registry/data_directory.h"
 #include "core/registry/model_registry.h"
+#include "core/replication/jetstream_log.h"
+#include "core/replication/replica_set.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "server/auth.h"
@@ -130,6 +132,12 @@ struct ServerOptions {
   // finish, so clients reconnect and load balancers spread them; zero for
   // never.
   absl::Duration max_connection_age = absl::Minutes(30);
+  // The NATS JetStream cluster replicated models are ordered in (see
+  // core/replication/); no urls: none, and only local models.
+  NatsOptions nats;
+  // This server's name in the cluster (its durable consumers'); empty: one
+  // made once and kept in the data directory.
+  std::string replica_name;
 };
 
 // The address the server listens on: `options.listen_address`, or its
@@ -190,6 +198,8 @@ class Server {
   // Loads the snapshots and replays the log over them, with the limits off.
   absl::Status Recover();
   absl::Status RecoverModels();
+  // Connects to NATS and follows the replicated models (with --nats_url).
+  absl::Status StartReplicas();
   // Checkpoints when one is due (by time or by the log's growth), until
   // Shutdown.
   void CheckpointLoop();
@@ -205,6 +215,8 @@ class Server {
   RateLimiter limiter_;
   Metrics metrics_;
   ServiceParts parts_;  // the log is set once recovery has opened it
+  std::unique_ptr<JetStreamLog> nats_;
+  std::unique_ptr<ReplicaSet> replicas_;  // after the registry: goes first
   std::unique_ptr<HalfspaceService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;

@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "core/registry/model_registry.h"
+#include "core/replication/replica_set.h"
 #include "core/training/journal.h"
 #include "server/auth.h"
 #include "server/call_gate.h"
@@ -19,7 +20,8 @@ namespace halfspace {
 // Borrowed pointers: the Server owns every part and outlives the calls.
 struct ServiceParts {
   ModelRegistry* registry = nullptr;
-  Journal* log = nullptr;  // none when changes are not logged
+  Journal* log = nullptr;          // none when changes are not logged
+  ReplicaSet* replicas = nullptr;  // none without --nats_url
   CallGate* gate = nullptr;
   const Authenticator* auth = nullptr;
   Metrics* metrics = nullptr;

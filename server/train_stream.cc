@@ -11,6 +11,7 @@
 #include "server/convert.h"
 #include "server/pipelined_stream.h"
 #include "server/raw_message.h"
+#include "server/replication.h"
 #include "server/request_arena.h"
 #include "server/status.h"
 #include "server/stream_call.h"
@@ -113,6 +114,9 @@ class TrainReactor final : public PipelinedStream {
     batch.request = request_raw_;
     batch.peers = absl::MakeConstSpan(peers_.data(), k);
     TrainScratch& scratch = scratch_[k];
+    if (IsReplicated(models_[k]->spec())) {
+      return LearnReplicated(*models_[k], batch, scratch);
+    }
     absl::StatusOr<uint64_t> learned =
         LearnPrepared(registry_->trainer(), *models_[k], *request_, batch,
                       scratch, &scratch_[prepared_by_[k]]);
@@ -129,9 +133,34 @@ class TrainReactor final : public PipelinedStream {
     return absl::OkStatus();
   }
 
+  // Publishes the request to the replicated model's stream and takes what
+  // this server's replica did with it.
+  absl::Status LearnReplicated(const Model& model, const TrainBatch& batch,
+                               TrainScratch& scratch) {
+    if (parts_.replicas == nullptr) {
+      return absl::UnavailableError(absl::StrCat(
+          "model ", Quoted(model.name()),
+          " is replicated, and this server no longer follows its stream"));
+    }
+    absl::StatusOr<AppliedBatch> applied = parts_.replicas->Train(
+        model, batch, ReplicaDeadline(absl::InfiniteFuture()));
+    if (!applied.ok()) return applied.status();
+    position_ = applied->position;
+    if (applied->duplicate) {
+      scratch.outcomes.assign(request_->examples_size(), ExampleOutcome());
+      for (ExampleOutcome& outcome : scratch.outcomes) outcome.duplicate = true;
+      return absl::OkStatus();
+    }
+    scratch.outcomes = std::move(applied->outcomes);
+    scratch.class_names = std::move(applied->class_names);
+    scratch.outcomes.resize(request_->examples_size());
+    return absl::OkStatus();
+  }
+
   // Fills response_ with what the request's examples did.
   void Respond() {
     response_.Clear();
+    if (position_ != 0) response_.set_position(position_);
     const bool summarize = request_->results() == v1::TRAIN_RESULTS_SUMMARY;
     const size_t n = request_->examples_size();
     if (fan_out_ && !summarize) {
@@ -253,6 +282,7 @@ class TrainReactor final : public PipelinedStream {
           BindStreamModel(*registry_, name, "TrainRequest", call_.principal(),
                           Permission::kTrain, model);
       if (!s.ok()) return s;
+      if (s = CheckNotReplicated(*model, "a fan-out stream"); !s.ok()) return s;
       if (std::find(models_.begin(), models_.end(), model) != models_.end()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "models names model ", Quoted(model->name()),
@@ -355,6 +385,7 @@ class TrainReactor final : public PipelinedStream {
   std::vector<std::vector<uint8_t>> peer_outcomes_;
   std::vector<PeerOutcomes> peers_;
   uint64_t passes_done_ = 0;
+  uint64_t position_ = 0;  // a replicated model's, of the last request
 };
 
 }  // namespace
