@@ -1,0 +1,591 @@
+// Replicated models against real processes: a three-node NATS JetStream
+// cluster (nats-server) and three halfspace servers on loopback. Every
+// replica of a model must end equal, bit for bit, to one uninterrupted run
+// over its stream's order, while NATS nodes and replicas are killed and
+// started again.
+
+#include <nats/nats.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "halfspace/storage/v1/storage.pb.h"
+#include "halfspace/v1/halfspace.grpc.pb.h"
+#include "tests/nats_cluster.h"
+#include "tests/server_process.h"
+#include "tests/temp_dir.h"
+#include "tests/test_server.h"
+
+namespace halfspace {
+namespace {
+
+using Stub = v1::HalfspaceService::Stub;
+
+// Three models of three kinds; softmax takes class names.
+struct Kind {
+  std::string name;
+  std::string algorithm;  // as TextAlgorithm reads it
+  bool multiclass = false;
+};
+const Kind kKinds[] = {
+    {"perceptron", "perceptron"},
+    {"asgd", "sgd { loss: LOSS_LOG average_from: 1 alpha: 0.001 }"},
+    {"softmax", "softmax_regression", true},
+};
+
+v1::CreateModelRequest CreateRequest(const Kind& kind) {
+  v1::CreateModelRequest request;
+  request.set_model(kind.name);
+  *request.mutable_algorithm() = TextAlgorithm(kind.algorithm);
+  request.set_dimension(3);
+  return request;
+}
+
+// Examples [first, first + n) of the noisy rule, for `kind`.
+v1::TrainRequest Batch(const Kind& kind, int first, int n,
+                       const std::string& source) {
+  v1::TrainRequest request;
+  request.set_model(kind.name);
+  const auto examples = NoisyExamples(first + n);
+  for (int i = first; i < first + n; ++i) {
+    v1::Example* e = request.add_examples();
+    e->mutable_features()->mutable_dense()->Add(examples[i].first.begin(),
+                                                examples[i].first.end());
+    if (kind.multiclass) {
+      e->set_class_label(examples[i].second > 0 ? "up"
+                         : i % 3 == 0           ? "flat"
+                                                : "down");
+    } else {
+      e->set_label(examples[i].second);
+    }
+  }
+  if (!source.empty()) {
+    request.set_source(source);
+    request.set_sequence(first + 1);
+  }
+  return request;
+}
+
+// One Train call of one request; the response, or why not.
+absl::StatusOr<v1::TrainResponse> TrainOnce(Stub& stub,
+                                            const v1::TrainRequest& request) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  auto stream = stub.Train(&context);
+  v1::TrainResponse response;
+  const bool sent = stream->Write(request);
+  const bool read = sent && stream->Read(&response);
+  stream->WritesDone();
+  const grpc::Status status = stream->Finish();
+  if (!read || !status.ok()) {
+    return absl::UnavailableError(absl::StrCat("Train: ", status.error_code(),
+                                               " ", status.error_message()));
+  }
+  return response;
+}
+
+// The halfspace servers, each a replica of every replicated model.
+class Replicas {
+ public:
+  Replicas(const TempDir& dir, const NatsCluster& nats, int n)
+      : dir_(dir), nats_(nats) {
+    for (int i = 0; i < n; ++i) {
+      ports_.push_back(FreePort());
+      servers_.emplace_back();
+      Start(i);
+    }
+  }
+  void Start(int i) {
+    servers_[i] = std::make_unique<ServerProcess>(
+        dir_.File(absl::StrCat("replica", i)),
+        dir_.File(absl::StrCat("replica", i, ".log")),
+        std::vector<std::string>{absl::StrCat("--nats_url=", nats_.urls()),
+                                 absl::StrCat("--replica_name=r", i)},
+        ports_[i]);
+    ASSERT_TRUE(servers_[i]->WaitUntilReady()) << Log(i);
+    stubs_.resize(servers_.size());
+    stubs_[i] = v1::HalfspaceService::NewStub(
+        FastReconnectingChannel(servers_[i]->target()));
+    // Serving once it has recovered and joined the NATS cluster.
+    const absl::Time deadline = absl::Now() + absl::Seconds(40);
+    grpc::Status status;
+    do {
+      grpc::ClientContext context;
+      v1::ListModelsRequest request;
+      v1::ListModelsResponse response;
+      status = stubs_[i]->ListModels(&context, request, &response);
+      if (!status.ok()) absl::SleepFor(absl::Milliseconds(50));
+    } while (!status.ok() && absl::Now() < deadline);
+    ASSERT_TRUE(status.ok()) << status.error_message() << Log(i);
+  }
+  void Kill(int i) { servers_[i].reset(); }
+  // Stops replica i with `signal`; its exit status.
+  int Stop(int i, int signal) { return servers_[i]->Stop(signal); }
+  Stub& stub(int i) { return *stubs_[i]; }
+  int size() const { return servers_.size(); }
+  std::string Log(int i) const {
+    return Tail(dir_.File(absl::StrCat("replica", i, ".log")));
+  }
+  // The address of replica i, for a client of its own.
+  std::string target(int i) const {
+    return absl::StrCat("127.0.0.1:", ports_[i]);
+  }
+
+ private:
+  const TempDir& dir_;
+  const NatsCluster& nats_;
+  std::vector<int> ports_;
+  std::vector<std::unique_ptr<ServerProcess>> servers_;
+  std::vector<std::unique_ptr<Stub>> stubs_;
+};
+
+// A JetStream context of the test's own, to publish as a producer and to
+// read a stream back.
+class Producer {
+ public:
+  explicit Producer(const std::string& url) {
+    EXPECT_EQ(natsConnection_ConnectTo(&nc_, url.c_str()), NATS_OK);
+    EXPECT_EQ(natsConnection_JetStream(&js_, nc_, nullptr), NATS_OK);
+  }
+  ~Producer() {
+    jsCtx_Destroy(js_);
+    natsConnection_Destroy(nc_);
+  }
+  // Publishes `data` to `subject` with a Halfspace-Format header (none if
+  // empty), retrying while the cluster elects a leader; its sequence.
+  uint64_t Publish(const std::string& subject, const std::string& data,
+                   const std::string& format = "") {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      natsMsg* msg = nullptr;
+      natsMsg_Create(&msg, subject.c_str(), nullptr, data.data(), data.size());
+      if (!format.empty()) {
+        natsMsgHeader_Set(msg, "Halfspace-Format", format.c_str());
+      }
+      jsPubAck* ack = nullptr;
+      const natsStatus s = js_PublishMsg(&ack, js_, msg, nullptr, nullptr);
+      natsMsg_Destroy(msg);
+      if (s == NATS_OK) {
+        const uint64_t sequence = ack->Sequence;
+        jsPubAck_Destroy(ack);
+        return sequence;
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    ADD_FAILURE() << "cannot publish to " << subject;
+    return 0;
+  }
+  // Every TrainRequest of `stream`, in stream order: those the servers
+  // published (inside their records) and the producers'.
+  std::vector<v1::TrainRequest> TrainRequests(const std::string& stream) {
+    std::vector<v1::TrainRequest> requests;
+    jsStreamInfo* info = nullptr;
+    EXPECT_EQ(js_GetStreamInfo(&info, js_, stream.c_str(), nullptr, nullptr),
+              NATS_OK);
+    if (info == nullptr) return requests;
+    const uint64_t last = info->State.LastSeq;
+    jsStreamInfo_Destroy(info);
+    for (uint64_t seq = 1; seq <= last; ++seq) {
+      natsMsg* msg = nullptr;
+      if (js_GetMsg(&msg, js_, stream.c_str(), seq, nullptr, nullptr) !=
+          NATS_OK) {
+        continue;
+      }
+      const char* format = nullptr;
+      natsMsgHeader_Get(msg, "Halfspace-Format", &format);
+      const std::string data(natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
+      v1::TrainRequest request;
+      if (format != nullptr && std::strcmp(format, "record") == 0) {
+        storage::v1::LogRecord record;
+        if (record.ParseFromString(data) && record.has_train() &&
+            request.ParseFromString(record.train().request())) {
+          requests.push_back(request);
+        }
+      } else if (format == nullptr && request.ParseFromString(data)) {
+        requests.push_back(request);
+      }
+      natsMsg_Destroy(msg);
+    }
+    return requests;
+  }
+
+ private:
+  natsConnection* nc_ = nullptr;
+  jsCtx* js_ = nullptr;
+};
+
+// The model's weights as bits, every class's, to compare exactly.
+std::vector<uint64_t> WeightBits(Stub& stub, const std::string& model) {
+  grpc::ClientContext context;
+  v1::GetWeightsRequest request;
+  request.set_model(model);
+  v1::GetWeightsResponse response;
+  const grpc::Status status = stub.GetWeights(&context, request, &response);
+  EXPECT_TRUE(status.ok()) << model << ": " << status.error_message();
+  std::vector<uint64_t> bits;
+  auto add = [&bits](double v) {
+    uint64_t b;
+    std::memcpy(&b, &v, sizeof(b));
+    bits.push_back(b);
+  };
+  for (double v : response.weights()) add(v);
+  add(response.bias());
+  for (const v1::ClassWeights& c : response.classes()) {
+    for (double v : c.weights()) add(v);
+    add(c.bias());
+  }
+  return bits;
+}
+
+absl::StatusOr<v1::Model> GetModel(Stub& stub, const std::string& model) {
+  grpc::ClientContext context;
+  v1::GetModelRequest request;
+  request.set_model(model);
+  v1::GetModelResponse response;
+  const grpc::Status status = stub.GetModel(&context, request, &response);
+  if (!status.ok()) return absl::UnavailableError(status.error_message());
+  return response.model();
+}
+
+// Waits until replica `stub` of `model` has applied its stream up to
+// `position` with no lag; whether it did within 30 s.
+testing::AssertionResult CaughtUp(Stub& stub, const std::string& model,
+                                  uint64_t position) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  absl::StatusOr<v1::Model> m;
+  while (absl::Now() < deadline) {
+    m = GetModel(stub, model);
+    if (m.ok() && m->replica().position() >= position &&
+        m->replica().lag_records() == 0) {
+      return testing::AssertionSuccess();
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  if (!m.ok()) return testing::AssertionFailure() << m.status();
+  return testing::AssertionFailure()
+         << model << " at position " << m->replica().position() << ", lag "
+         << m->replica().lag_records() << ", not caught up with " << position;
+}
+
+TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 3);
+  for (size_t k = 0; k < std::size(kKinds); ++k) {
+    v1::CreateModelRequest request = CreateRequest(kKinds[k]);
+    request.mutable_replication()->set_replicas(3);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    v1::CreateModelResponse response;
+    const grpc::Status status =
+        replicas.stub(k % 3).CreateModel(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message() << replicas.Log(k % 3);
+  }
+
+  // A client predicting through every replica, trying the next on failure.
+  std::atomic<bool> done{false};
+  std::atomic<int> failed_calls{0};
+  std::atomic<int> predictions{0};
+  std::thread predictor_thread([&] {
+    std::vector<std::unique_ptr<Stub>> stubs;
+    for (int i = 0; i < replicas.size(); ++i) {
+      stubs.push_back(v1::HalfspaceService::NewStub(
+          FastReconnectingChannel(replicas.target(i))));
+    }
+    for (int call = 0; !done.load(); ++call) {
+      v1::PredictRequest request;
+      request.set_model(kKinds[call % 3].name);
+      v1::FeatureVector* x = request.add_instances();
+      for (double v : {0.1, -0.2, 0.3}) x->mutable_dense()->Add(v);
+      bool answered = false;
+      // The retry budget: every replica, twice, 100 ms apart.
+      for (int attempt = 0; attempt < 6 && !answered; ++attempt) {
+        grpc::ClientContext context;
+        context.set_deadline(
+            absl::ToChronoTime(absl::Now() + absl::Seconds(2)));
+        v1::PredictResponse response;
+        answered = stubs[(call + attempt) % stubs.size()]
+                       ->Predict(&context, request, &response)
+                       .ok();
+        if (!answered) absl::SleepFor(absl::Milliseconds(100));
+      }
+      if (!answered) failed_calls.fetch_add(1);
+      predictions.fetch_add(1);
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  });
+  struct Joined {  // the predictor ends with the test, failed or not
+    std::atomic<bool>& done;
+    std::thread& thread;
+    ~Joined() {
+      done.store(true);
+      if (thread.joinable()) thread.join();
+    }
+  } predictor{done, predictor_thread};
+
+  // Training: tagged batches of 20 through the replicas in turn (a failed
+  // call is retried on the next replica with the same sequence), and
+  // untagged TrainRequests a producer publishes straight to the subjects.
+  Producer producer(nats.url(0));
+  constexpr int kBatches = 30;
+  constexpr int kBatch = 20;
+  int produced = 0;
+  for (int b = 0; b < kBatches; ++b) {
+    if (b == 8) nats.Kill(1);
+    if (b == 14) nats.Start(1);
+    if (b == 18) replicas.Kill(2);
+    if (b == 24) replicas.Start(2);
+    for (size_t k = 0; k < std::size(kKinds); ++k) {
+      const v1::TrainRequest request =
+          Batch(kKinds[k], b * kBatch, kBatch, "pipeline");
+      bool acknowledged = false;
+      for (int attempt = 0; attempt < 20 && !acknowledged; ++attempt) {
+        const int r = (b + k + attempt) % 3;
+        if (b >= 18 && b < 24 && r == 2) continue;  // down
+        acknowledged = TrainOnce(replicas.stub(r), request).ok();
+        if (!acknowledged) absl::SleepFor(absl::Milliseconds(100));
+      }
+      ASSERT_TRUE(acknowledged)
+          << "batch " << b << " of " << kKinds[k].name << "\n"
+          << replicas.Log(0);
+      if (b % 5 == 0) {
+        producer.Publish(
+            absl::StrCat("halfspace.train.", kKinds[k].name),
+            Batch(kKinds[k], 10000 + b * 7, 7, "").SerializeAsString());
+        produced += 7;
+      }
+    }
+  }
+  done.store(true);
+  predictor_thread.join();
+  EXPECT_EQ(failed_calls.load(), 0) << "of " << predictions.load();
+
+  // The uninterrupted run: each model's stream order, on a local model.
+  TestServer reference;
+  Client reference_client = reference.NewClient();
+  std::unique_ptr<Stub> reference_stub = reference.NewStub();
+  for (const Kind& kind : kKinds) {
+    ASSERT_TRUE(reference_client.CreateModel(CreateRequest(kind)).ok());
+    const std::string stream = absl::StrCat("halfspace_", kind.name);
+    const std::vector<v1::TrainRequest> order = producer.TrainRequests(stream);
+    uint64_t examples = 0;
+    for (const v1::TrainRequest& request : order) {
+      ASSERT_TRUE(TrainOnce(*reference_stub, request).ok());
+    }
+    absl::StatusOr<v1::Model> expected = GetModel(*reference_stub, kind.name);
+    ASSERT_TRUE(expected.ok());
+    examples = expected->stats().examples_seen();
+    // Every acknowledged example exactly once, and every produced one.
+    EXPECT_EQ(examples, uint64_t{kBatches * kBatch} + produced / 3)
+        << kind.name;
+    const std::vector<uint64_t> bits = WeightBits(*reference_stub, kind.name);
+    absl::StatusOr<v1::Model> leader = GetModel(replicas.stub(0), kind.name);
+    ASSERT_TRUE(leader.ok());
+    for (int i = 0; i < replicas.size(); ++i) {
+      ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, 0)) << replicas.Log(i);
+      absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+      ASSERT_TRUE(m.ok());
+      EXPECT_EQ(m->stats().examples_seen(), examples)
+          << kind.name << " on replica " << i;
+      EXPECT_EQ(WeightBits(replicas.stub(i), kind.name), bits)
+          << kind.name << " on replica " << i;
+      EXPECT_EQ(m->replica().lag_records(), 0u);
+      EXPECT_EQ(m->replica().position(), leader->replica().position());
+    }
+  }
+}
+
+absl::StatusOr<v1::PredictResponse> Predict(
+    Stub& stub, const std::string& model, uint64_t min_position,
+    absl::Duration timeout = absl::Seconds(10)) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  v1::PredictRequest request;
+  request.set_model(model);
+  request.set_min_position(min_position);
+  v1::FeatureVector* x = request.add_instances();
+  for (double v : {0.4, -0.1, 0.25}) x->mutable_dense()->Add(v);
+  v1::PredictResponse response;
+  const grpc::Status status = stub.Predict(&context, request, &response);
+  if (!status.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        status.error_message());
+  }
+  return response;
+}
+
+TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2);
+  const Kind& kind = kKinds[0];
+  {
+    v1::CreateModelRequest request = CreateRequest(kind);
+    request.mutable_replication()->set_replicas(3);
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, request, &response).ok())
+        << replicas.Log(0);
+  }
+  // The name is taken on every server, by a replicated model or a local one.
+  for (int i = 0; i < 2; ++i) {
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    EXPECT_EQ(replicas.stub(i)
+                  .CreateModel(&context, CreateRequest(kind), &response)
+                  .error_code(),
+              grpc::StatusCode::ALREADY_EXISTS);
+  }
+  const std::string subject = absl::StrCat("halfspace.train.", kind.name);
+  Producer producer(nats.url(2));
+  producer.Publish(subject, std::string(12, '\xff'));  // no TrainRequest
+  producer.Publish(subject, Batch(kind, 0, 5, "").SerializeAsString(), "csv");
+  v1::TrainRequest unnumbered = Batch(kind, 0, 5, "p");
+  unnumbered.set_sequence(0);  // a source's examples are numbered from 1
+  producer.Publish(subject, unnumbered.SerializeAsString());
+  v1::TrainRequest wrong = Batch(kind, 0, 4, "");
+  wrong.mutable_examples(1)->mutable_features()->mutable_dense()->Add(1.0);
+  producer.Publish(subject, wrong.SerializeAsString(), "protobuf");
+
+  // A write on replica 0, read on replica 1 at its position.
+  absl::StatusOr<v1::TrainResponse> trained =
+      TrainOnce(replicas.stub(0), Batch(kind, 100, 30, "writer"));
+  ASSERT_TRUE(trained.ok()) << trained.status();
+  ASSERT_GT(trained->position(), 4u);
+  ASSERT_EQ(trained->results_size(), 30);
+  absl::StatusOr<v1::PredictResponse> read =
+      Predict(replicas.stub(1), kind.name, trained->position());
+  ASSERT_TRUE(read.ok()) << read.status();
+  absl::StatusOr<v1::PredictResponse> at_writer =
+      Predict(replicas.stub(0), kind.name, 0);
+  ASSERT_TRUE(at_writer.ok());
+  EXPECT_EQ(read->predictions(0).score(), at_writer->predictions(0).score());
+  // A position the stream has not reached: the deadline passes.
+  EXPECT_EQ(Predict(replicas.stub(1), kind.name, trained->position() + 1000,
+                    absl::Seconds(1))
+                .status()
+                .code(),
+            absl::StatusCode::kDeadlineExceeded);
+
+  // Both replicas skipped the three messages that are no batch, learned the
+  // one with a bad example in-band (3 examples and an error), and agree.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, trained->position()));
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+    ASSERT_TRUE(m.ok());
+    EXPECT_TRUE(m->unavailable_reason().empty()) << m->unavailable_reason();
+    EXPECT_EQ(m->stats().examples_seen(), 33u) << "replica " << i;
+    EXPECT_EQ(m->replica().position(), trained->position());
+  }
+  EXPECT_EQ(WeightBits(replicas.stub(0), kind.name),
+            WeightBits(replicas.stub(1), kind.name));
+
+  // Changes that would bypass the stream are refused.
+  {
+    grpc::ClientContext context;
+    v1::SetWeightsRequest request;
+    request.set_model(kind.name);
+    request.add_weights(1);
+    request.add_weights(2);
+    request.add_weights(3);
+    v1::SetWeightsResponse response;
+    EXPECT_EQ(
+        replicas.stub(1).SetWeights(&context, request, &response).error_code(),
+        grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  {
+    grpc::ClientContext context;
+    v1::PredictRequest request;
+    request.set_model(kind.name);
+    request.set_remember(true);
+    v1::FeatureVector* x = request.add_instances();
+    for (double v : {0.1, 0.2, 0.3}) x->mutable_dense()->Add(v);
+    v1::PredictResponse response;
+    EXPECT_EQ(
+        replicas.stub(0).Predict(&context, request, &response).error_code(),
+        grpc::StatusCode::FAILED_PRECONDITION);
+  }
+
+  // Deleted through replica 1: gone from both; the name can be used again.
+  {
+    grpc::ClientContext context;
+    v1::DeleteModelRequest request;
+    request.set_model(kind.name);
+    v1::DeleteModelResponse response;
+    ASSERT_TRUE(
+        replicas.stub(1).DeleteModel(&context, request, &response).ok());
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (GetModel(replicas.stub(0), kind.name).ok() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_FALSE(GetModel(replicas.stub(0), kind.name).ok());
+  {
+    v1::CreateModelRequest request = CreateRequest(kind);
+    request.mutable_replication()->set_replicas(3);
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    ASSERT_TRUE(
+        replicas.stub(0).CreateModel(&context, request, &response).ok());
+  }
+  // The other server holds the new model once it has read the catalog.
+  const absl::Time created = absl::Now() + absl::Seconds(10);
+  while (!GetModel(replicas.stub(1), kind.name).ok() && absl::Now() < created) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  absl::StatusOr<v1::TrainResponse> again =
+      TrainOnce(replicas.stub(1), Batch(kind, 0, 10, "writer"));
+  ASSERT_TRUE(again.ok()) << again.status();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, again->position()));
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->stats().examples_seen(), 10u) << "replica " << i;
+  }
+
+  // Stopped cleanly, a server stores each replica at its position and
+  // reads the stream on from there when it starts again.
+  EXPECT_EQ(replicas.Stop(1, SIGTERM), 0) << replicas.Log(1);
+  absl::StatusOr<v1::TrainResponse> meanwhile =
+      TrainOnce(replicas.stub(0), Batch(kind, 10, 5, "writer"));
+  ASSERT_TRUE(meanwhile.ok()) << meanwhile.status();
+  replicas.Start(1);
+  ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, meanwhile->position()));
+  absl::StatusOr<v1::Model> resumed = GetModel(replicas.stub(1), kind.name);
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(resumed->stats().examples_seen(), 15u);
+  EXPECT_EQ(WeightBits(replicas.stub(0), kind.name),
+            WeightBits(replicas.stub(1), kind.name));
+  EXPECT_NE(replicas.Log(1).find("recovered 1 model(s)"), std::string::npos)
+      << replicas.Log(1);
+}
+
+TEST(ReplicationTest, AServerWithoutNatsRefusesAReplicatedModel) {
+  TestServer server;
+  Client client = server.NewClient();
+  v1::CreateModelRequest request = CreateRequest(kKinds[0]);
+  request.mutable_replication();
+  EXPECT_EQ(client.CreateModel(request).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  request.mutable_replication()->set_stream("bad.stream");
+  EXPECT_EQ(client.CreateModel(request).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  request.mutable_replication()->set_stream("");
+  request.mutable_replication()->set_subject("a.*");
+  EXPECT_EQ(client.CreateModel(request).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  request.mutable_replication()->set_subject("");
+  request.mutable_replication()->set_replicas(6);
+  EXPECT_EQ(client.CreateModel(request).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace halfspace
