@@ -386,14 +386,8 @@ absl::Status HalfspaceService::DoListModels(
 absl::Status HalfspaceService::DoDeleteModel(
     const v1::DeleteModelRequest& request, v1::DeleteModelResponse&,
     Call& call) {
-  const std::vector<ModelRegistry::Replica> replicas =
-      parts_.registry->Replicas();
-  const bool replicated = std::any_of(replicas.begin(), replicas.end(),
-                                      [&](const ModelRegistry::Replica& r) {
-                                        return r.name == request.model();
-                                      });
   absl::Status status =
-      replicated && parts_.replicas != nullptr
+      HoldsReplica(request.model())
           ? parts_.replicas->Delete(request.model(),
                                     ReplicaDeadline(call.deadline))
           : parts_.registry->Delete(request.model(), &call.lsn);
@@ -401,6 +395,15 @@ absl::Status HalfspaceService::DoDeleteModel(
     spdlog::info("rid={} deleted model '{}'", call.request_id, request.model());
   }
   return status;
+}
+
+bool HalfspaceService::HoldsReplica(const std::string& name) const {
+  if (parts_.replicas == nullptr) return false;
+  const std::vector<ModelRegistry::Replica> replicas =
+      parts_.registry->Replicas();
+  return std::any_of(
+      replicas.begin(), replicas.end(),
+      [&](const ModelRegistry::Replica& r) { return r.name == name; });
 }
 
 absl::Status HalfspaceService::WaitForPosition(const std::string& name,
@@ -575,6 +578,15 @@ absl::Status HalfspaceService::DoImportModel(
 absl::Status HalfspaceService::DoRestoreModel(
     const v1::RestoreModelRequest& request, v1::RestoreModelResponse& response,
     Call& call) {
+  if (HoldsReplica(request.model())) {
+    absl::StatusOr<std::shared_ptr<Model>> rebuilt = parts_.replicas->Rebuild(
+        request.model(), ReplicaDeadline(call.deadline));
+    if (!rebuilt.ok()) return rebuilt.status();
+    spdlog::warn("rid={} replica of '{}' rebuilt from its stream",
+                 call.request_id, request.model());
+    ToProto(**rebuilt, response.mutable_model());
+    return absl::OkStatus();
+  }
   if (absl::Status s =
           parts_.registry->RestorePrevious(request.model(), &call.lsn);
       !s.ok()) {

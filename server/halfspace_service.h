@@ -94,6 +94,10 @@ class HalfspaceService final : public HalfspaceServiceBase {
     absl::Time deadline = absl::InfiniteFuture();  // the caller's
   };
 
+  // Whether this server follows replicas and holds one of model `name`
+  // (available or not).
+  bool HoldsReplica(const std::string& name) const;
+
   // Waits, up to `deadline`, until this server's replica of the model
   // `name` names has applied its stream up to `position` (see
   // PredictRequest.min_position).

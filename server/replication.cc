@@ -7,6 +7,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "core/base/quoted.h"
+#include "core/model/limits.h"
 #include "server/train_batch.h"
 #include "spdlog/spdlog.h"
 
@@ -62,6 +63,13 @@ absl::Status LearnRecord(Model& model, TrainBatch& batch,
   absl::StatusOr<uint64_t> learned =
       LearnPrepared(trainer, model, request, batch, scratch);
   if (!learned.ok()) return learned.status();
+  // The memory all models share differs from server to server: a replica
+  // it refuses an example would differ from the others. Per-model limits
+  // decide alike on replicas that run with the same flags.
+  for (const uint32_t i : batch.refused) {
+    const absl::Status& refusal = scratch.outcomes[i].error;
+    if (LimitOf(refusal) == "max_total_model_bytes") return refusal;
+  }
   if (applied != nullptr) {
     applied->outcomes = std::move(scratch.outcomes);
     applied->class_names = std::move(scratch.class_names);

@@ -95,8 +95,11 @@ absl::StatusOr<v1::TrainResponse> TrainOnce(Stub& stub,
 // The halfspace servers, each a replica of every replicated model.
 class Replicas {
  public:
-  Replicas(const TempDir& dir, const NatsCluster& nats, int n)
-      : dir_(dir), nats_(nats) {
+  // `flags`: replica i's own flags, if any.
+  Replicas(const TempDir& dir, const NatsCluster& nats, int n,
+           std::vector<std::vector<std::string>> flags = {})
+      : dir_(dir), nats_(nats), flags_(std::move(flags)) {
+    flags_.resize(n);
     for (int i = 0; i < n; ++i) {
       ports_.push_back(FreePort());
       servers_.emplace_back();
@@ -104,12 +107,12 @@ class Replicas {
     }
   }
   void Start(int i) {
+    std::vector<std::string> flags = {absl::StrCat("--nats_url=", nats_.urls()),
+                                      absl::StrCat("--replica_name=r", i)};
+    flags.insert(flags.end(), flags_[i].begin(), flags_[i].end());
     servers_[i] = std::make_unique<ServerProcess>(
         dir_.File(absl::StrCat("replica", i)),
-        dir_.File(absl::StrCat("replica", i, ".log")),
-        std::vector<std::string>{absl::StrCat("--nats_url=", nats_.urls()),
-                                 absl::StrCat("--replica_name=r", i)},
-        ports_[i]);
+        dir_.File(absl::StrCat("replica", i, ".log")), flags, ports_[i]);
     ASSERT_TRUE(servers_[i]->WaitUntilReady()) << Log(i);
     stubs_.resize(servers_.size());
     stubs_[i] = v1::HalfspaceService::NewStub(
@@ -142,6 +145,7 @@ class Replicas {
  private:
   const TempDir& dir_;
   const NatsCluster& nats_;
+  std::vector<std::vector<std::string>> flags_;
   std::vector<int> ports_;
   std::vector<std::unique_ptr<ServerProcess>> servers_;
   std::vector<std::unique_ptr<Stub>> stubs_;
@@ -402,16 +406,23 @@ TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
   }
 }
 
+// A prediction for one instance of the three features (or, `sparse`, of
+// feature 7 alone).
 absl::StatusOr<v1::PredictResponse> Predict(
     Stub& stub, const std::string& model, uint64_t min_position,
-    absl::Duration timeout = absl::Seconds(10)) {
+    absl::Duration timeout = absl::Seconds(10), bool sparse = false) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   v1::PredictRequest request;
   request.set_model(model);
   request.set_min_position(min_position);
   v1::FeatureVector* x = request.add_instances();
-  for (double v : {0.4, -0.1, 0.25}) x->mutable_dense()->Add(v);
+  if (sparse) {
+    x->mutable_sparse()->add_indices(7);
+    x->mutable_sparse()->add_values(1.0);
+  } else {
+    for (double v : {0.4, -0.1, 0.25}) x->mutable_dense()->Add(v);
+  }
   v1::PredictResponse response;
   const grpc::Status status = stub.Predict(&context, request, &response);
   if (!status.ok()) {
@@ -565,6 +576,86 @@ TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
             WeightBits(replicas.stub(1), kind.name));
   EXPECT_NE(replicas.Log(1).find("recovered 1 model(s)"), std::string::npos)
       << replicas.Log(1);
+}
+
+TEST(ReplicationTest, AReplicaThatCannotApplyARecordIsUnavailableUntilRebuilt) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  // Replica 1 has room for one model of 100000 weights, not two.
+  Replicas replicas(
+      dir, nats, 2,
+      {{}, {"--max_total_model_bytes=1200000", "--max_model_bytes=1200000"}});
+  auto create = [&](const std::string& name) {
+    v1::CreateModelRequest request;
+    request.set_model(name);
+    *request.mutable_algorithm() = TextAlgorithm("perceptron");
+    request.set_dimension(100000);
+    request.mutable_replication()->set_replicas(3);
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    return replicas.stub(0).CreateModel(&context, request, &response);
+  };
+  ASSERT_TRUE(create("big").ok());
+  ASSERT_TRUE(create("second").ok());
+  v1::TrainRequest batch;
+  batch.set_model("second");
+  v1::Example* e = batch.add_examples();
+  e->mutable_features()->mutable_sparse()->add_indices(7);
+  e->mutable_features()->mutable_sparse()->add_values(1.5);
+  e->set_label(1);
+  absl::StatusOr<v1::TrainResponse> trained =
+      TrainOnce(replicas.stub(0), batch);
+  ASSERT_TRUE(trained.ok()) << trained.status();
+
+  // Replica 1 could not create it: unavailable, with the limit that refused.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  absl::StatusOr<v1::Model> second = GetModel(replicas.stub(1), "second");
+  while ((!second.ok() || second->unavailable_reason().empty()) &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+    second = GetModel(replicas.stub(1), "second");
+  }
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE(second->unavailable_reason().find("max_total_model_bytes"),
+            std::string::npos)
+      << second->unavailable_reason();
+  EXPECT_EQ(Predict(replicas.stub(1), "second", 0, absl::Seconds(10), true)
+                .status()
+                .code(),
+            absl::StatusCode::kDataLoss);
+  // The other replica, and the other model, go on.
+  EXPECT_TRUE(
+      Predict(replicas.stub(0), "second", 0, absl::Seconds(10), true).ok());
+  EXPECT_TRUE(
+      Predict(replicas.stub(1), "big", 0, absl::Seconds(10), true).ok());
+
+  // Once there is room (the other model deleted), a rebuild brings it back
+  // equal to its other replica.
+  {
+    grpc::ClientContext context;
+    v1::DeleteModelRequest request;
+    request.set_model("big");
+    v1::DeleteModelResponse response;
+    ASSERT_TRUE(
+        replicas.stub(0).DeleteModel(&context, request, &response).ok());
+  }
+  const absl::Time freed = absl::Now() + absl::Seconds(10);
+  while (GetModel(replicas.stub(1), "big").ok() && absl::Now() < freed) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  v1::RestoreModelRequest restore;
+  restore.set_model("second");
+  v1::RestoreModelResponse restored;
+  const grpc::Status status =
+      replicas.stub(1).RestoreModel(&context, restore, &restored);
+  ASSERT_TRUE(status.ok()) << status.error_message() << replicas.Log(1);
+  ASSERT_TRUE(CaughtUp(replicas.stub(1), "second", trained->position()));
+  EXPECT_EQ(WeightBits(replicas.stub(0), "second"),
+            WeightBits(replicas.stub(1), "second"));
+  EXPECT_TRUE(
+      Predict(replicas.stub(1), "second", 0, absl::Seconds(10), true).ok());
 }
 
 TEST(ReplicationTest, AServerWithoutNatsRefusesAReplicatedModel) {

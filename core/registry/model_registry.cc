@@ -814,6 +814,11 @@ absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
     WriterMutexLock lock(mu_);
     entries_.erase(name);
   }
+  std::optional<Replication> created;  // read before the record is taken
+  if (s.ok() && creates) {
+    const storage::v1::Replication& r = record->create().replication();
+    created = Replication{r.stream(), r.subject(), r.replicas()};
+  }
   if (s.ok()) s = ApplyRecord(sequence, name, *record, train);
   if (s.ok()) {
     if (std::shared_ptr<Entry> applied = Find(name); applied != nullptr) {
@@ -828,10 +833,7 @@ absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
   WriterMutexLock lock(mu_);
   std::shared_ptr<Entry>& marked = entries_[name];
   if (marked == nullptr) marked = std::make_shared<Entry>();
-  if (!marked->replication.has_value() && record.ok() && record->has_create()) {
-    const storage::v1::Replication& r = record->create().replication();
-    marked->replication = Replication{r.stream(), r.subject(), r.replicas()};
-  }
+  if (!marked->replication.has_value()) marked->replication = created;
   if (marked->unavailable.ok()) marked->unavailable = s;
   return s;
 }

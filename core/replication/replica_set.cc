@@ -408,6 +408,42 @@ absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Rebuild(
+    absl::string_view name, absl::Time deadline) {
+  const std::string model(name);
+  std::optional<Replication> replication;
+  uint64_t revision = 0;
+  {
+    MutexLock lock(mu_);
+    if (auto it = followers_.find(model); it != followers_.end()) {
+      replication = it->second->replication;
+      revision = it->second->revision;
+    }
+  }
+  if (!replication.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this server does not follow a replicated model ", Quoted(model)));
+  }
+  if (registry_->Get(model).ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the replica of ", Quoted(model),
+                     " is available; only an unavailable one is rebuilt"));
+  }
+  Unfollow(model, revision);
+  Follow(model, *replication, revision);
+  const auto until = SteadyDeadline(deadline);
+  MutexLock lock(mu_);
+  while (true) {
+    absl::StatusOr<std::shared_ptr<Model>> rebuilt = registry_->Get(model);
+    if (rebuilt.ok()) return rebuilt;
+    if (stopping_ || !applied_.WaitUntil(mu_, until)) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("the replica of ", Quoted(model),
+                       " is not rebuilt yet: ", rebuilt.status().message()));
+    }
+  }
+}
+
 absl::Status ReplicaSet::WaitFor(absl::string_view model, uint64_t position,
                                  absl::Time deadline) {
   const auto until = SteadyDeadline(deadline);

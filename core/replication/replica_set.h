@@ -121,6 +121,14 @@ class ReplicaSet {
   // server's replica applied it.
   absl::Status Delete(absl::string_view model, absl::Time deadline);
 
+  // Builds this server's replica of `model` again from its stream, after
+  // it became unavailable: drops it and reads the stream from its start.
+  // Returns the model once it is available again (its creation applied);
+  // FAILED_PRECONDITION for a replica that is available or not followed,
+  // DEADLINE_EXCEEDED when it is not back by `deadline`.
+  absl::StatusOr<std::shared_ptr<Model>> Rebuild(absl::string_view model,
+                                                 absl::Time deadline);
+
   // Waits until this server's replica of `model` has applied the stream
   // up to `position` (one not followed yet is at 0): DEADLINE_EXCEEDED at
   // `deadline`, UNAVAILABLE once the set stops.
