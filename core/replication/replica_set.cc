@@ -62,55 +62,53 @@ ReplicaSet::~ReplicaSet() {
   }
 }
 
-absl::Status ReplicaSet::Start() {
-  absl::StatusOr<std::unique_ptr<CatalogWatch>> watch = log_->WatchCatalog();
-  if (!watch.ok()) return watch.status();
-  watcher_ = std::thread(
-      [this, w = std::shared_ptr<CatalogWatch>(*std::move(watch))]() mutable {
-        std::vector<std::string> listed;
-        bool listing = true;
-        while (!stop_.load()) {
-          if (w == nullptr) {
-            absl::StatusOr<std::unique_ptr<CatalogWatch>> again =
-                log_->WatchCatalog();
-            if (!again.ok()) {
-              absl::SleepFor(kRetryWait);
-              continue;
+void ReplicaSet::Start() {
+  // The watch is opened, and opened again after an error, by the thread:
+  // a cluster slow to answer (a leader being elected) delays following,
+  // never the server's start.
+  watcher_ = std::thread([this, w = std::shared_ptr<CatalogWatch>()]() mutable {
+    std::vector<std::string> listed;
+    bool listing = true;
+    while (!stop_.load()) {
+      if (w == nullptr) {
+        absl::StatusOr<std::unique_ptr<CatalogWatch>> again =
+            log_->WatchCatalog();
+        if (!again.ok()) {
+          absl::SleepFor(kRetryWait);
+          continue;
+        }
+        w = *std::move(again);
+        listing = true;
+        listed.clear();
+      }
+      absl::StatusOr<std::optional<CatalogChange>> change = w->Next(kReadWait);
+      if (!change.ok()) {
+        w = nullptr;
+        continue;
+      }
+      if (!change->has_value()) continue;
+      CatalogChange& c = **change;
+      if (c.listed_all) {
+        // A replica the catalog no longer lists is of a deleted model.
+        if (listing) {
+          for (const ModelRegistry::Replica& r : registry_->Replicas()) {
+            if (std::find(listed.begin(), listed.end(), r.name) ==
+                listed.end()) {
+              Unfollow(r.name, 0);
             }
-            w = *std::move(again);
-            listing = true;
-            listed.clear();
-          }
-          absl::StatusOr<std::optional<CatalogChange>> change =
-              w->Next(kReadWait);
-          if (!change.ok()) {
-            w = nullptr;
-            continue;
-          }
-          if (!change->has_value()) continue;
-          CatalogChange& c = **change;
-          if (c.listed_all) {
-            // A replica the catalog no longer lists is of a deleted model.
-            if (listing) {
-              for (const ModelRegistry::Replica& r : registry_->Replicas()) {
-                if (std::find(listed.begin(), listed.end(), r.name) ==
-                    listed.end()) {
-                  Unfollow(r.name, 0);
-                }
-              }
-            }
-            listing = false;
-            continue;
-          }
-          if (c.replication.has_value()) {
-            if (listing) listed.push_back(c.model);
-            Follow(c.model, *c.replication, c.revision);
-          } else {
-            Unfollow(c.model, c.revision);
           }
         }
-      });
-  return absl::OkStatus();
+        listing = false;
+        continue;
+      }
+      if (c.replication.has_value()) {
+        if (listing) listed.push_back(c.model);
+        Follow(c.model, *c.replication, c.revision);
+      } else {
+        Unfollow(c.model, c.revision);
+      }
+    }
+  });
 }
 
 std::shared_ptr<ReplicaSet::Follower> ReplicaSet::Find(

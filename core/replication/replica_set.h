@@ -92,8 +92,9 @@ class ReplicaSet {
              ReplicaOptions options);
   ~ReplicaSet();  // stops following
 
-  // Starts watching the catalog (once).
-  absl::Status Start();
+  // Starts watching the catalog (once), retrying while the log does not
+  // answer.
+  void Start();
 
   // Creates a replicated model: claims the name in the catalog, creates
   // its stream if there is none, publishes its creation and returns it
