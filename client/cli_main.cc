@@ -7,6 +7,7 @@
 //               [--one_vs_rest] [--classes=a,b,c] [--standardize]
 //               [--hash_bits=B]
 //               [--progress_window=N]
+//               [--replicate [--stream=S] [--subject=S] [--replicas=N]]
 //   get NAME | list | delete NAME | weights NAME
 //   aliases | promote ALIAS MODEL [--expected_model=M] | unalias ALIAS
 //   compare CHAMPION CHALLENGER [...]   McNemar's test against the first
@@ -120,6 +121,21 @@ ABSL_FLAG(std::vector<std::string>, example_ids, {},
 ABSL_FLAG(uint32_t, progress_window, 0,
           "create: the recent window progressive validation keeps, in "
           "examples (default 1000)");
+ABSL_FLAG(bool, replicate, false,
+          "create: replicate the model over the servers of the NATS cluster "
+          "the server follows (see README, Replicated models)");
+ABSL_FLAG(std::string, stream, "",
+          "create --replicate: the JetStream stream (default halfspace_NAME)");
+ABSL_FLAG(std::string, subject, "",
+          "create --replicate: the subject its records and producers' "
+          "examples go to (default halfspace.train.NAME)");
+ABSL_FLAG(int32_t, replicas, 0,
+          "create --replicate: how many NATS servers store the stream "
+          "(default 3)");
+ABSL_FLAG(uint64_t, min_position, 0,
+          "predict: on a replicated model, answer only once this server's "
+          "replica has applied the stream up to this position (a train "
+          "response's position)");
 ABSL_FLAG(double, alpha, 0.05,
           "compare: the significance level of McNemar's tests");
 ABSL_FLAG(std::string, expected_model, "*",
@@ -243,6 +259,13 @@ void PrintModel(const v1::Model& m) {
   if (m.aliases_size() > 0) {
     std::cout << "  aliases: " << absl::StrJoin(m.aliases(), ",") << "\n";
   }
+  if (m.has_replica()) {
+    const v1::ReplicaState& r = m.replica();
+    std::cout << "  replica of stream " << r.replication().stream()
+              << " (subject " << r.replication().subject()
+              << "): position=" << r.position() << "  lag=" << r.lag_records()
+              << " records, " << r.lag_seconds() << " s\n";
+  }
   if (s.window_examples() > 0) {
     std::cout << "  last " << s.window_examples()
               << ": accuracy=" << s.window_accuracy()
@@ -275,6 +298,12 @@ absl::Status Create(Client& client, const std::string& name) {
   }
   for (const std::string& label : absl::GetFlag(FLAGS_classes)) {
     request.add_classes(label);
+  }
+  if (absl::GetFlag(FLAGS_replicate)) {
+    v1::Replication* replication = request.mutable_replication();
+    replication->set_stream(absl::GetFlag(FLAGS_stream));
+    replication->set_subject(absl::GetFlag(FLAGS_subject));
+    replication->set_replicas(absl::GetFlag(FLAGS_replicas));
   }
   absl::StatusOr<v1::Model> model = client.CreateModel(request);
   if (!model.ok()) return model.status();
@@ -331,6 +360,7 @@ absl::Status Predict(Client& client, const std::string& name,
   if (absl::GetFlag(FLAGS_top_k) >= 0) {
     request.set_top_k(absl::GetFlag(FLAGS_top_k));
   }
+  request.set_min_position(absl::GetFlag(FLAGS_min_position));
   absl::StatusOr<std::vector<v1::Prediction>> predictions =
       client.Predict(request);
   if (!predictions.ok()) return predictions.status();
@@ -1151,6 +1181,7 @@ int main(int argc, char** argv) {
       "  create NAME --dimension=D [--algorithm=NAME|'NAME { PARAMETERS }']\n"
       "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hash_bits=B]\n"
       "    [--fit_intercept=false] [--progress_window=N]\n"
+      "    [--replicate [--stream=S] [--subject=S] [--replicas=N]]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  health [SERVICE]  (SERVING or not; exit status 0 only if SERVING)\n"
       "  predict NAME [--] INSTANCE [INSTANCE ...]  (-- before a negative x1;\n"
@@ -1160,6 +1191,7 @@ int main(int argc, char** argv) {
       "  predict NAME --input=FILE  (one instance a line; - for stdin)\n"
       "    [--remember [--example_ids=ID1,ID2,...]]  (keep them for feedback)\n"
       "    [--top_k=K]      (a multiclass model's K best class scores)\n"
+      "    [--min_position=P]  (a replica: once it has applied position P)\n"
       "  feedback NAME ID:LABEL [ID:LABEL ...]  (delayed labels of remembered\n"
       "                    predictions; a multiclass model's label is a "
       "class)\n"

@@ -297,6 +297,10 @@ absl::Status HalfspaceService::DoCreateModel(
   spdlog::info("rid={} created model '{}' (dimension {})", call.request_id,
                request.model(), spec->dimension);
   ToProto(**model, response.mutable_model());
+  if (IsReplicated(*spec)) {
+    ToProto(**model, *parts_.replicas,
+            response.mutable_model()->mutable_replica());
+  }
   return absl::OkStatus();
 }
 

@@ -658,6 +658,52 @@ TEST(ReplicationTest, AReplicaThatCannotApplyARecordIsUnavailableUntilRebuilt) {
       Predict(replicas.stub(1), "second", 0, absl::Seconds(10), true).ok());
 }
 
+// What the command-line tool prints for `args` against `target`, its
+// standard error too.
+std::string Cli(const std::string& target, const std::string& args) {
+  const std::string command = absl::StrCat(
+      HALFSPACE_CLI_BINARY, " --server=", target, " ", args, " 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    out.append(buffer, n);
+  pclose(pipe);
+  return out;
+}
+
+TEST(ReplicationTest, TheCliCreatesAReplicatedModelAndReadsAtAPosition) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2);
+  const std::string created = Cli(
+      replicas.target(0), "create m --dimension=2 --replicate --replicas=3");
+  EXPECT_NE(created.find("replica of stream halfspace_m (subject "
+                         "halfspace.train.m): position=1"),
+            std::string::npos)
+      << created;
+  v1::TrainRequest request;
+  request.set_model("m");
+  v1::Example* e = request.add_examples();
+  e->mutable_features()->mutable_dense()->Add(1.0);
+  e->mutable_features()->mutable_dense()->Add(-1.0);
+  e->set_label(1);
+  absl::StatusOr<v1::TrainResponse> trained =
+      TrainOnce(replicas.stub(0), request);
+  ASSERT_TRUE(trained.ok()) << trained.status();
+  // Read on the other server at the position the write returned.
+  const std::string predicted =
+      Cli(replicas.target(1),
+          absl::StrCat("predict m 1,-1 --min_position=", trained->position()));
+  EXPECT_NE(predicted.find("label=1  score=3"), std::string::npos) << predicted;
+  const std::string got = Cli(replicas.target(1), "get m");
+  EXPECT_NE(got.find(absl::StrCat("position=", trained->position(),
+                                  "  lag=0 records")),
+            std::string::npos)
+      << got;
+}
+
 TEST(ReplicationTest, AServerWithoutNatsRefusesAReplicatedModel) {
   TestServer server;
   Client client = server.NewClient();

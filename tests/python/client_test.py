@@ -219,6 +219,21 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(self.client.aliases(), {"py-prod": "py-challenger"})
         self.assertEqual(self.client.delete_alias("py-prod"), "py-challenger")
 
+    def test_replication_and_positions_reach_the_server(self):
+        # This server follows no NATS cluster: a replicated model is
+        # refused, and a position is only for replicated models.
+        with self.assertRaises(grpc.RpcError) as caught:
+            self.client.create_model("py-replicated", 2,
+                                     replication={"replicas": 3})
+        self.assertEqual(caught.exception.code(),
+                         grpc.StatusCode.FAILED_PRECONDITION)
+        self.client.create_model("py-local", 2)
+        with self.assertRaises(grpc.RpcError) as caught:
+            self.client.predict("py-local", [[1.0, 2.0]], min_position=5)
+        self.assertEqual(caught.exception.code(),
+                         grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(len(self.client.predict("py-local", [[1.0, 2.0]])), 1)
+
     def test_errors_carry_the_status_code(self):
         with self.assertRaises(grpc.RpcError) as caught:
             self.client.get_model("py-missing")

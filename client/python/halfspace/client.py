@@ -147,11 +147,13 @@ class Client:
     def create_model(self, name, dimension, algorithm="perceptron", *,
                      classes=(), hash_bits=0, standardize=False,
                      fit_intercept=True, progress_window=None,
-                     **parameters):
+                     replication=None, **parameters):
         """Creates a model and returns its v1.Model. `algorithm` is a field
         of v1.Algorithm (perceptron, logistic_regression, sgd,
         softmax_regression, ...); `parameters` set that message's fields,
-        e.g. learning_rate=0.1."""
+        e.g. learning_rate=0.1. `replication`: a dict of v1.Replication's
+        fields (stream, subject, replicas; {} for the defaults) makes a
+        replicated model (a server started with --nats_url)."""
         if algorithm not in (f.name for f in _ALGORITHMS):
             raise ValueError("algorithm %r is none of %s" % (
                 algorithm, ", ".join(f.name for f in _ALGORITHMS)))
@@ -166,6 +168,8 @@ class Client:
             fit_intercept=fit_intercept)
         if progress_window is not None:
             request.progress_window = progress_window
+        if replication is not None:
+            request.replication.CopyFrom(pb.Replication(**replication))
         return self._call(self._stub.CreateModel, request).model
 
     def get_model(self, name):
@@ -257,16 +261,19 @@ class Client:
         return {a.alias: a.model for a in response.aliases}
 
     def predict(self, name, instances, *, remember=False, example_ids=None,
-                top_k=None):
+                top_k=None, min_position=0):
         """One v1.Prediction per feature vector of `instances`. With
         `remember`, the server keeps each for a later `feedback` (delayed
         labels) under the id the prediction's `example_id` names:
         `example_ids`, one per instance, or ids the server makes. A
         multiclass model returns every class's score, or with `top_k` the
-        k highest, highest first (0: the predicted class alone)."""
+        k highest, highest first (0: the predicted class alone). On a
+        replicated model, `min_position` (a train response's `position`)
+        waits until this server's replica has applied it."""
         request = pb.PredictRequest(
             model=name, instances=[features(x) for x in instances],
-            remember=remember, example_ids=list(example_ids or []))
+            remember=remember, example_ids=list(example_ids or []),
+            min_position=min_position)
         if top_k is not None:
             request.top_k = top_k
         return list(self._call(self._stub.Predict, request).predictions)
