@@ -176,6 +176,7 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
             Sample(kPerModel[i].type, kPerModel[i].value(numbers), labels));
       }
     }
+    AddReplicas(families);
     // And all models' memory, with no label.
     families[kMemoryFamily].metric.push_back(
         Sample(MetricType::Gauge, models_->budget().reserved()));
@@ -191,9 +192,47 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
     return families;
   }
 
+  void FollowReplicas(const ReplicaSet* replicas) {
+    MutexLock lock(replicas_mu_);
+    replicas_ = replicas;
+  }
+
  private:
+  // Each replicated model's position in its stream and its lag.
+  void AddReplicas(std::vector<MetricFamily>& families) const {
+    MetricFamily position =
+        Family("halfspace_replica_position",
+               "The stream sequence of the last record a replica applied",
+               MetricType::Gauge);
+    MetricFamily records = Family(
+        "halfspace_replica_lag_records",
+        "Records of a replica's stream it has not applied yet, as of its "
+        "last read",
+        MetricType::Gauge);
+    MetricFamily seconds =
+        Family("halfspace_replica_lag_seconds",
+               "How long the first record a replica has not applied has waited",
+               MetricType::Gauge);
+    MutexLock lock(replicas_mu_);
+    if (replicas_ == nullptr) return;
+    for (const ModelRegistry::Replica& r : models_->Replicas()) {
+      const std::vector<ClientMetric::Label> labels = {{"model", r.name}};
+      const ReplicaSet::Lag lag = replicas_->LagOf(r.name);
+      position.metric.push_back(
+          Sample(MetricType::Gauge, static_cast<double>(r.position), labels));
+      records.metric.push_back(
+          Sample(MetricType::Gauge, static_cast<double>(lag.records), labels));
+      seconds.metric.push_back(Sample(MetricType::Gauge, lag.seconds, labels));
+    }
+    families.push_back(std::move(position));
+    families.push_back(std::move(records));
+    families.push_back(std::move(seconds));
+  }
+
   const ModelRegistry* const models_;
   CallGate* const gate_;
+  mutable Mutex replicas_mu_;
+  const ReplicaSet* replicas_ ABSL_GUARDED_BY(replicas_mu_) = nullptr;
 };
 
 Metrics::Metrics(const ModelRegistry* models, CallGate* gate)
@@ -229,10 +268,11 @@ Metrics::Metrics(const ModelRegistry* models, CallGate* gate)
                         .Register(*registry_)),
       replica_skips_(prometheus::BuildCounter()
                          .Name("halfspace_replica_skipped_total")
-                         .Help("Messages of a replicated model's stream that "
-                               "this server's replica skipped (no change: "
-                               "they are reported in the log) or could not "
-                               "apply")
+                         .Help("Reports of a replica on its stream, each "
+                               "also in the log: a message skipped (no "
+                               "change), a record it could not apply, a text "
+                               "line left out (up to 10 a message, then one "
+                               "for the rest)")
                          .Register(*registry_)),
       collector_(std::make_shared<ModelCollector>(models, gate)) {}
 
@@ -281,6 +321,10 @@ void Metrics::RecordRefusal(const absl::Status& status) {
 
 void Metrics::RecordSync(absl::Duration elapsed) {
   syncs_.Observe(absl::ToDoubleSeconds(elapsed));
+}
+
+void Metrics::FollowReplicas(const ReplicaSet* replicas) {
+  collector_->FollowReplicas(replicas);
 }
 
 void Metrics::RecordReplicaSkip(const std::string& model) {

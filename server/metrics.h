@@ -17,7 +17,12 @@
 //   halfspace_model_memory_bytes{model}            gauge
 //   halfspace_replica_skipped_total{model}         counter: messages of a
 //                                                  replicated model's stream
-//                                                  its replica did not apply
+//                                                  its replica did not apply,
+//                                                  and text lines left out
+//   halfspace_replica_position{model},
+//   halfspace_replica_lag_records{model},
+//   halfspace_replica_lag_seconds{model}           gauges: a replica's place
+//                                                  in its stream (GetModel's)
 //
 // The per-model numbers are read from the models when scraped: training
 // pays nothing for them.
@@ -38,6 +43,7 @@
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "core/registry/model_registry.h"
+#include "core/replication/replica_set.h"
 #include "grpcpp/support/status.h"
 #include "halfspace/v1/halfspace.pb.h"
 #include "prometheus/counter.h"
@@ -73,8 +79,13 @@ class Metrics {
   // Counts `status` if a limit refused something (see LimitOf).
   void RecordRefusal(const absl::Status& status);
 
+  // Reports the position and lag of `replicas`' models from now on (none:
+  // no longer); returns once no scrape reads an earlier set. REQUIRES:
+  // `replicas` outlives the next call.
+  void FollowReplicas(const ReplicaSet* replicas);
+
   // Counts a message of `model`'s stream that its replica skipped (no
-  // change at all) or could not apply.
+  // change at all) or could not apply, or a text line of one left out.
   void RecordReplicaSkip(const std::string& model);
 
   // Counts one sync of the write-ahead log.

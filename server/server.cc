@@ -501,6 +501,7 @@ absl::Status Server::Shutdown() {
   // Stop following before the last snapshots, so that they hold each
   // replica's last position.
   parts_.replicas = nullptr;
+  metrics_.FollowReplicas(nullptr);
   replicas_.reset();
   if (!recovered_) return absl::OkStatus();  // nothing to store
   absl::Status status = Checkpoint();
@@ -550,6 +551,7 @@ absl::Status Server::StartReplicas() {
       &registry_, nats_.get(), ServerReplicaOptions(*name, &metrics_));
   replicas_->Start();
   parts_.replicas = replicas_.get();
+  metrics_.FollowReplicas(replicas_.get());
   spdlog::info("following replicated models on NATS as {}", *name);
   return absl::OkStatus();
 }

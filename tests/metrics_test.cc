@@ -1,10 +1,5 @@
 // Metrics: Prometheus text over HTTP, and the same numbers from GetStats.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <memory>
 #include <string>
@@ -18,35 +13,13 @@
 #include "client/halfspace_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/http_get.h"
 #include "tests/test_server.h"
 
 namespace halfspace {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The body of GET `path` from 127.0.0.1:`port`, over a plain socket.
-std::string HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "";
-  }
-  const std::string request =
-      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-  (void)!write(fd, request.data(), request.size());
-  std::string response;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(fd, buffer, sizeof(buffer))) > 0) response.append(buffer, n);
-  close(fd);
-  const size_t body = response.find("\r\n\r\n");
-  return body == std::string::npos ? "" : response.substr(body + 4);
-}
 
 v1::GetStatsResponse Stats(const TestServer& server,
                            const std::string& token = "") {

@@ -6,11 +6,7 @@
 
 #include "server/rate_limits.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/sha.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <memory>
@@ -24,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 #include "server/auth.h"
+#include "tests/http_get.h"
 #include "tests/test_server.h"
 
 namespace halfspace {
@@ -202,26 +199,6 @@ class RateLimitsTest : public ::testing::Test {
   std::unique_ptr<v1::HalfspaceService::Stub> stub_ = server_.NewStub();
 };
 
-// The body of GET /metrics.
-std::string Metrics(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";
-    (void)!write(fd, request.data(), request.size());
-    char buffer[4096];
-    ssize_t n;
-    while ((n = read(fd, buffer, sizeof(buffer))) > 0)
-      response.append(buffer, n);
-  }
-  close(fd);
-  return response;
-}
-
 TEST_F(RateLimitsTest, ATokensCallsPassUpToItsBurstThenWaitThePushback) {
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(Get(kDashboard).ok()) << i;
   std::string pushback;
@@ -239,7 +216,8 @@ TEST_F(RateLimitsTest, ATokensCallsPassUpToItsBurstThenWaitThePushback) {
   Client dash = server_.NewClient();
   EXPECT_TRUE(dash.Health().ok());
   // Counted by the token's name, never its secret.
-  const std::string metrics = Metrics(server_.server().metrics_port());
+  const std::string metrics =
+      HttpGet(server_.server().metrics_port(), "/metrics");
   EXPECT_THAT(metrics,
               HasSubstr("halfspace_rate_limited_total{caller=\"dash\"}"));
   EXPECT_THAT(metrics, Not(HasSubstr(kDashboard)));
