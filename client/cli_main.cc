@@ -18,6 +18,8 @@
 //                           --summary, the totals)
 //   fit NAME FILE           passes over FILE until one makes no updates
 //                           (--max_passes)
+//   publish NAME FILE       sends FILE's lines straight to a replicated
+//                           model's subject on NATS (--nats_url)
 //   evaluate NAME FILE      scores FILE without learning
 //   export NAME FILE        writes the model's whole state to FILE
 //   import NAME FILE        creates model NAME from an exported FILE
@@ -53,6 +55,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "client/bus_publisher.h"
 #include "client/example_reader.h"
 #include "client/halfspace_client.h"
 #include "google/protobuf/arena.h"
@@ -87,18 +90,19 @@ ABSL_FLAG(bool, fit_intercept, true,
 ABSL_FLAG(uint32_t, hash_bits, 0,
           "create: 2^hash_bits buckets for named features (0 to 24)");
 ABSL_FLAG(int, max_passes, 100, "fit: the most passes over the data");
-ABSL_FLAG(int, batch_size, 1000, "train, fit: examples per request");
+ABSL_FLAG(int, batch_size, 1000,
+          "train, fit: examples per request; publish: lines per message");
 ABSL_FLAG(absl::Duration, flush_interval, absl::Milliseconds(50),
           "train: send the examples read so far once no more input came for "
           "this long, so a producer writing into a pipe sees each result as "
           "its example is learned (0: wait for --batch_size examples)");
-ABSL_FLAG(
-    std::string, format, "auto",
-    "train, fit, evaluate, predict: csv (label,x1,...,xd; a header line is "
-    "skipped), libsvm (label index:value ..., indices from 1), vw "
-    "(label [weight] |namespace feature[:value] ..., named features), "
-    "or auto: libsvm for .svm, .libsvm and .svmlight files, vw for "
-    ".vw, csv for .csv, else the format the first line looks like");
+ABSL_FLAG(std::string, format, "auto",
+          "train, fit, evaluate, predict, publish: csv (label,x1,...,xd; a "
+          "header line is "
+          "skipped), libsvm (label index:value ..., indices from 1), vw "
+          "(label [weight] |namespace feature[:value] ..., named features), "
+          "or auto: libsvm for .svm, .libsvm and .svmlight files, vw for "
+          ".vw, csv for .csv, else the format the first line looks like");
 ABSL_FLAG(bool, json, false,
           "print results as JSON, one object per line (protobuf's JSON "
           "mapping with the proto's field names; train adds each example's "
@@ -136,6 +140,18 @@ ABSL_FLAG(uint64_t, min_position, 0,
           "predict: on a replicated model, answer only once this server's "
           "replica has applied the stream up to this position (a train "
           "response's position)");
+ABSL_FLAG(std::string, nats_url, "",
+          "publish: the NATS cluster, nats://HOST:PORT[,nats://...] "
+          "(default: $HALFSPACE_NATS_URL, else nats://127.0.0.1:4222)");
+ABSL_FLAG(std::string, nats_credentials, "",
+          "publish: a NATS credentials file (user JWT and NKey seed)");
+ABSL_FLAG(std::string, nats_tls_ca, "",
+          "publish: the CA that signs the NATS servers' certificates (TLS)");
+ABSL_FLAG(std::string, nats_tls_cert, "",
+          "publish: this client's certificate, for NATS servers that verify "
+          "clients");
+ABSL_FLAG(std::string, nats_tls_key, "",
+          "publish: the private key of --nats_tls_cert");
 ABSL_FLAG(double, alpha, 0.05,
           "compare: the significance level of McNemar's tests");
 ABSL_FLAG(std::string, expected_model, "*",
@@ -340,8 +356,7 @@ absl::Status ReadInstances(const std::vector<char*>& args,
         "standard input)");
   }
   for (const std::string& line : lines) {
-    absl::StatusOr<v1::FeatureVector> x =
-        ExampleReader::ParseInstance(line, *format);
+    absl::StatusOr<v1::FeatureVector> x = ParseInstance(line, *format);
     if (!x.ok()) return x.status();
     *request.add_instances() = *std::move(x);
   }
@@ -927,6 +942,65 @@ absl::Status Promote(Client& client, const std::string& alias,
   return absl::OkStatus();
 }
 
+// The NATS cluster's options: --nats_url, else $HALFSPACE_NATS_URL, else
+// the local default; the credentials and TLS flags.
+BusOptions NatsFlags() {
+  std::string urls = absl::GetFlag(FLAGS_nats_url);
+  if (urls.empty() && std::getenv("HALFSPACE_NATS_URL") != nullptr) {
+    urls = std::getenv("HALFSPACE_NATS_URL");
+  }
+  BusOptions options;
+  options.urls = absl::StrSplit(urls.empty() ? "nats://127.0.0.1:4222" : urls,
+                                ',', absl::SkipWhitespace());
+  options.credentials_file = absl::GetFlag(FLAGS_nats_credentials);
+  options.ca_file = absl::GetFlag(FLAGS_nats_tls_ca);
+  options.cert_file = absl::GetFlag(FLAGS_nats_tls_cert);
+  options.key_file = absl::GetFlag(FLAGS_nats_tls_key);
+  return options;
+}
+
+// `publish NAME FILE`: FILE's lines to the replicated model's subject, as
+// a producer publishes them; prints how many and at which positions.
+absl::Status Publish(Client& client, const std::string& name,
+                     const std::string& path) {
+  absl::StatusOr<v1::Model> model = client.GetModel(name);
+  if (!model.ok()) return model.status();
+  if (!model->has_replica()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model '", model->name(),
+        "' is not replicated: train it with 'halfspace train', or create a "
+        "replicated model (create --replicate)"));
+  }
+  PublishPlan plan;
+  plan.path = path;
+  absl::StatusOr<ExampleFormat> format =
+      ParseExampleFormat(absl::GetFlag(FLAGS_format), path);
+  if (!format.ok()) return format.status();
+  plan.format = *format;
+  plan.multiclass = model->multiclass();
+  plan.subject = model->replica().replication().subject();
+  plan.lines_per_message = std::max(1, absl::GetFlag(FLAGS_batch_size));
+  absl::StatusOr<std::unique_ptr<BusPublisher>> bus =
+      BusPublisher::Connect(NatsFlags(), absl::Now() + absl::Seconds(10));
+  if (!bus.ok()) return bus.status();
+  PublishTotals totals;
+  const absl::Status published = PublishLines(**bus, plan, totals);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << JsonObject(
+                     {{"published", absl::StrCat(totals.lines)},
+                      {"messages", absl::StrCat(totals.messages)},
+                      {"first_position", absl::StrCat(totals.first_position)},
+                      {"last_position", absl::StrCat(totals.last_position)}})
+              << "\n";
+  } else {
+    std::cout << "published=" << totals.lines
+              << "  messages=" << totals.messages
+              << "  positions=" << totals.first_position << ".."
+              << totals.last_position << "\n";
+  }
+  return published;
+}
+
 // --server, else $HALFSPACE_SERVER, else localhost:50051.
 std::string ServerAddress() {
   std::string server = absl::GetFlag(FLAGS_server);
@@ -938,9 +1012,9 @@ std::string ServerAddress() {
 
 // The commands, for help and for "did you mean".
 constexpr absl::string_view kCommands[] = {
-    "aliases", "compare", "create", "delete",  "evaluate", "export", "feedback",
-    "fit",     "get",     "health", "help",    "import",   "list",   "predict",
-    "promote", "restore", "train",  "unalias", "weights"};
+    "aliases", "compare", "create",  "delete", "evaluate", "export", "feedback",
+    "fit",     "get",     "health",  "help",   "import",   "list",   "predict",
+    "promote", "publish", "restore", "train",  "unalias",  "weights"};
 
 // The Levenshtein distance between a and b.
 size_t EditDistance(absl::string_view a, absl::string_view b) {
@@ -1069,6 +1143,7 @@ absl::Status RunOnModel(Client& client, const std::vector<char*>& args) {
     if (command == "train") return Train(client, name, args[3]);
     if (command == "fit") return Fit(client, name, args[3]);
     if (command == "evaluate") return Evaluate(client, name, args[3]);
+    if (command == "publish") return Publish(client, name, args[3]);
   }
   return absl::InvalidArgumentError(
       absl::StrCat("wrong arguments for '", command, "'; see halfspace help"));
@@ -1206,6 +1281,9 @@ int main(int argc, char** argv) {
       "  promote ALIAS MODEL  (point ALIAS at MODEL; --expected_model)\n"
       "  aliases | unalias ALIAS\n"
       "  fit NAME FILE     (passes until no updates; --max_passes)\n"
+      "  publish NAME FILE  (FILE's lines to a replicated model's subject on\n"
+      "                    NATS: --nats_url; - for stdin; --batch_size lines\n"
+      "                    a message)\n"
       "  evaluate NAME FILE  (accuracy, per-class metrics, confusion matrix)\n"
       "  export NAME FILE  (the model's whole state, one file)\n"
       "  import NAME FILE  (a new model NAME from an exported file)\n"

@@ -1,22 +1,10 @@
 // Labeled examples read from a file or standard input a buffer at a time,
 // in constant memory, straight into TrainRequest messages.
 //
-// Formats, one example per line; blank lines and lines starting with '#'
-// are skipped:
-//   csv     label,x1,x2,...,xd                 dense features
-//   libsvm  label index:value index:value ...  sparse (LibSVM/SVMlight);
-//                                              indices from 1, increasing;
-//                                              a trailing "# comment" is
-//                                              ignored
-//   vw      label [weight] ['tag]|ns[:scale] name[:value] ... |ns2 ...
-//                                              named features (Vowpal
-//                                              Wabbit's text format): each
-//                                              namespace their group,
-//                                              values 1 unless given
-// A CSV file's first line is skipped when none of its fields is a number
-// (a header such as "label,x1,x2").
-// A binary model's label is -1 or +1 (an integer); a multiclass model's is
-// the class's name.
+// Formats (example_text.h): csv, libsvm, vw, one example per line; blank
+// lines and lines starting with '#' are skipped, and so is a CSV file's
+// first line when none of its fields is a number (a header such as
+// "label,x1,x2").
 
 #ifndef HALFSPACE_CLIENT_EXAMPLE_READER_H_
 #define HALFSPACE_CLIENT_EXAMPLE_READER_H_
@@ -31,20 +19,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "client/example_text.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "halfspace/v1/halfspace.pb.h"
 
 namespace halfspace {
-
-// kAuto: the format the first example line looks like (vw with a '|',
-// libsvm when its second field is index:value, else csv).
-enum class ExampleFormat { kCsv, kLibsvm, kVw, kAuto };
-
-// The format `name` names ("csv", "libsvm" or "svmlight", "vw"), or, for
-// "auto", the one `path`'s extension suggests (.svm, .libsvm, .svmlight:
-// libsvm; .vw: vw; .csv: csv; else, standard input too, kAuto).
-absl::StatusOr<ExampleFormat> ParseExampleFormat(absl::string_view name,
-                                                 absl::string_view path);
 
 class ExampleReader {
  public:
@@ -69,12 +48,6 @@ class ExampleReader {
   // Lines read so far.
   int64_t line_number() const { return line_number_; }
 
-  // The features of one instance to predict: a line in `format` (kAuto: the
-  // format it looks like) without its label, e.g. "0.5,2", "3:0.5 7:1" or
-  // "|words hello world". INVALID_ARGUMENT saying why it does not parse.
-  static absl::StatusOr<v1::FeatureVector> ParseInstance(absl::string_view line,
-                                                         ExampleFormat format);
-
  private:
   ExampleReader(std::string path, std::FILE* file, ExampleFormat format,
                 bool multiclass);
@@ -84,10 +57,6 @@ class ExampleReader {
   // input, or kIdle when no more input came for `wait`. The view is valid
   // until the next call.
   Next NextLine(absl::string_view& line, absl::Duration wait);
-  absl::Status ParseCsv(absl::string_view line, v1::Example& out) const;
-  absl::Status ParseLibsvm(absl::string_view line, v1::Example& out) const;
-  absl::Status ParseVw(absl::string_view line, v1::Example& out) const;
-  absl::Status ParseLabel(absl::string_view label, v1::Example& out) const;
 
   const std::string path_;
   std::FILE* const file_;

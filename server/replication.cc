@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "core/base/quoted.h"
 #include "core/model/limits.h"
+#include "server/producer_message.h"
 #include "server/train_batch.h"
 #include "spdlog/spdlog.h"
 
@@ -77,30 +78,13 @@ absl::Status LearnRecord(Model& model, TrainBatch& batch,
   return absl::OkStatus();
 }
 
-// A producer's TrainRequest: its source and sequence.
-absl::StatusOr<ProducerBatch> ReadProducer(absl::string_view data) {
-  v1::TrainRequest request;
-  if (!request.ParseFromArray(data.data(), data.size())) {
-    return absl::InvalidArgumentError(
-        "the message is not a TrainRequest in protobuf");
-  }
-  if (!request.source().empty() && request.sequence() == 0) {
-    return absl::InvalidArgumentError(
-        "a TrainRequest with a source needs a sequence from 1");
-  }
-  ProducerBatch batch;
-  batch.source = request.source();
-  batch.first_sequence = request.source().empty() ? 0 : request.sequence();
-  return batch;
-}
-
 }  // namespace
 
 ReplicaOptions ServerReplicaOptions(std::string reader, Metrics* metrics) {
   ReplicaOptions options;
   options.reader = std::move(reader);
   options.learn = LearnRecord;
-  options.read_producer = ReadProducer;
+  options.read_producer = DecodeProducerMessage;
   options.report = [metrics](absl::string_view model, uint64_t position,
                              const absl::Status& why) {
     spdlog::warn("replica of '{}': stream position {}: {}", std::string(model),

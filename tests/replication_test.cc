@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,9 +17,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "halfspace/storage/v1/storage.pb.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
+#include "tests/http_get.h"
 #include "tests/nats_cluster.h"
 #include "tests/server_process.h"
 #include "tests/temp_dir.h"
@@ -27,6 +30,7 @@
 namespace halfspace {
 namespace {
 
+using ::testing::HasSubstr;
 using Stub = v1::HalfspaceService::Stub;
 
 // Three models of three kinds; softmax takes class names.
@@ -435,7 +439,10 @@ absl::StatusOr<v1::PredictResponse> Predict(
 TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
   TempDir dir;
   NatsCluster nats(dir, 3);
-  Replicas replicas(dir, nats, 2);
+  const int metrics_port = FreePort();
+  Replicas replicas(
+      dir, nats, 2,
+      {{absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)}});
   const Kind& kind = kKinds[0];
   {
     v1::CreateModelRequest request = CreateRequest(kind);
@@ -457,13 +464,20 @@ TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
   const std::string subject = absl::StrCat("halfspace.train.", kind.name);
   Producer producer(nats.url(2));
   producer.Publish(subject, std::string(12, '\xff'));  // no TrainRequest
-  producer.Publish(subject, Batch(kind, 0, 5, "").SerializeAsString(), "csv");
+  producer.Publish(subject, Batch(kind, 0, 5, "").SerializeAsString(), "avro");
   v1::TrainRequest unnumbered = Batch(kind, 0, 5, "p");
   unnumbered.set_sequence(0);  // a source's examples are numbered from 1
   producer.Publish(subject, unnumbered.SerializeAsString());
   v1::TrainRequest wrong = Batch(kind, 0, 4, "");
   wrong.mutable_examples(1)->mutable_features()->mutable_dense()->Add(1.0);
   producer.Publish(subject, wrong.SerializeAsString(), "protobuf");
+  // Text lines: the good ones are learned (3 and 2), a bad label and a bad
+  // value left out alike on every replica.
+  producer.Publish(subject,
+                   "label,x1,x2,x3\n1,0.5,0.2,-1\n# c\n\n2.5,1,1,1\n"
+                   "-1,0.3,x,0.1\n-1,0.3,-0.2,0.1\n+1,1,1,1",
+                   "csv");
+  producer.Publish(subject, "+1 1:0.5 3:1\n-1 2:0.25 # c", "libsvm");
 
   // A write on replica 0, read on replica 1 at its position.
   absl::StatusOr<v1::TrainResponse> trained =
@@ -486,17 +500,30 @@ TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
             absl::StatusCode::kDeadlineExceeded);
 
   // Both replicas skipped the three messages that are no batch, learned the
-  // one with a bad example in-band (3 examples and an error), and agree.
+  // one with a bad example in-band (3 examples and an error) and the lines
+  // that parse (5), and agree.
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, trained->position()));
     absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
     ASSERT_TRUE(m.ok());
     EXPECT_TRUE(m->unavailable_reason().empty()) << m->unavailable_reason();
-    EXPECT_EQ(m->stats().examples_seen(), 33u) << "replica " << i;
+    EXPECT_EQ(m->stats().examples_seen(), 38u) << "replica " << i;
     EXPECT_EQ(m->replica().position(), trained->position());
   }
   EXPECT_EQ(WeightBits(replicas.stub(0), kind.name),
             WeightBits(replicas.stub(1), kind.name));
+  // Replica 0's place and its reports, scraped: 3 messages skipped and 2
+  // lines left out.
+  const std::string metrics = HttpGet(metrics_port, "/metrics");
+  EXPECT_THAT(metrics, HasSubstr(absl::StrCat(
+                           "halfspace_replica_position{model=\"perceptron\"} ",
+                           trained->position(), "\n")));
+  EXPECT_THAT(
+      metrics,
+      HasSubstr("halfspace_replica_lag_records{model=\"perceptron\"} 0\n"));
+  EXPECT_THAT(
+      metrics,
+      HasSubstr("halfspace_replica_skipped_total{model=\"perceptron\"} 5\n"));
 
   // Changes that would bypass the stream are refused.
   {
@@ -702,6 +729,29 @@ TEST(ReplicationTest, TheCliCreatesAReplicatedModelAndReadsAtAPosition) {
                                   "  lag=0 records")),
             std::string::npos)
       << got;
+
+  // A file's lines published straight to the model's subject, 3 a message;
+  // a bad line stops the publishing after the lines before it.
+  const std::string nats_url = absl::StrCat(" --nats_url=", nats.url(1));
+  const std::string good = dir.File("good.csv");
+  std::ofstream(good) << "label,x1,x2\n1,1,-1\n-1,-1,1\n\n1,2,0\n-1,0,2\n";
+  EXPECT_THAT(
+      Cli(replicas.target(0),
+          absl::StrCat("publish m ", good, " --batch_size=3", nats_url)),
+      HasSubstr("published=4  messages=2  positions=3..4"));
+  const std::string bad = dir.File("bad.csv");
+  std::ofstream(bad) << "1,0.5,0.5\n1,x,1\n-1,1,1\n";
+  const std::string stopped =
+      Cli(replicas.target(0), absl::StrCat("publish m ", bad, nats_url));
+  EXPECT_THAT(stopped, HasSubstr("published=1  messages=1  positions=5..5"));
+  EXPECT_THAT(stopped, HasSubstr(absl::StrCat(bad, ":2: 'x' is not a number")));
+  EXPECT_THAT(Cli(replicas.target(1), "predict m 1,-1 --min_position=5"),
+              HasSubstr("label=1"));
+  EXPECT_THAT(Cli(replicas.target(1), "get m"), HasSubstr("examples_seen=6"));
+  // A model of one server has no subject to publish to.
+  Cli(replicas.target(1), "create local --dimension=2");
+  EXPECT_THAT(Cli(replicas.target(1), absl::StrCat("publish local ", good)),
+              HasSubstr("model 'local' is not replicated"));
 }
 
 TEST(ReplicationTest, AServerWithoutNatsRefusesAReplicatedModel) {

@@ -59,12 +59,6 @@ std::string Header(natsMsg* msg, const char* key) {
   return value;
 }
 
-MessageFormat FormatOf(absl::string_view name) {
-  if (name == kRecordFormat) return MessageFormat::kRecord;
-  if (name.empty() || name == "protobuf") return MessageFormat::kTrainRequest;
-  return MessageFormat::kUnknown;
-}
-
 class JetStreamReader final : public LogReader {
  public:
   explicit JetStreamReader(natsSubscription* sub) : sub_(sub) {}
@@ -90,7 +84,8 @@ class JetStreamReader final : public LogReader {
       m.pending = meta->NumPending;
       jsMsgMetaData_Destroy(meta);
       m.format_name = Header(msg, kFormatHeader);
-      m.format = FormatOf(m.format_name);
+      m.format = m.format_name == kRecordFormat ? MessageFormat::kRecord
+                                                : MessageFormat::kProducer;
       m.call = Header(msg, kCallHeader);
       m.data.assign(natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
       messages.push_back(std::move(m));

@@ -68,8 +68,8 @@ class JetStreamLog final : public ReplicatedLog {
 };
 
 // The headers a message carries: what its bytes are (kFormatHeader: "record"
-// for a server's change record, "protobuf" or none for a producer's
-// TrainRequest), and the token of the call that published it.
+// for a server's change record; anything else names a producer's format),
+// and the token of the call that published it.
 inline constexpr char kFormatHeader[] = "Halfspace-Format";
 inline constexpr char kCallHeader[] = "Halfspace-Call";
 

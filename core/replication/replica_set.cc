@@ -222,27 +222,14 @@ void ReplicaSet::Apply(Follower& f, const LogMessage& m) {
   }
   std::string produced;
   absl::string_view payload = m.data;
-  absl::Status skipped;
-  if (m.format == MessageFormat::kTrainRequest) {
-    absl::StatusOr<ProducerBatch> batch = options_.read_producer(m.data);
-    if (batch.ok()) {
-      TrainBatch train;
-      train.source = batch->source;
-      train.first_sequence = batch->first_sequence;
-      train.request = m.data;
-      train.now_micros = m.time_micros;
-      produced = TrainRecord(train);
-      payload = produced;
-    } else {
-      skipped = batch.status();
-    }
-  } else if (m.format == MessageFormat::kUnknown) {
-    skipped = absl::InvalidArgumentError(absl::StrCat(
-        "a message of format ", Quoted(m.format_name),
-        "; publish a TrainRequest (header Halfspace-Format: protobuf)"));
+  absl::Status s;
+  bool applies = true;
+  if (m.format == MessageFormat::kProducer) {
+    s = ProducerRecord(f, m, produced);
+    payload = produced;
+    applies = !produced.empty();
   }
-  absl::Status s = skipped;
-  if (s.ok()) {
+  if (s.ok() && applies) {
     AppliedBatch* out = waiter != nullptr ? &waiter->applied : nullptr;
     s = registry_->ApplyReplicated(
         m.sequence, f.model, payload,
@@ -266,6 +253,27 @@ void ReplicaSet::Apply(Follower& f, const LogMessage& m) {
   waiter->status = s;
   waiter->applied.position = m.sequence;
   applied_.SignalAll();
+}
+
+absl::Status ReplicaSet::ProducerRecord(const Follower& f, const LogMessage& m,
+                                        std::string& record) {
+  // How the examples' labels read depends on the model's kind; a replica
+  // without the model (unavailable, deleted) applies nothing of it.
+  absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(f.model);
+  if (!model.ok()) return absl::OkStatus();
+  absl::StatusOr<ProducerBatch> batch =
+      options_.read_producer(m.format_name, m.data, (*model)->multiclass());
+  if (!batch.ok()) return batch.status();
+  for (const absl::Status& part : batch->left_out) {
+    if (options_.report) options_.report(f.model, m.sequence, part);
+  }
+  TrainBatch train;
+  train.source = batch->source;
+  train.first_sequence = batch->first_sequence;
+  train.request = batch->request;
+  train.now_micros = m.time_micros;
+  record = TrainRecord(train);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<AppliedBatch> ReplicaSet::PublishAndWait(

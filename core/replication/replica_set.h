@@ -54,11 +54,16 @@ struct AppliedBatch {
   std::vector<std::string> class_names;  // the model's, after it
 };
 
-// A producer's batch of examples: its source and first sequence (empty and
-// 0 for untagged examples) and the request that holds them.
+// A producer's message as a batch of examples: its source and first
+// sequence (empty and 0 for untagged examples) and the request that holds
+// them.
 struct ProducerBatch {
   std::string source;
   uint64_t first_sequence = 0;
+  std::string request;  // a TrainRequest, serialized
+  // Parts of the message left out of the request (lines that do not
+  // parse), each reported.
+  std::vector<absl::Status> left_out;
 };
 
 struct ReplicaOptions {
@@ -70,9 +75,11 @@ struct ReplicaOptions {
   std::function<absl::Status(Model& model, TrainBatch& batch,
                              const Trainer& trainer, AppliedBatch* applied)>
       learn;
-  // A producer's message (a TrainRequest): its source and sequence, or
-  // INVALID_ARGUMENT for bytes that are none.
-  std::function<absl::StatusOr<ProducerBatch>(absl::string_view data)>
+  // A producer's message, its bytes in the format it names, as a batch
+  // for a model that is multiclass or not; INVALID_ARGUMENT for a message
+  // that holds none (skipped).
+  std::function<absl::StatusOr<ProducerBatch>(
+      absl::string_view format, absl::string_view data, bool multiclass)>
       read_producer;
   // Told of each message skipped and each record a replica could not
   // apply (to log and count them).
@@ -160,6 +167,11 @@ class ReplicaSet {
   void FollowLoop(Follower& follower);
   // Applies one message of `follower`'s stream.
   void Apply(Follower& follower, const LogMessage& message);
+  // The change record a producer's message makes here, into `record`: left
+  // empty when this replica holds no model to learn it; an error for a
+  // message that holds no batch (every replica skips it alike).
+  absl::Status ProducerRecord(const Follower& f, const LogMessage& m,
+                              std::string& record);
   // Publishes `record` to `model`'s stream and waits for this replica to
   // apply it.
   absl::StatusOr<AppliedBatch> PublishAndWait(const std::string& model,

@@ -22,8 +22,9 @@
 namespace halfspace {
 
 // What a message's bytes are: a change as the write-ahead log encodes it
-// (published by a server), or a producer's TrainRequest.
-enum class MessageFormat { kRecord, kTrainRequest, kUnknown };
+// (published by a server), or a producer's examples in the format it names
+// (which the replica set's options decode).
+enum class MessageFormat { kRecord, kProducer };
 
 // One message of a model's stream, as read.
 struct LogMessage {
@@ -31,8 +32,8 @@ struct LogMessage {
   int64_t time_micros = 0;  // when the stream stored it (Unix time)
   // Messages of the stream after this one that the reader has not read.
   uint64_t pending = 0;
-  MessageFormat format = MessageFormat::kUnknown;
-  std::string format_name;  // as the message named it, for errors
+  MessageFormat format = MessageFormat::kProducer;
+  std::string format_name;  // as the message named it; may be empty
   std::string call;         // the publishing call's token; may be empty
   std::string data;
 };
