@@ -168,10 +168,12 @@ absl::Status ParseLibsvm(absl::string_view line, bool multiclass,
     const size_t colon = token.find(':');
     uint64_t index = 0;
     double value = 0;
-    const char* index_end = token.data() + colon;
-    if (colon == absl::string_view::npos ||
+    // The index's end, only once there is a colon to end it.
+    const char* index_end =
+        colon == absl::string_view::npos ? nullptr : token.data() + colon;
+    if (index_end == nullptr || colon == 0 ||
         std::from_chars(token.data(), index_end, index).ptr != index_end ||
-        colon == 0 || !ParseDouble(token.substr(colon + 1), value)) {
+        !ParseDouble(token.substr(colon + 1), value)) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", Shown(token), "' is not index:value (e.g. 3:0.5)"));
     }
@@ -240,6 +242,43 @@ absl::Status ParseVw(absl::string_view line, bool multiclass,
   return absl::OkStatus();
 }
 
+// Whether `text` is well-formed UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF), as protobuf requires of a string
+// field: a class label or feature name that is not could not be sent, nor
+// read back from a replica's record.
+bool IsUtf8(absl::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    int n;                                  // continuation bytes
+    unsigned char low = 0x80, high = 0xbf;  // the second byte's range
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c == 0xe0) low = 0xa0;   // overlong
+      if (c == 0xed) high = 0x9f;  // surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c == 0xf0) low = 0x90;   // overlong
+      if (c == 0xf4) high = 0x8f;  // past U+10FFFF
+    } else {
+      return false;
+    }
+    if (end - p <= n || p[1] < low || p[1] > high) return false;
+    for (int k = 2; k <= n; ++k) {
+      if (p[k] < 0x80 || p[k] > 0xbf) return false;
+    }
+    p += n + 1;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::string_view TrimLine(absl::string_view line) { return Trim(line); }
@@ -295,6 +334,9 @@ absl::StatusOr<ExampleFormat> ParseExampleFormat(absl::string_view name,
 
 absl::Status ParseExampleLine(absl::string_view line, ExampleFormat format,
                               bool multiclass, v1::Example& out) {
+  if (!IsUtf8(line)) {
+    return absl::InvalidArgumentError("the line is not UTF-8 text");
+  }
   switch (format) {
     case ExampleFormat::kLibsvm:
       return ParseLibsvm(line, multiclass, out);

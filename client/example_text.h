@@ -56,7 +56,8 @@ bool IsCsvHeader(absl::string_view line);
 
 // Parses one trimmed example line in `format` (not kAuto) into `out`, the
 // label as a class name for a `multiclass` model. INVALID_ARGUMENT saying
-// why a line does not parse; `out` is then partly filled.
+// why a line does not parse (a line that is not UTF-8 text among them);
+// `out` is then partly filled.
 absl::Status ParseExampleLine(absl::string_view line, ExampleFormat format,
                               bool multiclass, v1::Example& out);
 

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "halfspace/v1/halfspace.pb.h"
@@ -95,6 +96,28 @@ TEST(ProducerMessageTest, LinesThatDoNotParseAreLeftOutAndReported) {
       DecodeProducerMessage("csv", "1,1\nlabel,x1\n", false);
   ASSERT_TRUE(late.ok());
   EXPECT_THAT(late->left_out, SizeIs(1));
+}
+
+TEST(ProducerMessageTest, ALineThatIsNotUtf8IsLeftOut) {
+  // A class or feature name protobuf could not read back from the record.
+  for (const char* bad : {"\xf3\xf3,1", "caf\xc3,1", "\xc0\xafx,1",
+                          "\xed\xa0\x80,1", "\xf4\x90\x80\x80,1"}) {
+    absl::StatusOr<ProducerBatch> batch = DecodeProducerMessage(
+        "csv", absl::StrCat("caf\xc3\xa9,1\n", bad, "\n\xf0\x9f\x90\x88,2"),
+        /*multiclass=*/true);
+    ASSERT_TRUE(batch.ok());
+    const v1::TrainRequest request = RequestOf(*batch);
+    ASSERT_EQ(request.examples_size(), 2) << bad;
+    EXPECT_EQ(request.examples(0).class_label(), "caf\xc3\xa9");
+    EXPECT_EQ(request.examples(1).class_label(), "\xf0\x9f\x90\x88");
+    ASSERT_THAT(batch->left_out, SizeIs(1));
+    EXPECT_THAT(batch->left_out[0].message(),
+                HasSubstr("line 2 left out: the line is not UTF-8 text"));
+  }
+  absl::StatusOr<ProducerBatch> named =
+      DecodeProducerMessage("vw", "1 |ns caf\xe9\n", false);
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(RequestOf(*named).examples_size(), 0);
 }
 
 TEST(ProducerMessageTest, ATrainRequestKeepsItsSourceAndSequence) {
