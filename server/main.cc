@@ -56,6 +56,10 @@ ABSL_FLAG(int, nats_replicas, 3,
 ABSL_FLAG(std::string, replica_name, "",
           "this server's name in the NATS cluster, unique in it; default: "
           "one made once and kept in the data directory");
+ABSL_FLAG(uint64_t, replica_snapshot_records, 10000,
+          "share a snapshot of each replicated model every this many "
+          "records of its stream, for replicas that join to start from, and "
+          "trim the stream below the previous one; 0: none");
 ABSL_FLAG(std::string, metrics_listen, "",
           "host:port to serve Prometheus metrics on (HTTP, /metrics), e.g. "
           "0.0.0.0:9464; none by default");
@@ -229,6 +233,8 @@ halfspace::ServerOptions OptionsFromFlags(halfspace::Durability durability) {
   options.nats.key_file = absl::GetFlag(FLAGS_nats_tls_key);
   options.nats.catalog_replicas = absl::GetFlag(FLAGS_nats_replicas);
   options.replica_name = absl::GetFlag(FLAGS_replica_name);
+  options.replica_snapshot_records =
+      absl::GetFlag(FLAGS_replica_snapshot_records);
   return options;
 }
 

@@ -91,6 +91,12 @@ ReplicaOptions ServerReplicaOptions(std::string reader, Metrics* metrics) {
                  position, why.ToString());
     metrics->RecordReplicaSkip(std::string(model));
   };
+  options.joined = [](absl::string_view model, uint64_t position) {
+    spdlog::info(
+        "replica of '{}' starts from the shared snapshot at stream "
+        "position {}",
+        std::string(model), position);
+  };
   options.stalled = [](absl::string_view model, const absl::Status& why) {
     spdlog::warn("replica of '{}' cannot read its stream, retrying: {}",
                  std::string(model), why.ToString());

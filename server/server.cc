@@ -557,12 +557,15 @@ absl::Status Server::StartReplicas() {
 }
 
 void Server::CheckpointLoop() {
-  // Wakes every second to see whether a checkpoint is due: by time, or by
-  // the log's growth.
+  // Wakes every second to share the replicas' snapshots that are due, and
+  // to see whether a checkpoint is due: by time, or by the log's growth.
   const absl::Duration interval = options_.snapshot_interval;
   absl::Time last = absl::Now();
   int64_t last_bytes = 0;
   while (!StopsWithin(absl::Seconds(1))) {
+    if (replicas_ != nullptr) {
+      replicas_->ShareSnapshots(options_.replica_snapshot_records);
+    }
     const int64_t bytes = data_->log_bytes();
     const bool due_by_time =
         interval > absl::ZeroDuration() && absl::Now() - last >= interval;

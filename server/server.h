@@ -138,6 +138,10 @@ struct ServerOptions {
   // This server's name in the cluster (its durable consumers'); empty: one
   // made once and kept in the data directory.
   std::string replica_name;
+  // How many records a replicated model's stream grows by between the
+  // snapshots this server shares (and the stream is trimmed below the
+  // previous one); 0: none.
+  uint64_t replica_snapshot_records = 10000;
 };
 
 // The address the server listens on: `options.listen_address`, or its

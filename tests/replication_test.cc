@@ -133,6 +133,14 @@ class Replicas {
     } while (!status.ok() && absl::Now() < deadline);
     ASSERT_TRUE(status.ok()) << status.error_message() << Log(i);
   }
+  // Starts one more replica, with `flags` of its own; its index.
+  int Add(std::vector<std::string> flags) {
+    flags_.push_back(std::move(flags));
+    ports_.push_back(FreePort());
+    servers_.emplace_back();
+    Start(servers_.size() - 1);
+    return servers_.size() - 1;
+  }
   void Kill(int i) { servers_[i].reset(); }
   // Stops replica i with `signal`; its exit status.
   int Stop(int i, int signal) { return servers_[i]->Stop(signal); }
@@ -189,6 +197,17 @@ class Producer {
     }
     ADD_FAILURE() << "cannot publish to " << subject;
     return 0;
+  }
+  // The first sequence `stream` still holds (0 if it cannot be read).
+  uint64_t FirstSequence(const std::string& stream) {
+    jsStreamInfo* info = nullptr;
+    if (js_GetStreamInfo(&info, js_, stream.c_str(), nullptr, nullptr) !=
+        NATS_OK) {
+      return 0;
+    }
+    const uint64_t first = info->State.FirstSeq;
+    jsStreamInfo_Destroy(info);
+    return first;
   }
   // Every TrainRequest of `stream`, in stream order: those the servers
   // published (inside their records) and the producers'.
@@ -410,6 +429,91 @@ TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
   }
 }
 
+TEST(ReplicationTest, ReplicasJoinFromASharedSnapshotOnceTheStreamIsTrimmed) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  const std::vector<std::string> every = {"--replica_snapshot_records=8"};
+  Replicas replicas(dir, nats, 2, {every, every});
+  const Kind kinds[] = {kKinds[1], kKinds[2]};  // averaged SGD, softmax
+  TestServer reference;
+  std::unique_ptr<Stub> reference_stub = reference.NewStub();
+  for (const Kind& kind : kinds) {
+    v1::CreateModelRequest request = CreateRequest(kind);
+    request.mutable_replication()->set_replicas(3);
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, request, &response).ok())
+        << replicas.Log(0);
+    grpc::ClientContext local;
+    ASSERT_TRUE(
+        reference_stub->CreateModel(&local, CreateRequest(kind), &response)
+            .ok());
+  }
+  // Replica 1 stops (keeping its replicas at position 1) while the streams
+  // grow, snapshots are shared and the streams trimmed below the creation
+  // records.
+  for (const Kind& kind : kinds) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
+  }
+  ASSERT_EQ(replicas.Stop(1, SIGTERM), 0) << replicas.Log(1);
+  Producer producer(nats.url(0));
+  int first = 0;
+  uint64_t position = 0;
+  auto train = [&](int batches) {
+    for (int b = 0; b < batches; ++b, first += 4) {
+      for (const Kind& kind : kinds) {
+        absl::StatusOr<v1::TrainResponse> trained =
+            TrainOnce(replicas.stub(0), Batch(kind, first, 4, ""));
+        ASSERT_TRUE(trained.ok()) << trained.status() << replicas.Log(0);
+        position = trained->position();
+        ASSERT_TRUE(TrainOnce(*reference_stub, Batch(kind, first, 4, "")).ok());
+      }
+    }
+  };
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  auto trimmed = [&] {
+    for (const Kind& kind : kinds) {
+      if (producer.FirstSequence(absl::StrCat("halfspace_", kind.name)) <= 1) {
+        return false;
+      }
+    }
+    return true;
+  };
+  while (!trimmed() && absl::Now() < deadline) {
+    train(10);
+    absl::SleepFor(absl::Milliseconds(1500));  // a snapshot a second
+  }
+  ASSERT_TRUE(trimmed()) << replicas.Log(0);
+
+  // Replica 1 comes back behind the trimmed start; a new replica joins.
+  replicas.Start(1);
+  const int joined = replicas.Add(every);
+  train(3);
+  for (const Kind& kind : kinds) {
+    const std::vector<uint64_t> bits = WeightBits(*reference_stub, kind.name);
+    absl::StatusOr<v1::Model> expected = GetModel(*reference_stub, kind.name);
+    ASSERT_TRUE(expected.ok());
+    for (int i = 0; i < replicas.size(); ++i) {
+      ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, position))
+          << replicas.Log(i);
+      absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+      ASSERT_TRUE(m.ok());
+      EXPECT_EQ(m->stats().examples_seen(), expected->stats().examples_seen())
+          << kind.name << " on replica " << i << replicas.Log(i);
+      EXPECT_EQ(WeightBits(replicas.stub(i), kind.name), bits)
+          << kind.name << " on replica " << i;
+    }
+  }
+  // Replica 1 came back with its own snapshots, from behind the trim.
+  EXPECT_THAT(Tail(dir.File("replica1.log"), 1 << 30),
+              HasSubstr("recovered 2 model(s)"));
+  for (int i : {1, joined}) {
+    EXPECT_THAT(Tail(dir.File(absl::StrCat("replica", i, ".log")), 1 << 30),
+                HasSubstr("starts from the shared snapshot at stream position"))
+        << "replica " << i;
+  }
+}
+
 // A prediction for one instance of the three features (or, `sparse`, of
 // feature 7 alone).
 absl::StatusOr<v1::PredictResponse> Predict(
@@ -580,7 +684,7 @@ TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
   }
   absl::StatusOr<v1::TrainResponse> again =
       TrainOnce(replicas.stub(1), Batch(kind, 0, 10, "writer"));
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_TRUE(again.ok()) << again.status() << replicas.Log(1);
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, again->position()));
     absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);

@@ -781,6 +781,35 @@ absl::StatusOr<std::string> ModelRegistry::CreationRecord(
   return FreshRecord(**model);
 }
 
+absl::StatusOr<std::pair<uint64_t, std::string>> ModelRegistry::ReplicaFile(
+    absl::string_view name) const {
+  absl::StatusOr<std::shared_ptr<Model>> model = Get(name);
+  if (!model.ok()) return model.status();
+  if (!IsReplicated((*model)->spec())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("model ", Quoted(name), " is not replicated"));
+  }
+  const ModelSnapshot snapshot = (*model)->Snapshot();
+  return std::make_pair(snapshot.lsn, EncodeSnapshot(snapshot));
+}
+
+absl::Status ModelRegistry::InstallReplica(uint64_t position,
+                                           absl::string_view name,
+                                           absl::string_view file,
+                                           const Replication& replication) {
+  absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(file);
+  if (!snapshot.ok()) return snapshot.status();
+  snapshot->name = std::string(name);
+  snapshot->spec.replication = replication;
+  // A creation that carries the whole state: applied as the stream's
+  // creations are, it replaces what this server holds of the model.
+  return ApplyReplicated(
+      position, name, CreateRecord(*snapshot),
+      [](Model&, TrainBatch&, const Trainer&) {
+        return absl::InternalError("a snapshot holds no training");
+      });
+}
+
 absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
                                             absl::string_view name,
                                             absl::string_view payload,

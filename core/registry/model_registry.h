@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -224,6 +225,22 @@ class ModelRegistry {
   absl::Status ApplyReplicated(uint64_t sequence, absl::string_view name,
                                absl::string_view payload,
                                const TrainReplay& train);
+
+  // A replica's whole state as a model file, and the stream position it
+  // holds: what a shared snapshot keeps. Errors as Get's;
+  // FAILED_PRECONDITION for a model of this server alone.
+  absl::StatusOr<std::pair<uint64_t, std::string>> ReplicaFile(
+      absl::string_view name) const;
+
+  // Makes `file` (a model file, as ReplicaFile gives) this server's replica
+  // of `name` at stream `position`, following `replication`: a creation
+  // carrying the whole state, applied as ApplyReplicated applies one (a
+  // replica at `position` or later is kept as it is). DATA_LOSS for bytes
+  // that are no model file; a state the limits refuse makes the replica
+  // unavailable.
+  absl::Status InstallReplica(uint64_t position, absl::string_view name,
+                              absl::string_view file,
+                              const Replication& replication);
 
   // Removes the replica of `name` and its stored state, if any: its model
   // no longer exists, or it is to be built again from the stream.

@@ -9,19 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "core/base/quoted.h"
+#include "core/replication/jetstream_handles.h"
 #include "halfspace/storage/v1/storage.pb.h"
 
 namespace halfspace {
-namespace {
 
-constexpr char kCatalog[] = "halfspace_models";
-constexpr char kRecordFormat[] = "record";
-constexpr absl::Duration kElectionPoll = absl::Milliseconds(100);
-
-// What NATS said of a failed `what`, as a status: UNAVAILABLE for what
-// passes (no server, a timeout, a leader being elected), else INTERNAL.
 absl::Status FromNats(absl::string_view what, natsStatus s,
-                      jsErrCode js_error = static_cast<jsErrCode>(0)) {
+                      jsErrCode js_error) {
   const char* detail = nats_GetLastError(nullptr);
   std::string message = absl::StrCat(what, ": ", natsStatus_GetText(s));
   if (js_error != 0)
@@ -45,6 +39,12 @@ absl::Status FromNats(absl::string_view what, natsStatus s,
                            : absl::InternalError(message);
   }
 }
+
+namespace {
+
+constexpr char kCatalog[] = "halfspace_models";
+constexpr char kRecordFormat[] = "record";
+constexpr absl::Duration kElectionPoll = absl::Milliseconds(100);
 
 int64_t MillisUntil(absl::Time deadline) {
   return std::max<int64_t>(1,
@@ -132,17 +132,6 @@ class JetStreamWatch final : public CatalogWatch {
 
 }  // namespace
 
-struct JetStreamLog::Handles {
-  natsConnection* connection = nullptr;
-  jsCtx* js = nullptr;
-  kvStore* catalog = nullptr;
-  ~Handles() {
-    kvStore_Destroy(catalog);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(connection);
-  }
-};
-
 JetStreamLog::JetStreamLog(std::unique_ptr<Handles> handles)
     : handles_(std::move(handles)) {}
 
@@ -221,7 +210,12 @@ absl::StatusOr<std::unique_ptr<JetStreamLog>> JetStreamLog::Connect(
     if (s == NATS_OK && handles->js == nullptr) {
       s = natsConnection_JetStream(&handles->js, handles->connection, nullptr);
     }
-    if (s == NATS_OK) s = OpenCatalog(*handles, catalog_replicas);
+    if (s == NATS_OK && handles->catalog == nullptr) {
+      s = OpenCatalog(*handles, catalog_replicas);
+    }
+    if (s == NATS_OK && handles->snapshot_index == nullptr) {
+      s = OpenSnapshots(*handles, catalog_replicas);
+    }
     if (s == NATS_OK) break;
     last = FromNats(
         absl::StrCat("connecting to NATS at ", options.urls.front()), s);

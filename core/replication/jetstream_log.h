@@ -2,7 +2,8 @@
 // are messages of a subject in a JetStream stream (replicated by the
 // cluster's Raft groups, numbered by the stream, deduplicated by message
 // id), read by a durable pull consumer per server; the catalog is a
-// key-value bucket, `halfspace_models`, from model name to stream.
+// key-value bucket, `halfspace_models`, from model name to stream; shared
+// snapshots lie in a stream and a bucket of their own.
 //
 // Thread safety: every method may be called concurrently (the NATS client
 // is thread-safe); a reader or watch is used by one thread at a time.
@@ -59,6 +60,17 @@ class JetStreamLog final : public ReplicatedLog {
   absl::Status Release(absl::string_view model) override;
   absl::StatusOr<bool> Claimed(absl::string_view model) override;
   absl::StatusOr<std::unique_ptr<CatalogWatch>> WatchCatalog() override;
+  // Snapshots (jetstream_snapshots.cc): chunks of up to 256 KiB in the
+  // stream halfspace_snapshots, and where they lie in the key-value bucket
+  // halfspace_snapshot_index, written after them.
+  absl::Status PutSnapshot(absl::string_view model, const SnapshotInfo& info,
+                           absl::string_view file,
+                           absl::string_view writer) override;
+  absl::StatusOr<std::optional<SnapshotInfo>> SnapshotOf(
+      absl::string_view model) override;
+  absl::StatusOr<std::pair<SnapshotInfo, std::string>> ReadSnapshot(
+      absl::string_view model) override;
+  absl::Status DropSnapshot(absl::string_view model) override;
 
   struct Handles;  // the client's objects
 

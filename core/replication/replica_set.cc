@@ -35,6 +35,9 @@ struct ReplicaSet::Follower {
   uint64_t position = 0;
   uint64_t lag_records = 0;
   int64_t last_time_micros = 0;  // of the last record applied
+  // The position of the shared snapshot as last read or written; 0 if
+  // not known.
+  uint64_t shared = 0;
 };
 
 struct ReplicaSet::Waiter {
@@ -184,6 +187,12 @@ void ReplicaSet::FollowLoop(Follower& f) {
   };
   while (!f.stop.load()) {
     if (reader == nullptr) {
+      absl::StatusOr<uint64_t> joined = FromSnapshot(f, position, false);
+      if (!joined.ok()) {
+        stall(joined.status());
+        continue;
+      }
+      position = *joined;
       absl::StatusOr<std::unique_ptr<LogReader>> opened =
           log_->Read(f.replication, position + 1, options_.reader);
       if (!opened.ok()) {
@@ -201,6 +210,17 @@ void ReplicaSet::FollowLoop(Follower& f) {
     stalled = false;
     for (const LogMessage& m : *messages) {
       if (m.sequence <= position) continue;  // redelivered
+      if (m.sequence > position + 1) {
+        // Records skipped: of other subjects of the stream, or trimmed
+        // below a snapshot this replica must start from instead.
+        absl::StatusOr<uint64_t> joined = FromSnapshot(f, position, true);
+        if (!joined.ok()) {
+          stall(joined.status());  // read again from the position
+          break;
+        }
+        position = *joined;
+        if (m.sequence <= position) continue;
+      }
       Apply(f, m);
       position = m.sequence;
     }
@@ -210,6 +230,97 @@ void ReplicaSet::FollowLoop(Follower& f) {
     f.lag_records = messages->back().pending;
     f.last_time_micros = messages->back().time_micros;
     applied_.SignalAll();
+  }
+}
+
+absl::StatusOr<uint64_t> ReplicaSet::FromSnapshot(Follower& f,
+                                                  uint64_t position, bool gap) {
+  absl::StatusOr<std::optional<SnapshotInfo>> kept = log_->SnapshotOf(f.model);
+  if (!kept.ok()) {
+    // Without a word of the snapshot, a gap may hide trimmed records.
+    if (gap) return kept.status();
+    return position;
+  }
+  if (!kept->has_value()) return position;
+  const SnapshotInfo info = **kept;
+  const bool trimmed = position + 1 < info.trimmed_below;
+  if (info.position <= position || (position > 0 && !trimmed)) {
+    return position;  // the stream holds what this replica needs
+  }
+  absl::StatusOr<std::pair<SnapshotInfo, std::string>> read =
+      log_->ReadSnapshot(f.model);
+  absl::Status s = read.status();
+  if (s.ok()) {
+    s = registry_->InstallReplica(read->first.position, f.model, read->second,
+                                  f.replication);
+  }
+  if (!s.ok()) {
+    if (options_.report) options_.report(f.model, info.position, s);
+    // A replica with nothing trimmed from under it reads the stream.
+    if (trimmed) return s;
+    return position;
+  }
+  if (options_.joined) options_.joined(f.model, read->first.position);
+  MutexLock lock(mu_);
+  f.shared = std::max(f.shared, read->first.position);
+  f.position = read->first.position;
+  applied_.SignalAll();
+  return read->first.position;
+}
+
+void ReplicaSet::ShareSnapshots(uint64_t every) {
+  if (every == 0) return;
+  std::vector<std::shared_ptr<Follower>> followers;
+  {
+    MutexLock lock(mu_);
+    for (auto& [name, f] : followers_) followers.push_back(f);
+  }
+  for (const std::shared_ptr<Follower>& f : followers) {
+    if (f->stop.load()) continue;
+    absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(f->model);
+    if (!model.ok()) continue;
+    uint64_t shared;
+    {
+      MutexLock lock(mu_);
+      shared = f->shared;
+    }
+    if ((*model)->lsn() < shared + every) continue;
+    ShareSnapshot(*f, every);
+  }
+}
+
+void ReplicaSet::ShareSnapshot(Follower& f, uint64_t every) {
+  absl::StatusOr<std::optional<SnapshotInfo>> kept = log_->SnapshotOf(f.model);
+  if (!kept.ok()) return;  // tried again at the next checkpoint
+  const uint64_t previous = kept->has_value() ? (*kept)->position : 0;
+  absl::StatusOr<std::pair<uint64_t, std::string>> file =
+      registry_->ReplicaFile(f.model);
+  if (!file.ok()) return;
+  if (file->first < previous + every) {
+    MutexLock lock(mu_);
+    f.shared = std::max(f.shared, previous);  // another server's is recent
+    return;
+  }
+  // The records since the previous snapshot stay in the stream, so that a
+  // replica a little behind reads on rather than loading the whole state.
+  const SnapshotInfo info{file->first, previous > 0 ? previous + 1 : 0};
+  const absl::Status put =
+      log_->PutSnapshot(f.model, info, file->second, options_.reader);
+  if (!put.ok()) {
+    if (!absl::IsAborted(put) && options_.report) {
+      options_.report(f.model, info.position, put);
+    }
+    return;
+  }
+  {
+    MutexLock lock(mu_);
+    f.shared = std::max(f.shared, info.position);
+  }
+  if (info.trimmed_below > 0) {
+    absl::Status trimmed = log_->Trim(f.replication, info.trimmed_below);
+    if (!trimmed.ok() && options_.report) {
+      options_.report(f.model, info.position, trimmed);
+    }
   }
 }
 
@@ -339,11 +450,14 @@ absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Create(
   if (absl::Status s = log_->EnsureStream(replication); !s.ok()) return s;
   absl::StatusOr<uint64_t> claim = log_->Claim(name, replication);
   if (!claim.ok()) return claim.status();
-  // An earlier model of the name left its records: a replica that reads
-  // the stream from the start must not bring that model back meanwhile.
-  if (absl::Status s = log_->Trim(replication, 0); !s.ok()) {
+  // An earlier model of the name left its records and its snapshot: a
+  // replica that reads the stream from the start must not bring that
+  // model back meanwhile.
+  absl::Status cleared = log_->Trim(replication, 0);
+  if (cleared.ok()) cleared = log_->DropSnapshot(name);
+  if (!cleared.ok()) {
     log_->Release(name).IgnoreError();
-    return s;
+    return cleared;
   }
   const std::string model(name);
   Follow(model, replication, *claim);
@@ -411,6 +525,9 @@ absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
   }
   if (absl::Status s = log_->Release(name); !s.ok()) return s;
   Unfollow(key, revision);
+  // A failure leaves the snapshot to the next model of the name, which
+  // drops it before it starts.
+  log_->DropSnapshot(name).IgnoreError();
   return absl::OkStatus();
 }
 

@@ -22,6 +22,12 @@
 // The catalog lists the replicated models: every server follows each one
 // it lists, and drops its replica of one the catalog no longer lists.
 //
+// Shared snapshots bound the stream: now and then a server keeps a
+// snapshot of its replica in the log (the same state every replica holds
+// at that position), and the stream is trimmed below the previous one. A
+// replica that joins starts from the snapshot and reads the stream from
+// its position; so does one that finds the records it needs trimmed.
+//
 // Thread safety: every method may be called concurrently.
 
 #ifndef HALFSPACE_CORE_REPLICATION_REPLICA_SET_H_
@@ -86,6 +92,8 @@ struct ReplicaOptions {
   std::function<void(absl::string_view model, uint64_t position,
                      const absl::Status& why)>
       report;
+  // Told when a replica starts from the shared snapshot at `position`.
+  std::function<void(absl::string_view model, uint64_t position)> joined;
   // Told when a replica cannot read its stream (the log unreachable, its
   // reader lost), once until it reads again; it retries meanwhile.
   std::function<void(absl::string_view model, const absl::Status& why)> stalled;
@@ -143,6 +151,15 @@ class ReplicaSet {
   absl::Status WaitFor(absl::string_view model, uint64_t position,
                        absl::Time deadline);
 
+  // Shares a snapshot of each replica this server holds whose position is
+  // `every` records or more past the shared one (0: none), unless another
+  // server shared one meanwhile, and trims the model's stream below the
+  // previous shared snapshot's position. A replica that joins, or that
+  // fell behind the trimmed start, starts from the shared snapshot rather
+  // than the stream's start. Slow (it writes whole models): call it from
+  // a background thread.
+  void ShareSnapshots(uint64_t every);
+
   // A replica's lag: records of its stream it has not applied yet, as of
   // its last read, and for how long the first of them has waited.
   struct Lag {
@@ -167,6 +184,16 @@ class ReplicaSet {
   void FollowLoop(Follower& follower);
   // Applies one message of `follower`'s stream.
   void Apply(Follower& follower, const LogMessage& message);
+  // Starts `f`'s replica from the shared snapshot if it holds nothing yet
+  // (`position` 0) or the records after `position` are trimmed; returns
+  // its position then. After a `gap` in the stream, an error when the
+  // engine cannot say whether records were trimmed; an error when they
+  // were and the snapshot cannot be installed (the replica must not read
+  // on past them).
+  absl::StatusOr<uint64_t> FromSnapshot(Follower& f, uint64_t position,
+                                        bool gap);
+  // Shares `f`'s replica's snapshot if no other server's is recent.
+  void ShareSnapshot(Follower& f, uint64_t every);
   // The change record a producer's message makes here, into `record`: left
   // empty when this replica holds no model to learn it; an error for a
   // message that holds no batch (every replica skips it alike).

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -69,6 +70,16 @@ class CatalogWatch {
       absl::Duration timeout) = 0;
 };
 
+// A replicated model's shared snapshot: the state as of a position of its
+// stream, kept in the engine for replicas that join, or that fell behind
+// the stream's trimmed start.
+struct SnapshotInfo {
+  uint64_t position = 0;  // the last record of the stream the state holds
+  // The model's records below this sequence may be gone from the stream
+  // (0: none trimmed): a replica not past it must start from the snapshot.
+  uint64_t trimmed_below = 0;
+};
+
 struct Published {
   uint64_t sequence = 0;
   bool duplicate = false;  // the same dedup id was published before, here
@@ -114,6 +125,24 @@ class ReplicatedLog {
   // Whether `model`'s name is claimed.
   virtual absl::StatusOr<bool> Claimed(absl::string_view model) = 0;
   virtual absl::StatusOr<std::unique_ptr<CatalogWatch>> WatchCatalog() = 0;
+
+  // Shared snapshots, one kept per model. Keeps `file` (a model file) as
+  // `model`'s snapshot of `info`, written by `writer` (a server's reader
+  // name), in place of the one kept; ABORTED, nothing changed, when the
+  // kept one is of the same position or later (another server's, say).
+  virtual absl::Status PutSnapshot(absl::string_view model,
+                                   const SnapshotInfo& info,
+                                   absl::string_view file,
+                                   absl::string_view writer) = 0;
+  // What the kept snapshot of `model` is of; none if there is none.
+  virtual absl::StatusOr<std::optional<SnapshotInfo>> SnapshotOf(
+      absl::string_view model) = 0;
+  // The kept snapshot's bytes and what it is of: NOT_FOUND if none is
+  // kept, DATA_LOSS if its bytes are damaged.
+  virtual absl::StatusOr<std::pair<SnapshotInfo, std::string>> ReadSnapshot(
+      absl::string_view model) = 0;
+  // Forgets `model`'s snapshot (none kept is no error).
+  virtual absl::Status DropSnapshot(absl::string_view model) = 0;
 };
 
 }  // namespace halfspace
