@@ -4,7 +4,8 @@
 //   build/tests/halfspace_load [--target=HOST:PORT] [--dimension=20]
 //       [--examples=200000] [--batch=1000] [--clients=8] [--calls=5000]
 //       [--durability=sync] [--transport=tcp|unix] [--rounds=3]
-//       [--json=FILE] [--sweep=batch|dimension|streams|models|export]
+//       [--json=FILE]
+//       [--sweep=batch|dimension|streams|models|export|replication]
 //
 // Without --target it starts the server binary (next to this one's build)
 // as a child on a temporary data directory with --durability, listening on
@@ -23,7 +24,9 @@
 // --sweep measures training throughput against one parameter instead (batch
 // size, dimension dense and sparse, concurrent streams), predictions and
 // the server's memory against the number of models, or the time to export a
-// model in pages against its size; tests/bench/plot.py
+// model in pages against its size, or (replication, which starts three
+// nats-server processes and the server with --nats_url) a replicated model
+// against a local one on the same server; tests/bench/plot.py
 // draws the JSON of the batch and dimension sweeps.
 
 #include <arpa/inet.h>
@@ -48,6 +51,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/halfspace_client.h"
 #include "grpcpp/grpcpp.h"
@@ -69,8 +73,9 @@ ABSL_FLAG(int, rounds, 3, "rounds of every measurement; medians reported");
 ABSL_FLAG(std::string, sweep, "",
           "instead of the paths: throughput against batch, dimension, "
           "streams or models (models also reports the server's memory; it "
-          "runs one round), or ExportModel's paging against the model's "
-          "size (export)");
+          "runs one round), ExportModel's paging against the model's "
+          "size (export), or a replicated model against a local one on a "
+          "three-node NATS cluster started here (replication)");
 ABSL_FLAG(std::string, json, "", "also write the results to this file");
 ABSL_FLAG(std::string, transport, "tcp",
           "tcp (loopback) or unix (Unix-domain sockets) between the clients "
@@ -902,6 +907,139 @@ void SweepExport(const std::string& target, Report& report) {
   }
 }
 
+// --- The price of replication (--sweep=replication)
+// ---------------------------
+
+// Three nats-server processes on loopback, one JetStream cluster.
+class NatsCluster {
+ public:
+  explicit NatsCluster(const TempDir& dir) {
+    std::vector<int> client(3), route(3);
+    std::vector<std::string> routes;
+    for (int i = 0; i < 3; ++i) {
+      client[i] = FreePort();
+      route[i] = FreePort();
+      routes.push_back(absl::StrCat("nats-route://127.0.0.1:", route[i]));
+      urls_.push_back(absl::StrCat("nats://127.0.0.1:", client[i]));
+    }
+    for (int i = 0; i < 3; ++i) {
+      const std::string config = dir.File(absl::StrCat("nats", i, ".conf"));
+      std::ofstream(config)
+          << "server_name: n" << i << "\nlisten: 127.0.0.1:" << client[i]
+          << "\njetstream { store_dir: \"" << dir.File(absl::StrCat("nats", i))
+          << "\" }\n"
+          << "cluster { name: bench, listen: 127.0.0.1:" << route[i]
+          << ", routes: [" << absl::StrJoin(routes, ", ") << "] }\n";
+      nodes_.push_back(std::make_unique<Child>(
+          std::vector<std::string>{"/usr/sbin/nats-server", "-c", config},
+          dir.File(absl::StrCat("nats", i, ".log"))));
+    }
+  }
+  std::string urls() const { return absl::StrJoin(urls_, ","); }
+
+ private:
+  std::vector<std::string> urls_;
+  std::vector<std::unique_ptr<Child>> nodes_;
+};
+
+// A perceptron of `d` features named `model`, local or replicated on three
+// NATS servers.
+void CreatePerceptron(Stub& stub, const std::string& model, int d,
+                      bool replicated) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    grpc::ClientContext context;
+    v1::CreateModelRequest request;
+    request.set_model(model);
+    *request.mutable_algorithm() = *ParseAlgorithm("perceptron");
+    request.set_dimension(d);
+    if (replicated) request.mutable_replication()->set_replicas(3);
+    v1::CreateModelResponse response;
+    if (stub.CreateModel(&context, request, &response).ok()) return;
+    absl::SleepFor(absl::Milliseconds(200));  // the cluster is starting
+  }
+  std::fprintf(stderr, "cannot create %s\n", model.c_str());
+  std::exit(1);
+}
+
+// Examples per second into the existing `model`, `batch` per message.
+double TrainInto(Stub& stub, const Data& data, size_t n, size_t batch,
+                 const std::string& model) {
+  const std::vector<v1::TrainRequest> requests =
+      TrainRequests(data, n, batch, model);
+  grpc::ClientContext context;
+  auto stream = stub.Train(&context);
+  return Pipelined(*stream, requests) * static_cast<double>(n) /
+         requests.size();
+}
+
+// A replica's stream position (0 if it has none yet).
+uint64_t PositionOf(Stub& stub, const std::string& model) {
+  grpc::ClientContext context;
+  v1::GetModelRequest request;
+  request.set_model(model);
+  v1::GetModelResponse response;
+  if (!stub.GetModel(&context, request, &response).ok()) return 0;
+  return response.model().replica().position();
+}
+
+// A replicated perceptron against a local one on the same server, each
+// row's floor the local model's: training in batches and one example a
+// message, unary predictions, and how long a new server takes to hold its
+// replica (from the shared snapshot, then the stream after it).
+void SweepReplication(const std::string& target, const std::string& nats,
+                      const std::string& binary, const TempDir& dir,
+                      const Data& data, int round, Report& report) {
+  auto stub = v1::HalfspaceService::NewStub(Connect(target, 0));
+  const std::string local = absl::StrCat("local", round);
+  const std::string replicated = absl::StrCat("replicated", round);
+  CreatePerceptron(*stub, local, data.dimension, false);
+  CreatePerceptron(*stub, replicated, data.dimension, true);
+  const size_t n = data.x.size(), batch = absl::GetFlag(FLAGS_batch);
+  const double batched_local = TrainInto(*stub, data, n, batch, local);
+  const double batched = TrainInto(*stub, data, n, batch, replicated);
+  report.Add(
+      {absl::StrCat("Train, ", batch, " a message: replicated (floor: local)"),
+       "/s", batched, 0, batched_local});
+  const size_t singles = std::min<size_t>(n, 3000);
+  const double single_local = TrainInto(*stub, data, singles, 1, local);
+  const double single = TrainInto(*stub, data, singles, 1, replicated);
+  report.Add({"Train, 1 a message: replicated (floor: local)", "/s", single, 0,
+              single_local});
+  v1::PredictRequest predict;
+  AddDense(data.x[0], predict.add_instances());
+  auto time_predict = [&](const std::string& model) {
+    predict.set_model(model);
+    return TimeCalls(absl::GetFlag(FLAGS_calls), [&](int) {
+      grpc::ClientContext context;
+      v1::PredictResponse out;
+      stub->Predict(&context, predict, &out);
+    });
+  };
+  const Latency predict_local = time_predict(local);
+  const Latency predict_replica = time_predict(replicated);
+  report.Add({"Predict, unary: a replica (floor: local) (p50/p99)", "µs",
+              predict_replica.p50, predict_replica.p99, predict_local.p50});
+  // A new server joins: how long until its replica is where this one is.
+  const uint64_t position = PositionOf(*stub, replicated);
+  absl::SleepFor(absl::Seconds(2));  // a snapshot is shared each second
+  const std::string joiner = absl::StrCat("127.0.0.1:", FreePort());
+  const absl::Time start = absl::Now();
+  Child second(
+      {binary, absl::StrCat("--listen=", joiner),
+       absl::StrCat("--data_dir=", dir.File(absl::StrCat("join", round))),
+       absl::StrCat("--nats_url=", nats), "--log_level=warn",
+       absl::StrCat("--replica_name=join", round)},
+      dir.File("join.log"));
+  auto joined = v1::HalfspaceService::NewStub(Connect(joiner, 0));
+  while (PositionOf(*joined, replicated) < position &&
+         absl::Now() - start < absl::Minutes(5)) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  report.Add({absl::StrCat("a new replica holds it (", n + singles,
+                           " examples, ", position, " records), ms"),
+              "ms", absl::ToDoubleMilliseconds(absl::Now() - start)});
+}
+
 int Run() {
   const int d = absl::GetFlag(FLAGS_dimension);
   const int n = absl::GetFlag(FLAGS_examples);
@@ -931,21 +1069,28 @@ int Run() {
       {unix_socket ? "over TCP" : "over a Unix socket",
        unix_socket ? noop_tcp : noop_unix}};
   std::string target = absl::GetFlag(FLAGS_target);
+  std::unique_ptr<NatsCluster> nats;  // for --sweep=replication
   std::unique_ptr<Child> server;
+  const std::string binary =
+      (std::filesystem::path(self).parent_path().parent_path() /
+       "halfspace-server")
+          .string();
   if (target.empty()) {
     target = unix_socket ? absl::StrCat("unix:", dir.File("halfspace.sock"))
                          : absl::StrCat("127.0.0.1:", FreePort());
-    const std::string binary =
-        (std::filesystem::path(self).parent_path().parent_path() /
-         "halfspace-server")
-            .string();
-    server = std::make_unique<Child>(
-        std::vector<std::string>{
-            binary, absl::StrCat("--listen=", target),
-            absl::StrCat("--data_dir=", dir.File("data")),
-            absl::StrCat("--durability=", absl::GetFlag(FLAGS_durability)),
-            "--log_level=warn", "--max_models=100000"},
-        dir.File("server.log"));
+    std::vector<std::string> argv = {
+        binary,
+        absl::StrCat("--listen=", target),
+        absl::StrCat("--data_dir=", dir.File("data")),
+        absl::StrCat("--durability=", absl::GetFlag(FLAGS_durability)),
+        "--log_level=warn",
+        "--max_models=100000"};
+    if (absl::GetFlag(FLAGS_sweep) == "replication") {
+      nats = std::make_unique<NatsCluster>(dir);
+      argv.push_back(absl::StrCat("--nats_url=", nats->urls()));
+      argv.push_back("--replica_snapshot_records=100");
+    }
+    server = std::make_unique<Child>(argv, dir.File("server.log"));
   }
   const std::string server_setup =
       absl::GetFlag(FLAGS_target).empty()
@@ -967,8 +1112,9 @@ int Run() {
   std::printf("%s\n\n", setup.c_str());
 
   // The paths' data (none for a sweep, which makes its own).
-  const Data data =
-      MakeData(absl::GetFlag(FLAGS_sweep).empty() ? std::max(n, 1) : 1, d);
+  const bool own_data = absl::GetFlag(FLAGS_sweep).empty() ||
+                        absl::GetFlag(FLAGS_sweep) == "replication";
+  const Data data = MakeData(own_data ? std::max(n, 1) : 1, d);
   Report report;
   const std::string sweep = absl::GetFlag(FLAGS_sweep);
   for (int round = 1; round <= (sweep == "models" ? 1 : rounds); ++round) {
@@ -985,9 +1131,12 @@ int Run() {
       SweepModels(target, server != nullptr ? server->pid() : 0, report);
     } else if (sweep == "export") {
       SweepExport(target, report);
+    } else if (sweep == "replication" && nats != nullptr) {
+      SweepReplication(target, nats->urls(), binary, dir, data, round, report);
     } else {
       std::fprintf(stderr,
-                   "--sweep is batch, dimension, streams, models or export\n");
+                   "--sweep is batch, dimension, streams, models, export or "
+                   "replication (which starts its own server)\n");
       return 2;
     }
   }
