@@ -115,12 +115,12 @@ TEST(ProducerMessageTest, ALineThatIsNotUtf8IsLeftOut) {
                 HasSubstr("line 2 left out: the line is not UTF-8 text"));
   }
   // Past eight bytes, where ASCII is read a word at a time.
-  absl::StatusOr<ProducerBatch> long_lines = DecodeProducerMessage(
-      "csv",
-      "a-long-class-name-caf\xc3\xa9,1\n"
-      "a-long-class-name-caf\xc3,1\n"
-      "name-\xed\xa0\x80-of-a-class-name,1\n",
-      /*multiclass=*/true);
+  absl::StatusOr<ProducerBatch> long_lines =
+      DecodeProducerMessage("csv",
+                            "a-long-class-name-caf\xc3\xa9,1\n"
+                            "a-long-class-name-caf\xc3,1\n"
+                            "name-\xed\xa0\x80-of-a-class-name,1\n",
+                            /*multiclass=*/true);
   ASSERT_TRUE(long_lines.ok());
   EXPECT_EQ(RequestOf(*long_lines).examples_size(), 1);
   EXPECT_THAT(long_lines->left_out, SizeIs(2));

@@ -96,6 +96,16 @@ absl::StatusOr<v1::TrainResponse> TrainOnce(Stub& stub,
   return response;
 }
 
+// Creates `kind`'s model, replicated on three NATS servers, through `stub`.
+grpc::Status CreateReplicated(Stub& stub, const Kind& kind) {
+  v1::CreateModelRequest request = CreateRequest(kind);
+  request.mutable_replication()->set_replicas(3);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  v1::CreateModelResponse response;
+  return stub.CreateModel(&context, request, &response);
+}
+
 // The halfspace servers, each a replica of every replicated model.
 class Replicas {
  public:
@@ -306,13 +316,8 @@ TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
   NatsCluster nats(dir, 3);
   Replicas replicas(dir, nats, 3);
   for (size_t k = 0; k < std::size(kKinds); ++k) {
-    v1::CreateModelRequest request = CreateRequest(kKinds[k]);
-    request.mutable_replication()->set_replicas(3);
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-    v1::CreateModelResponse response;
     const grpc::Status status =
-        replicas.stub(k % 3).CreateModel(&context, request, &response);
+        CreateReplicated(replicas.stub(k % 3), kKinds[k]);
     ASSERT_TRUE(status.ok()) << status.error_message() << replicas.Log(k % 3);
   }
 
@@ -438,12 +443,9 @@ TEST(ReplicationTest, ReplicasJoinFromASharedSnapshotOnceTheStreamIsTrimmed) {
   TestServer reference;
   std::unique_ptr<Stub> reference_stub = reference.NewStub();
   for (const Kind& kind : kinds) {
-    v1::CreateModelRequest request = CreateRequest(kind);
-    request.mutable_replication()->set_replicas(3);
-    grpc::ClientContext context;
-    v1::CreateModelResponse response;
-    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, request, &response).ok())
+    ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok())
         << replicas.Log(0);
+    v1::CreateModelResponse response;
     grpc::ClientContext local;
     ASSERT_TRUE(
         reference_stub->CreateModel(&local, CreateRequest(kind), &response)
@@ -548,14 +550,7 @@ TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
       dir, nats, 2,
       {{absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)}});
   const Kind& kind = kKinds[0];
-  {
-    v1::CreateModelRequest request = CreateRequest(kind);
-    request.mutable_replication()->set_replicas(3);
-    grpc::ClientContext context;
-    v1::CreateModelResponse response;
-    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, request, &response).ok())
-        << replicas.Log(0);
-  }
+  ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok()) << replicas.Log(0);
   // The name is taken on every server, by a replicated model or a local one.
   for (int i = 0; i < 2; ++i) {
     grpc::ClientContext context;
@@ -669,14 +664,7 @@ TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   EXPECT_FALSE(GetModel(replicas.stub(0), kind.name).ok());
-  {
-    v1::CreateModelRequest request = CreateRequest(kind);
-    request.mutable_replication()->set_replicas(3);
-    grpc::ClientContext context;
-    v1::CreateModelResponse response;
-    ASSERT_TRUE(
-        replicas.stub(0).CreateModel(&context, request, &response).ok());
-  }
+  ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok());
   // The other server holds the new model once it has read the catalog.
   const absl::Time created = absl::Now() + absl::Seconds(10);
   while (!GetModel(replicas.stub(1), kind.name).ok() && absl::Now() < created) {

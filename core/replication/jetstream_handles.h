@@ -31,6 +31,11 @@ struct JetStreamLog::Handles {
 absl::Status FromNats(absl::string_view what, natsStatus s,
                       jsErrCode js_error = static_cast<jsErrCode>(0));
 
+// Opens the key-value bucket `bucket` into `out`, creating it (one value a
+// key, on disk, `replicas` replicas) if there is none.
+natsStatus OpenBucket(jsCtx* js, const char* bucket, int replicas,
+                      kvStore** out);
+
 // Opens the snapshot stream and its index bucket, creating them with
 // `replicas` replicas if there are none (jetstream_snapshots.cc).
 natsStatus OpenSnapshots(JetStreamLog::Handles& h, int replicas);

@@ -40,6 +40,19 @@ absl::Status FromNats(absl::string_view what, natsStatus s,
   }
 }
 
+natsStatus OpenBucket(jsCtx* js, const char* bucket, int replicas,
+                      kvStore** out) {
+  natsStatus s = js_KeyValue(out, js, bucket);
+  if (s != NATS_NOT_FOUND) return s;
+  kvConfig config;
+  kvConfig_Init(&config);
+  config.Bucket = bucket;
+  config.History = 1;
+  config.StorageType = js_FileStorage;
+  config.Replicas = replicas;
+  return js_CreateKeyValue(out, js, &config);
+}
+
 namespace {
 
 constexpr char kCatalog[] = "halfspace_models";
@@ -179,15 +192,7 @@ absl::StatusOr<natsOptions*> MakeOptions(const NatsOptions& options) {
 
 // Opens the catalog bucket, creating it if there is none.
 natsStatus OpenCatalog(JetStreamLog::Handles& h, int replicas) {
-  natsStatus s = js_KeyValue(&h.catalog, h.js, kCatalog);
-  if (s != NATS_NOT_FOUND) return s;
-  kvConfig config;
-  kvConfig_Init(&config);
-  config.Bucket = kCatalog;
-  config.History = 1;
-  config.StorageType = js_FileStorage;
-  config.Replicas = replicas;
-  return js_CreateKeyValue(&h.catalog, h.js, &config);
+  return OpenBucket(h.js, kCatalog, replicas, &h.catalog);
 }
 
 }  // namespace

@@ -108,15 +108,7 @@ natsStatus OpenSnapshots(JetStreamLog::Handles& h, int replicas) {
   jsErrCode js_error = static_cast<jsErrCode>(0);
   natsStatus s = js_AddStream(nullptr, h.js, &config, nullptr, &js_error);
   if (s != NATS_OK && js_error != JSStreamNameExistErr) return s;
-  s = js_KeyValue(&h.snapshot_index, h.js, kSnapshotIndex);
-  if (s != NATS_NOT_FOUND) return s;
-  kvConfig kv;
-  kvConfig_Init(&kv);
-  kv.Bucket = kSnapshotIndex;
-  kv.History = 1;
-  kv.StorageType = js_FileStorage;
-  kv.Replicas = replicas;
-  return js_CreateKeyValue(&h.snapshot_index, h.js, &kv);
+  return OpenBucket(h.js, kSnapshotIndex, replicas, &h.snapshot_index);
 }
 
 absl::Status JetStreamLog::PutSnapshot(absl::string_view model,
