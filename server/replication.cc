@@ -91,6 +91,10 @@ ReplicaOptions ServerReplicaOptions(std::string reader, Metrics* metrics) {
                  position, why.ToString());
     metrics->RecordReplicaSkip(std::string(model));
   };
+  options.unshared = [](absl::string_view model, const absl::Status& why) {
+    spdlog::warn("replica of '{}': its snapshot is not shared: {}",
+                 std::string(model), why.ToString());
+  };
   options.joined = [](absl::string_view model, uint64_t position) {
     spdlog::info(
         "replica of '{}' starts from the shared snapshot at stream "

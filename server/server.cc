@@ -547,8 +547,10 @@ absl::Status Server::StartReplicas() {
       nats, nats.catalog_replicas, absl::Now() + absl::Seconds(30));
   if (!log.ok()) return log.status();
   nats_ = *std::move(log);
-  replicas_ = std::make_unique<ReplicaSet>(
-      &registry_, nats_.get(), ServerReplicaOptions(*name, &metrics_));
+  ReplicaOptions replica_options = ServerReplicaOptions(*name, &metrics_);
+  replica_options.snapshot_every = options_.replica_snapshot_records;
+  replicas_ = std::make_unique<ReplicaSet>(&registry_, nats_.get(),
+                                           std::move(replica_options));
   replicas_->Start();
   parts_.replicas = replicas_.get();
   metrics_.FollowReplicas(replicas_.get());
@@ -557,15 +559,12 @@ absl::Status Server::StartReplicas() {
 }
 
 void Server::CheckpointLoop() {
-  // Wakes every second to share the replicas' snapshots that are due, and
-  // to see whether a checkpoint is due: by time, or by the log's growth.
+  // Wakes every second to see whether a checkpoint is due: by time, or by
+  // the log's growth.
   const absl::Duration interval = options_.snapshot_interval;
   absl::Time last = absl::Now();
   int64_t last_bytes = 0;
   while (!StopsWithin(absl::Seconds(1))) {
-    if (replicas_ != nullptr) {
-      replicas_->ShareSnapshots(options_.replica_snapshot_records);
-    }
     const int64_t bytes = data_->log_bytes();
     const bool due_by_time =
         interval > absl::ZeroDuration() && absl::Now() - last >= interval;

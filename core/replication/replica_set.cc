@@ -14,6 +14,9 @@ namespace {
 constexpr int kReadBatch = 256;
 constexpr absl::Duration kReadWait = absl::Milliseconds(200);
 constexpr absl::Duration kRetryWait = absl::Milliseconds(200);
+// After the log failed to keep a snapshot: a log that does not answer must
+// not hold the caller (the checkpoints) up every second.
+constexpr absl::Duration kShareRetry = absl::Seconds(30);
 
 std::chrono::steady_clock::time_point SteadyDeadline(absl::Time deadline) {
   const absl::Duration left = std::clamp(
@@ -38,6 +41,8 @@ struct ReplicaSet::Follower {
   // The position of the shared snapshot as last read or written; 0 if
   // not known.
   uint64_t shared = 0;
+  // No snapshot is shared before then: the log failed the last try.
+  absl::Time share_after = absl::InfinitePast();
 };
 
 struct ReplicaSet::Waiter {
@@ -53,6 +58,7 @@ ReplicaSet::ReplicaSet(ModelRegistry* registry, ReplicatedLog* log,
 ReplicaSet::~ReplicaSet() {
   stop_.store(true);
   if (watcher_.joinable()) watcher_.join();
+  if (sharer_.joinable()) sharer_.join();
   std::vector<std::shared_ptr<Follower>> followers;
   {
     MutexLock lock(mu_);
@@ -66,6 +72,17 @@ ReplicaSet::~ReplicaSet() {
 }
 
 void ReplicaSet::Start() {
+  if (options_.snapshot_every > 0) {
+    // Its own thread: a log that does not answer holds up no one else.
+    sharer_ = std::thread([this] {
+      while (!stop_.load()) {
+        ShareSnapshots();
+        for (int i = 0; i < 10 && !stop_.load(); ++i) {
+          absl::SleepFor(absl::Milliseconds(100));
+        }
+      }
+    });
+  }
   // The watch is opened, and opened again after an error, by the thread:
   // a cluster slow to answer (a leader being elected) delays following,
   // never the server's start.
@@ -268,8 +285,8 @@ absl::StatusOr<uint64_t> ReplicaSet::FromSnapshot(Follower& f,
   return read->first.position;
 }
 
-void ReplicaSet::ShareSnapshots(uint64_t every) {
-  if (every == 0) return;
+void ReplicaSet::ShareSnapshots() {
+  const uint64_t every = options_.snapshot_every;
   std::vector<std::shared_ptr<Follower>> followers;
   {
     MutexLock lock(mu_);
@@ -282,16 +299,23 @@ void ReplicaSet::ShareSnapshots(uint64_t every) {
     uint64_t shared;
     {
       MutexLock lock(mu_);
+      if (absl::Now() < f->share_after) continue;
       shared = f->shared;
     }
     if ((*model)->lsn() < shared + every) continue;
-    ShareSnapshot(*f, every);
+    ShareSnapshot(*f);
   }
 }
 
-void ReplicaSet::ShareSnapshot(Follower& f, uint64_t every) {
+void ReplicaSet::ShareSnapshot(Follower& f) {
+  const uint64_t every = options_.snapshot_every;
+  auto failed = [&](const absl::Status& why) {
+    if (options_.unshared) options_.unshared(f.model, why);
+    MutexLock lock(mu_);
+    f.share_after = absl::Now() + kShareRetry;
+  };
   absl::StatusOr<std::optional<SnapshotInfo>> kept = log_->SnapshotOf(f.model);
-  if (!kept.ok()) return;  // tried again at the next checkpoint
+  if (!kept.ok()) return failed(kept.status());
   const uint64_t previous = kept->has_value() ? (*kept)->position : 0;
   absl::StatusOr<std::pair<uint64_t, std::string>> file =
       registry_->ReplicaFile(f.model);
@@ -307,9 +331,7 @@ void ReplicaSet::ShareSnapshot(Follower& f, uint64_t every) {
   const absl::Status put =
       log_->PutSnapshot(f.model, info, file->second, options_.reader);
   if (!put.ok()) {
-    if (!absl::IsAborted(put) && options_.report) {
-      options_.report(f.model, info.position, put);
-    }
+    if (!absl::IsAborted(put)) failed(put);
     return;
   }
   {
@@ -318,8 +340,8 @@ void ReplicaSet::ShareSnapshot(Follower& f, uint64_t every) {
   }
   if (info.trimmed_below > 0) {
     absl::Status trimmed = log_->Trim(f.replication, info.trimmed_below);
-    if (!trimmed.ok() && options_.report) {
-      options_.report(f.model, info.position, trimmed);
+    if (!trimmed.ok() && options_.unshared) {
+      options_.unshared(f.model, trimmed);  // the next snapshot trims it
     }
   }
 }

@@ -92,6 +92,13 @@ struct ReplicaOptions {
   std::function<void(absl::string_view model, uint64_t position,
                      const absl::Status& why)>
       report;
+  // A snapshot of each replica is shared every this many records of its
+  // stream, by a thread of the set's own (see ShareSnapshots); 0: none.
+  uint64_t snapshot_every = 0;
+  // Told when a replica's snapshot could not be shared, or its stream not
+  // trimmed after it (tried again later).
+  std::function<void(absl::string_view model, const absl::Status& why)>
+      unshared;
   // Told when a replica starts from the shared snapshot at `position`.
   std::function<void(absl::string_view model, uint64_t position)> joined;
   // Told when a replica cannot read its stream (the log unreachable, its
@@ -108,7 +115,7 @@ class ReplicaSet {
   ~ReplicaSet();  // stops following
 
   // Starts watching the catalog (once), retrying while the log does not
-  // answer.
+  // answer, and sharing snapshots every second (with snapshot_every).
   void Start();
 
   // Creates a replicated model: claims the name in the catalog, creates
@@ -151,15 +158,6 @@ class ReplicaSet {
   absl::Status WaitFor(absl::string_view model, uint64_t position,
                        absl::Time deadline);
 
-  // Shares a snapshot of each replica this server holds whose position is
-  // `every` records or more past the shared one (0: none), unless another
-  // server shared one meanwhile, and trims the model's stream below the
-  // previous shared snapshot's position. A replica that joins, or that
-  // fell behind the trimmed start, starts from the shared snapshot rather
-  // than the stream's start. Slow (it writes whole models): call it from
-  // a background thread.
-  void ShareSnapshots(uint64_t every);
-
   // A replica's lag: records of its stream it has not applied yet, as of
   // its last read, and for how long the first of them has waited.
   struct Lag {
@@ -192,8 +190,17 @@ class ReplicaSet {
   // on past them).
   absl::StatusOr<uint64_t> FromSnapshot(Follower& f, uint64_t position,
                                         bool gap);
+  // Shares a snapshot of each replica this server holds whose position is
+  // snapshot_every records or more past the shared one, unless another
+  // server shared one meanwhile, and trims the model's stream below the
+  // previous shared snapshot's position. A replica that joins, or that
+  // fell behind the trimmed start, starts from the shared snapshot rather
+  // than the stream's start. After the log failed a replica's share, that
+  // replica waits 30 s before the next try. Slow (it writes whole models):
+  // the sharing thread's.
+  void ShareSnapshots();
   // Shares `f`'s replica's snapshot if no other server's is recent.
-  void ShareSnapshot(Follower& f, uint64_t every);
+  void ShareSnapshot(Follower& f);
   // The change record a producer's message makes here, into `record`: left
   // empty when this replica holds no model to learn it; an error for a
   // message that holds no batch (every replica skips it alike).
@@ -221,6 +228,7 @@ class ReplicaSet {
   uint64_t calls_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread watcher_;
+  std::thread sharer_;  // shares snapshots, with snapshot_every
   std::atomic<bool> stop_{false};
 };
 
