@@ -630,6 +630,52 @@ TEST(ModelRegistryTest, ASnapshotDuringALoggedChangeIncludesIt) {
   EXPECT_EQ(store.LoadAll()->at(0).snapshot->counters.examples_seen, 1u);
 }
 
+// A tagged batch that follows one its source has not reached (that one
+// was lost on its way) learns nothing, and writes nothing down; once the
+// lost one arrives, it is learned.
+TEST(ModelRegistryTest, ATaggedBatchThatFollowsALostOneLearnsNothing) {
+  TempDir dir;
+  CountingStore store(dir.path());
+  RecordingJournal journal;
+  ModelRegistry registry(&store, &journal);
+  std::shared_ptr<Model> model = *registry.Create("m", Spec());
+  // Examples first..first+1 of source "p", sent after those up to follows.
+  auto train = [&](uint64_t first, uint64_t follows) {
+    const std::vector<double> x = {1, -2};
+    std::vector<PreparedExample> prepared(2);
+    for (PreparedExample& p : prepared) model->Prepare(Example{x, 1}, p);
+    std::vector<ExampleOutcome> out(2);
+    TrainBatch batch;
+    batch.source = "p";
+    batch.first_sequence = first;
+    batch.follows = follows;
+    EXPECT_TRUE(Trainer(&journal)
+                    .Train(*model, batch, prepared, absl::MakeSpan(out))
+                    .ok());
+    return out;
+  };
+  train(1, 0);
+  const uint64_t appended = journal.last;
+  for (const ExampleOutcome& outcome : train(4, 3)) {  // 3 was lost
+    EXPECT_EQ(outcome.error.code(), absl::StatusCode::kAborted);
+    EXPECT_THAT(outcome.error.message(),
+                HasSubstr("source 'p' up to sequence 3"));
+  }
+  EXPECT_EQ(journal.last, appended);
+  EXPECT_EQ(model->Stats().counters.examples_seen, 2u);
+  EXPECT_EQ(model->LastSequence("p"), 2u);
+  for (const ExampleOutcome& outcome : train(3, 2)) {
+    EXPECT_TRUE(outcome.error.ok());
+    EXPECT_FALSE(outcome.duplicate);
+  }
+  for (const ExampleOutcome& outcome : train(5, 4)) {
+    EXPECT_TRUE(outcome.error.ok());
+    EXPECT_FALSE(outcome.duplicate);
+  }
+  EXPECT_EQ(model->Stats().counters.examples_seen, 6u);
+  EXPECT_EQ(model->LastSequence("p"), 6u);
+}
+
 TEST(ModelRegistryTest, SetWeightsThatFailsChangesNothing) {
   TempDir dir;
   CountingStore store(dir.path());

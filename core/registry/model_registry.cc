@@ -217,6 +217,7 @@ absl::Status ReplayTrain(Model& model, const storage::v1::TrainBatch& logged,
   TrainBatch batch;
   batch.source = logged.source();
   batch.first_sequence = logged.first_sequence();
+  batch.follows = logged.follows();
   batch.request = logged.request();
   const std::vector<std::string> ids(logged.example_ids().begin(),
                                      logged.example_ids().end());

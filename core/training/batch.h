@@ -34,6 +34,12 @@ struct TrainBatch {
   // examples.
   absl::string_view source;
   uint64_t first_sequence = 0;
+  // A tagged batch sent while the batch before it in the same stream was
+  // on its way: the source's last sequence once that one is learned (0:
+  // none). Unless the source has reached it, the batch learns nothing and
+  // every example is refused (ABORTED): the one before was lost, and this
+  // one must not overtake it.
+  uint64_t follows = 0;
 
   // How the examples are written down. A batch of training examples: the
   // request that carried them, in the caller's encoding (the journal keeps

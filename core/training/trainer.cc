@@ -49,6 +49,16 @@ absl::StatusOr<uint64_t> Trainer::Train(
   // 1. Examples [0, fresh) were applied before: sequence <= the source's
   // last.
   const uint64_t last = tagged ? writer.LastSequence(batch.source) : 0;
+  if (tagged && batch.follows > last) {
+    // The batch before it on its stream was lost: learning this one would
+    // make that one a duplicate when it is sent again.
+    const absl::Status lost = absl::AbortedError(absl::StrCat(
+        "not learned: the request before it on this stream (source ",
+        Quoted(batch.source), " up to sequence ", batch.follows,
+        ") was not stored; send again from the last acknowledged sequence"));
+    for (ExampleOutcome& outcome : outcomes) outcome.error = lost;
+    return 0;
+  }
   size_t fresh = 0;
   if (last != 0 && batch.first_sequence <= last) {
     fresh = static_cast<size_t>(
