@@ -1,5 +1,6 @@
 #include "server/metrics.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <iterator>
@@ -218,8 +219,9 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
     for (const ModelRegistry::Replica& r : models_->Replicas()) {
       const std::vector<ClientMetric::Label> labels = {{"model", r.name}};
       const ReplicaSet::Lag lag = replicas_->LagOf(r.name);
-      position.metric.push_back(
-          Sample(MetricType::Gauge, static_cast<double>(r.position), labels));
+      position.metric.push_back(Sample(
+          MetricType::Gauge,
+          static_cast<double>(std::max(r.position, lag.position)), labels));
       records.metric.push_back(
           Sample(MetricType::Gauge, static_cast<double>(lag.records), labels));
       seconds.metric.push_back(Sample(MetricType::Gauge, lag.seconds, labels));

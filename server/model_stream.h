@@ -48,7 +48,7 @@ class ModelStream : public PipelinedStream {
 
  private:
   absl::Status Handle(grpc::ByteBuffer& request_bytes,
-                      grpc::ByteBuffer& response_bytes, uint64_t& lsn) final {
+                      grpc::ByteBuffer& response_bytes, Reply& reply) final {
     if (absl::Status s = DecodeMessage(request_bytes, request_); !s.ok()) {
       return s;
     }
@@ -57,7 +57,7 @@ class ModelStream : public PipelinedStream {
     // too, for feedback), refused in-band.
     absl::Status s = call_.Charge(1, ExamplesIn(request_));
     if (s.ok()) s = Bind();
-    if (s.ok()) s = Answer(model_, request_, response_, lsn);
+    if (s.ok()) s = Answer(model_, request_, response_, reply.lsn);
     if (!s.ok()) Refuse(s);
     EncodeMessage(response_, response_bytes);
     return absl::OkStatus();

@@ -35,7 +35,27 @@ void PipelinedStream::Start(const absl::Status& status) {
   Finish(End(status));
 }
 
+PipelinedStream::Pending* PipelinedStream::Find(uint64_t id) {
+  if (id < front_id_ || id - front_id_ >= pending_.size()) return nullptr;
+  return &pending_[id - front_id_];
+}
+
+void PipelinedStream::Ready(Pending& p,
+                            absl::StatusOr<grpc::ByteBuffer>* response) {
+  p.ready = true;
+  if (response == nullptr) return;
+  if (!response->ok()) {
+    p.failure = response->status();
+    reads_over_ = true;  // nothing after it is taken
+    return;
+  }
+  p.bytes.Swap(&**response);
+  p.size = p.bytes.Length();
+  pending_bytes_ += p.size;
+}
+
 void PipelinedStream::OnReadDone(bool ok) {
+  Reply reply;
   {
     MutexLock lock(mu_);
     // Half-closed or cancelled; or, draining, a request that is not taken.
@@ -45,73 +65,107 @@ void PipelinedStream::OnReadDone(bool ok) {
       ok = false;
     } else {
       handling_ = true;
+      // Its place in the queue: a later response may be delivered before
+      // Handle returns.
+      reply.id = front_id_ + pending_.size();
+      pending_.emplace_back();
+      ++awaiting_;
     }
   }
   if (!ok) {
     Pump();
     return;
   }
-  grpc::ByteBuffer response;
-  uint64_t lsn = 0;
-  const absl::Status handled = Handle(request_, response, lsn);
-  const bool waits = handled.ok() && lsn != 0 && log_ != nullptr;
-  uint64_t id = 0;
+  absl::StatusOr<grpc::ByteBuffer> response{grpc::ByteBuffer()};
+  const absl::Status handled = Handle(request_, *response, reply);
+  const bool later = handled.ok() && reply.later;
+  bool waits = handled.ok() && !later && reply.lsn != 0 && log_ != nullptr;
   {
     MutexLock lock(mu_);
     reading_ = false;
     handling_ = false;
-    if (!handled.ok()) {
-      reads_over_ = true;
-      end_ = handled;
-    } else {
-      id = front_id_ + pending_.size();
-      Pending& p = pending_.emplace_back();
-      p.bytes.Swap(&response);
-      p.size = p.bytes.Length();
-      p.durable = !waits;
-      pending_bytes_ += p.size;
-      if (waits) ++awaiting_durable_;
+    Pending* p = Find(reply.id);  // null: dropped, the client is gone
+    if (!handled.ok()) response = handled;
+    if (p == nullptr) waits = false;
+    if (waits) {  // in place, and ready once durable
+      p->bytes.Swap(&*response);
+      p->size = p->bytes.Length();
+      pending_bytes_ += p->size;
+    } else if (!later) {
+      --awaiting_;
+      if (p != nullptr) Ready(*p, &response);
     }
   }
-  if (waits) log_->WhenDurable(lsn, [this, id] { OnDurable(id); });
+  if (waits) {
+    const uint64_t id = reply.id;
+    log_->WhenDurable(reply.lsn, [this, id] { OnReady(id, nullptr); });
+  }
   Pump();
 }
 
-void PipelinedStream::OnDurable(uint64_t id) {
+void PipelinedStream::Deliver(uint64_t id,
+                              absl::StatusOr<grpc::ByteBuffer> response) {
+  OnReady(id, &response);
+}
+
+void PipelinedStream::OnReady(uint64_t id,
+                              absl::StatusOr<grpc::ByteBuffer>* response) {
   // No reaction of gRPC's protects this thread: the stream may be freed as
   // soon as the write or Finish decided here has started, so this decides
   // on one of them, starts it, and touches nothing after. (It never needs
   // to start a read: reads wait for room, which only a finished write
   // makes, and OnWriteDone pumps on.)
   const grpc::ByteBuffer* write = nullptr;
-  bool finish = false;
   absl::Status end;
+  Next next;
   {
     MutexLock lock(mu_);
-    --awaiting_durable_;
-    if (id >= front_id_ && id - front_id_ < pending_.size()) {
-      pending_[id - front_id_].durable = true;
-    }
+    --awaiting_;
+    if (Pending* p = Find(id); p != nullptr) Ready(*p, response);
     if (finished_) return;
-    if (!writing_ && !pending_.empty() && pending_.front().durable) {
-      writing_ = true;
-      write = &pending_.front().bytes;
-    } else if (CanFinish()) {
-      finished_ = true;
-      finish = true;
-      end = end_;
-    }
+    next = Choose(false, write, end);
   }
-  if (write != nullptr) {
+  if (next == Next::kWrite) {
     StartWrite(write);
-  } else if (finish) {
+  } else if (next == Next::kFinish) {
     Finish(End(end));
   }
 }
 
+PipelinedStream::Next PipelinedStream::Choose(bool read,
+                                              const grpc::ByteBuffer*& write,
+                                              absl::Status& end) {
+  if (!writing_ && !pending_.empty() && pending_.front().ready &&
+      !pending_.front().failure.ok()) {
+    // The stream ends here: what follows is dropped unanswered.
+    end_ = pending_.front().failure;
+    reads_over_ = true;
+    front_id_ += pending_.size();
+    pending_.clear();
+    pending_bytes_ = 0;
+  }
+  if (!writing_ && !pending_.empty() && pending_.front().ready) {
+    writing_ = true;
+    write = &pending_.front().bytes;  // deque: stays put on push_back
+    return Next::kWrite;
+  }
+  if (read && !reading_ && !reads_over_ &&
+      pending_.size() < kMaxPendingResponses &&
+      (pending_.empty() || pending_bytes_ < kMaxPendingBytes)) {
+    reading_ = true;
+    return Next::kRead;
+  }
+  if (CanFinish()) {
+    finished_ = true;
+    end = end_;
+    return Next::kFinish;
+  }
+  return Next::kNothing;
+}
+
 bool PipelinedStream::CanFinish() const {
   return reads_over_ && (!reading_ || draining_) && !handling_ && !writing_ &&
-         awaiting_durable_ == 0 && pending_.empty();
+         awaiting_ == 0 && pending_.empty();
 }
 
 void PipelinedStream::DrainLocked() {
@@ -160,26 +214,13 @@ void PipelinedStream::OnWriteDone(bool ok) {
 
 void PipelinedStream::Pump() {
   for (;;) {
-    enum class Next { kNothing, kRead, kWrite, kFinish } next = Next::kNothing;
     const grpc::ByteBuffer* write = nullptr;
     absl::Status end;
+    Next next;
     {
       MutexLock lock(mu_);
       if (finished_) return;
-      if (!writing_ && !pending_.empty() && pending_.front().durable) {
-        writing_ = true;
-        write = &pending_.front().bytes;  // deque: stays put on push_back
-        next = Next::kWrite;
-      } else if (!reading_ && !reads_over_ &&
-                 pending_.size() < kMaxPendingResponses &&
-                 (pending_.empty() || pending_bytes_ < kMaxPendingBytes)) {
-        reading_ = true;
-        next = Next::kRead;
-      } else if (CanFinish()) {
-        finished_ = true;
-        end = end_;
-        next = Next::kFinish;
-      }
+      next = Choose(true, write, end);
     }
     switch (next) {
       case Next::kNothing:

@@ -6,20 +6,22 @@
 //
 // A subclass handles one request at a time (Handle runs for one read at a
 // time, never concurrently with itself) and may say its response waits for
-// a log record to be durable. A response is written only once it and every
-// response before it are durable, so the client sees them in request order,
-// each acknowledging what is durable.
+// a log record to be durable, or comes later (Deliver): a replicated
+// model's, once its replica applied the request. A response is written only
+// once it and every response before it are ready, so the client sees them
+// in request order, each acknowledging what is durable.
 //
 // Bounded: at most kMaxPendingResponses responses, or kMaxPendingBytes of
 // them (but always one), wait at once; past that the stream stops reading,
 // and gRPC's flow control holds the client back.
 //
-// Ending: when Handle fails, or the client half-closes, nothing more is
-// read; the responses before are still written, then the stream finishes
-// with Handle's error (or OK). When a write fails (the client is gone) the
-// rest are dropped. Finish is called once, when no write or durability
-// callback is outstanding, nor a read unless the stream drains, so OnDone
-// may free the stream.
+// Ending: when Handle fails, or a later response is delivered as an
+// error, or the client half-closes, nothing more is read; the responses
+// before the failed one are still written, then the stream finishes with
+// its error (or OK), and the responses after it are dropped. When a write
+// fails (the client is gone) the rest are dropped. Finish is called once,
+// when no write, durability callback or later response is outstanding, nor
+// a read unless the stream drains, so OnDone may free the stream.
 //
 // Draining (the server shuts down, see CallGate::Close): the stream ends at
 // a request boundary. A request being handled is answered; no other is
@@ -29,10 +31,11 @@
 // acknowledged, and a producer resumes elsewhere from its last answer.
 //
 // Threads: reactions run on gRPC's threads, durability callbacks on the
-// log's sync thread; the queue is guarded by a mutex, and no gRPC operation
-// is started while it is held. gRPC frees the stream (OnDone) only after
-// Finish and once its reactions have returned; a durability callback has no
-// such guard, so it starts at most one operation and then lets go.
+// log's sync thread, Deliver on any; the queue is guarded by a mutex, and
+// no gRPC operation is started while it is held. gRPC frees the stream
+// (OnDone) only after Finish and once its reactions have returned; a
+// durability callback or Deliver has no such guard, so it starts at most
+// one operation and then lets go.
 
 #ifndef HALFSPACE_SERVER_PIPELINED_STREAM_H_
 #define HALFSPACE_SERVER_PIPELINED_STREAM_H_
@@ -76,11 +79,25 @@ class PipelinedStream
   bool Drain() final;
   void FinishDrained() final;
 
-  // Handles one request: fills `response` (empty on entry) and sets `lsn`
-  // to the log record its answer waits for (0: none). An error ends the
-  // stream after the responses before it.
+  // How a request's response waits.
+  struct Reply {
+    uint64_t id = 0;   // the response's, for Deliver (set by the stream)
+    uint64_t lsn = 0;  // the log record it waits for (0: none)
+    // The response is not filled by Handle: Deliver brings it, once.
+    bool later = false;
+  };
+
+  // Handles one request: fills `response` (empty on entry) and `reply`. An
+  // error ends the stream after the responses before it (and no Deliver
+  // may follow).
   virtual absl::Status Handle(grpc::ByteBuffer& request,
-                              grpc::ByteBuffer& response, uint64_t& lsn) = 0;
+                              grpc::ByteBuffer& response, Reply& reply) = 0;
+
+  // The response `id` that Handle said comes later, or the error that ends
+  // the stream there. From any thread, even before Handle returns; the
+  // stream may be freed as soon as it is called, so the caller touches
+  // nothing of it after.
+  void Deliver(uint64_t id, absl::StatusOr<grpc::ByteBuffer> response);
 
   // Counts and logs the stream's end; returns the status to finish with.
   virtual grpc::Status End(const absl::Status& status) = 0;
@@ -89,15 +106,28 @@ class PipelinedStream
   struct Pending {
     grpc::ByteBuffer bytes;
     size_t size = 0;
-    bool durable = false;
+    bool ready = false;    // handled, durable and delivered
+    absl::Status failure;  // once ready: the stream ends here
   };
 
   // Starts what can start: the next write, the next read, or Finish. Only
   // from gRPC's reactions (and Start), which keep the stream alive until
   // they return.
   void Pump();
-  // Response `id`'s examples are durable: on the log's sync thread.
-  void OnDurable(uint64_t id);
+  // Response `id` is ready: its examples are durable (`response` null),
+  // or it is delivered. Off gRPC's reactions: starts a write or Finish.
+  void OnReady(uint64_t id, absl::StatusOr<grpc::ByteBuffer>* response);
+  // Pending response `id`, or null once it was dropped.
+  Pending* Find(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks `p` ready, taking `response` (null: the bytes are in place):
+  // its bytes, or the failure that ends the stream there.
+  void Ready(Pending& p, absl::StatusOr<grpc::ByteBuffer>* response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What to start next, under the lock; `read` may be chosen only on
+  // gRPC's reactions. A failed response at the front ends the stream.
+  enum class Next { kNothing, kRead, kWrite, kFinish };
+  Next Choose(bool read, const grpc::ByteBuffer*& write, absl::Status& end)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether nothing is left to read, write or wait for.
   bool CanFinish() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -114,8 +144,9 @@ class PipelinedStream
   std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
   uint64_t front_id_ ABSL_GUARDED_BY(mu_) = 0;  // of pending_.front()
   size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  // Durability callbacks not yet run.
-  int awaiting_durable_ ABSL_GUARDED_BY(mu_) = 0;
+  // Responses handled or being handled, not yet ready (durable or
+  // delivered), dropped ones included.
+  int awaiting_ ABSL_GUARDED_BY(mu_) = 0;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   // A read's request is being handled.
   bool handling_ ABSL_GUARDED_BY(mu_) = false;

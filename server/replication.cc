@@ -1,5 +1,6 @@
 #include "server/replication.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -150,8 +151,8 @@ void ToProto(const Model& model, const ReplicaSet& replicas,
   out->mutable_replication()->set_stream(r.stream);
   out->mutable_replication()->set_subject(r.subject);
   out->mutable_replication()->set_replicas(r.replicas);
-  out->set_position(model.lsn());
   const ReplicaSet::Lag lag = replicas.LagOf(model.name());
+  out->set_position(std::max(model.lsn(), lag.position));
   out->set_lag_records(lag.records);
   out->set_lag_seconds(lag.seconds);
 }

@@ -1,12 +1,16 @@
 #include "server/train_stream.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "core/base/mutex.h"
 #include "core/base/quoted.h"
 #include "server/convert.h"
 #include "server/pipelined_stream.h"
@@ -37,23 +41,24 @@ class TrainReactor final : public PipelinedStream {
 
  private:
   absl::Status Handle(grpc::ByteBuffer& request_bytes,
-                      grpc::ByteBuffer& response_bytes,
-                      uint64_t& lsn) override {
+                      grpc::ByteBuffer& response_bytes, Reply& reply) override {
     // Each request is decoded into the arena, emptied first: its examples
     // cost no allocation of their own.
     request_ = google::protobuf::Arena::CreateMessage<v1::TrainRequest>(
         &arena_.Next());
     absl::Status s = DecodeMessage(request_bytes, request_raw_, *request_);
-    if (s.ok()) s = Learn(lsn);
+    if (s.ok()) s = Learn(reply);
     if (!s.ok()) {
-      if (!models_.empty()) {
-        spdlog::info("rid={} train stream on {} ended: {}", call_.request_id(),
-                     Names(), s.ToString());
-      }
+      if (!models_.empty()) Ended(Names(), s);
       return s;
     }
-    EncodeMessage(response_, response_bytes);
+    if (!reply.later) EncodeMessage(response_, response_bytes);
     return absl::OkStatus();
+  }
+
+  void Ended(const std::string& names, const absl::Status& s) const {
+    spdlog::info("rid={} train stream on {} ended: {}", call_.request_id(),
+                 names, s.ToString());
   }
 
   grpc::Status End(const absl::Status& status) override {
@@ -61,9 +66,10 @@ class TrainReactor final : public PipelinedStream {
   }
 
   // Binds the stream to its models and source on the first request, then
-  // learns from the request's examples, fills response_ and sets `lsn` to
-  // the last model's log record.
-  absl::Status Learn(uint64_t& lsn) {
+  // learns from the request's examples, fills response_ and sets
+  // reply.lsn to the last model's log record; or, for a replicated model,
+  // publishes them and delivers the response later.
+  absl::Status Learn(Reply& reply) {
     const bool first = models_.empty();
     if (absl::Status s = Bind(); !s.ok()) return s;
     if (first) {
@@ -98,11 +104,17 @@ class TrainReactor final : public PipelinedStream {
     }
     if (absl::Status s = CheckResponseSize(); !s.ok()) return s;
 
-    lsn = 0;
-    for (size_t k = 0; k < models_.size(); ++k) {
-      if (absl::Status s = LearnModel(k, lsn); !s.ok()) return s;
+    const Shape shape = ShapeOf(*request_);
+    if (IsReplicated(models_.front()->spec())) {  // never fanned out
+      return LearnReplicated(shape, reply);
     }
-    Respond();
+    reply.lsn = 0;
+    std::vector<const TrainScratch*> results;
+    for (size_t k = 0; k < models_.size(); ++k) {
+      if (absl::Status s = LearnModel(k, reply.lsn); !s.ok()) return s;
+      results.push_back(&scratch_[k]);
+    }
+    Respond(shape, models_, results, response_);
     return absl::OkStatus();
   }
 
@@ -114,9 +126,6 @@ class TrainReactor final : public PipelinedStream {
     batch.request = request_raw_;
     batch.peers = absl::MakeConstSpan(peers_.data(), k);
     TrainScratch& scratch = scratch_[k];
-    if (IsReplicated(models_[k]->spec())) {
-      return LearnReplicated(*models_[k], batch, scratch);
-    }
     absl::StatusOr<uint64_t> learned =
         LearnPrepared(registry_->trainer(), *models_[k], *request_, batch,
                       scratch, &scratch_[prepared_by_[k]]);
@@ -133,45 +142,93 @@ class TrainReactor final : public PipelinedStream {
     return absl::OkStatus();
   }
 
-  // Publishes the request to the replicated model's stream and takes what
-  // this server's replica did with it.
-  absl::Status LearnReplicated(const Model& model, const TrainBatch& batch,
-                               TrainScratch& scratch) {
+  // What a response reports of its request.
+  struct Shape {
+    size_t examples = 0;
+    bool summarize = false;
+    bool end_of_pass = false;
+    uint64_t position = 0;  // a replicated model's, of the request
+  };
+
+  static Shape ShapeOf(const v1::TrainRequest& request) {
+    Shape shape;
+    shape.examples = request.examples_size();
+    shape.summarize = request.results() == v1::TRAIN_RESULTS_SUMMARY;
+    shape.end_of_pass = request.end_of_pass();
+    return shape;
+  }
+
+  // Publishes the request to the replicated model's stream without
+  // waiting: the response is delivered once this server's replica applied
+  // it (on the replica's thread), so that many requests are in flight. A
+  // tagged request after the stream's first follows the one before it.
+  absl::Status LearnReplicated(Shape shape, Reply& reply) {
+    const std::shared_ptr<Model> model = models_.front();
     if (parts_.replicas == nullptr) {
       return absl::UnavailableError(absl::StrCat(
-          "model ", Quoted(model.name()),
+          "model ", Quoted(model->name()),
           " is replicated, and this server no longer follows its stream"));
     }
-    absl::StatusOr<AppliedBatch> applied = parts_.replicas->Train(
-        model, batch, ReplicaDeadline(absl::InfiniteFuture()));
-    if (!applied.ok()) return applied.status();
-    position_ = applied->position;
-    if (applied->duplicate) {
-      scratch.outcomes.assign(request_->examples_size(), ExampleOutcome());
-      for (ExampleOutcome& outcome : scratch.outcomes) outcome.duplicate = true;
-      return absl::OkStatus();
+    TrainBatch batch;
+    batch.source = source_;
+    batch.first_sequence = source_.empty() ? 0 : request_->sequence();
+    batch.follows = follows_;
+    batch.request = request_raw_;
+    if (!source_.empty() && shape.examples > 0) {
+      follows_ = request_->sequence() + (shape.examples - 1);
     }
-    scratch.outcomes = std::move(applied->outcomes);
-    scratch.class_names = std::move(applied->class_names);
-    scratch.outcomes.resize(request_->examples_size());
+    reply.later = true;
+    parts_.replicas->Train(
+        *model, batch, ReplicaDeadline(absl::InfiniteFuture()),
+        [this, id = reply.id, shape, model,
+         names = Names()](absl::StatusOr<AppliedBatch> applied) mutable {
+          Deliver(id, Answered(shape, model, names, std::move(applied)));
+        });
     return absl::OkStatus();
   }
 
-  // Fills response_ with what the request's examples did.
-  void Respond() {
-    response_.Clear();
-    if (position_ != 0) response_.set_position(position_);
-    const bool summarize = request_->results() == v1::TRAIN_RESULTS_SUMMARY;
-    const size_t n = request_->examples_size();
-    if (fan_out_ && !summarize) {
-      for (size_t i = 0; i < n; ++i) response_.add_fan_out_results();
+  // The response to a request that `applied` answers, or the error that
+  // ends the stream.
+  absl::StatusOr<grpc::ByteBuffer> Answered(
+      Shape shape, const std::shared_ptr<Model>& model,
+      const std::string& names, absl::StatusOr<AppliedBatch> applied) {
+    if (!applied.ok()) {
+      // The first failure ends the stream; those after it are dropped.
+      if (!failed_.exchange(true)) Ended(names, applied.status());
+      return applied.status();
     }
-    for (size_t k = 0; k < models_.size(); ++k) {
-      const TrainScratch& scratch = scratch_[k];
+    TrainScratch scratch;
+    scratch.outcomes = std::move(applied->outcomes);
+    scratch.class_names = std::move(applied->class_names);
+    scratch.outcomes.resize(shape.examples);
+    shape.position = applied->position;
+    const TrainScratch* results[] = {&scratch};
+    v1::TrainResponse response;
+    Respond(shape, {&model, 1}, results, response);
+    grpc::ByteBuffer bytes;
+    EncodeMessage(response, bytes);
+    return bytes;
+  }
+
+  // Fills `response` with what the request's examples did on each of
+  // `models` (`results[k]` on models[k]).
+  void Respond(const Shape& shape,
+               absl::Span<const std::shared_ptr<Model>> models,
+               absl::Span<const TrainScratch* const> results,
+               v1::TrainResponse& response) {
+    MutexLock lock(respond_mu_);
+    response.Clear();
+    if (shape.position != 0) response.set_position(shape.position);
+    const size_t n = shape.examples;
+    if (fan_out_ && !shape.summarize) {
+      for (size_t i = 0; i < n; ++i) response.add_fan_out_results();
+    }
+    for (size_t k = 0; k < models.size(); ++k) {
+      const TrainScratch& scratch = *results[k];
       v1::TrainSummary* summary = nullptr;
-      if (summarize) {
-        summary = fan_out_ ? response_.add_model_summaries()
-                           : response_.mutable_summary();
+      if (shape.summarize) {
+        summary = fan_out_ ? response.add_model_summaries()
+                           : response.mutable_summary();
       }
       PassCounters counts;
       for (size_t i = 0; i < n; ++i) {
@@ -180,8 +237,8 @@ class TrainReactor final : public PipelinedStream {
         if (!outcome.error.ok()) parts_.metrics->RecordRefusal(outcome.error);
         if (summary == nullptr) {
           ToProto(outcome, scratch.class_names,
-                  fan_out_ ? response_.mutable_fan_out_results(i)->add_models()
-                           : response_.add_results());
+                  fan_out_ ? response.mutable_fan_out_results(i)->add_models()
+                           : response.add_results());
           continue;
         }
         counts.Count(outcome);
@@ -193,7 +250,7 @@ class TrainReactor final : public PipelinedStream {
       }
       if (summary != nullptr) ToProto(counts, summary);
     }
-    if (request_->end_of_pass()) EndPass();
+    if (shape.end_of_pass) EndPass(models, response);
   }
 
   // Binds the stream to the models its first request names; a later
@@ -242,7 +299,10 @@ class TrainReactor final : public PipelinedStream {
     }
     const size_t m = models_.size();
     scratch_.resize(m);
-    passes_.resize(m);
+    {
+      MutexLock lock(respond_mu_);
+      passes_.resize(m);
+    }
     peers_.resize(m);
     peer_outcomes_.resize(m);
     prepared_by_.resize(m);
@@ -355,13 +415,15 @@ class TrainReactor final : public PipelinedStream {
         parts_.max_message_bytes, "max_message_bytes");
   }
 
-  // Sums up the pass of each model into response_ and starts the next one.
-  void EndPass() {
+  // Sums up the pass of each model into `response` and starts the next.
+  void EndPass(absl::Span<const std::shared_ptr<Model>> models,
+               v1::TrainResponse& response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(respond_mu_) {
     ++passes_done_;
-    for (size_t k = 0; k < models_.size(); ++k) {
-      ToProto(passes_done_, passes_[k], models_[k]->Stats(),
-              fan_out_ ? response_.add_model_pass_summaries()
-                       : response_.mutable_pass_summary());
+    for (size_t k = 0; k < models.size(); ++k) {
+      ToProto(passes_done_, passes_[k], models[k]->Stats(),
+              fan_out_ ? response.add_model_pass_summaries()
+                       : response.mutable_pass_summary());
       passes_[k] = PassCounters();
     }
   }
@@ -379,13 +441,19 @@ class TrainReactor final : public PipelinedStream {
   v1::TrainResponse response_;
   // Per model, in the order of models_:
   std::vector<TrainScratch> scratch_;
-  std::vector<size_t> prepared_by_;   // whose scratch holds its examples
-  std::vector<PassCounters> passes_;  // this stream's current pass
+  std::vector<size_t> prepared_by_;  // whose scratch holds its examples
+  // Responses are made on the replica's thread for a replicated model.
+  Mutex respond_mu_;
+  // This stream's current pass.
+  std::vector<PassCounters> passes_ ABSL_GUARDED_BY(respond_mu_);
   // What the model did with each example, for the models after it.
   std::vector<std::vector<uint8_t>> peer_outcomes_;
   std::vector<PeerOutcomes> peers_;
-  uint64_t passes_done_ = 0;
-  uint64_t position_ = 0;  // a replicated model's, of the last request
+  uint64_t passes_done_ ABSL_GUARDED_BY(respond_mu_) = 0;
+  // A tagged stream on a replicated model: where its last request leaves
+  // the source (0 before the first).
+  uint64_t follows_ = 0;
+  std::atomic<bool> failed_{false};  // a replicated request failed
 };
 
 }  // namespace

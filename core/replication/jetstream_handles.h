@@ -7,17 +7,27 @@
 
 #include <nats/nats.h>
 
+#include <cstdint>
+#include <memory>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/replication/jetstream_log.h"
 
 namespace halfspace {
 
+// The records a log published and JetStream has not answered yet
+// (jetstream_log.cc).
+struct PublishAcks;
+
 struct JetStreamLog::Handles {
   natsConnection* connection = nullptr;
   jsCtx* js = nullptr;
   kvStore* catalog = nullptr;
   kvStore* snapshot_index = nullptr;
+  // What the acknowledgements of `js`'s publishes find, under their id.
+  std::shared_ptr<PublishAcks> acks;
+  uint64_t acks_id = 0;
   ~Handles() {
     kvStore_Destroy(snapshot_index);
     kvStore_Destroy(catalog);

@@ -6,8 +6,10 @@
 #include <thread>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/base/mutex.h"
 #include "core/base/quoted.h"
 #include "core/replication/jetstream_handles.h"
 #include "halfspace/storage/v1/storage.pb.h"
@@ -57,7 +59,14 @@ namespace {
 
 constexpr char kCatalog[] = "halfspace_models";
 constexpr char kRecordFormat[] = "record";
-constexpr absl::Duration kElectionPoll = absl::Milliseconds(100);
+// How long a publish waits for its acknowledgement at most. A stream's
+// leader answers in milliseconds; one that was killed never does, and its
+// records are failed after this (the client sends them again, deduplicated
+// by their sequence) rather than holding the call to its deadline.
+constexpr absl::Duration kAckWait = absl::Seconds(5);
+// What a record's headers (format and call token) and the protocol's
+// framing add to its payload, at most.
+constexpr size_t kHeaderRoom = 256;
 
 int64_t MillisUntil(absl::Time deadline) {
   return std::max<int64_t>(1,
@@ -145,10 +154,121 @@ class JetStreamWatch final : public CatalogWatch {
 
 }  // namespace
 
+struct PublishAcks {
+  struct Pending {
+    Published done;
+    std::string subject;  // for messages
+  };
+  Mutex mu;
+  // By the message the library holds until its acknowledgement.
+  absl::flat_hash_map<natsMsg*, Pending> pending ABSL_GUARDED_BY(mu);
+  bool closed ABSL_GUARDED_BY(mu) = false;
+};
+
+namespace {
+
+// The acknowledgement handler finds its log's PublishAcks by id, here: an
+// acknowledgement that comes while (or after) its log is destroyed finds
+// none, or holds it until the handler returns.
+Mutex& AcksMutex() {
+  static Mutex* mu = new Mutex;
+  return *mu;
+}
+absl::flat_hash_map<uint64_t, std::shared_ptr<PublishAcks>>& LiveAcks()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(AcksMutex()) {
+  static auto* live =
+      new absl::flat_hash_map<uint64_t, std::shared_ptr<PublishAcks>>;
+  return *live;
+}
+
+uint64_t Register(std::shared_ptr<PublishAcks> acks) {
+  static uint64_t next = 0;
+  MutexLock lock(AcksMutex());
+  const uint64_t id = ++next;
+  LiveAcks()[id] = std::move(acks);
+  return id;
+}
+
+void OnPublishAck(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
+                  void* closure) {
+  std::shared_ptr<PublishAcks> acks;
+  {
+    MutexLock lock(AcksMutex());
+    auto it = LiveAcks().find(reinterpret_cast<uintptr_t>(closure));
+    if (it != LiveAcks().end()) acks = it->second;
+  }
+  std::optional<PublishAcks::Pending> pending;
+  if (acks != nullptr) {
+    MutexLock lock(acks->mu);
+    if (auto it = acks->pending.find(msg); it != acks->pending.end()) {
+      pending = std::move(it->second);
+      acks->pending.erase(it);
+    }
+  }
+  natsMsg_Destroy(msg);
+  if (!pending.has_value()) return;  // the log is closed
+  if (ack != nullptr) {
+    pending->done(ack->Sequence);
+    return;
+  }
+  const std::string what =
+      absl::StrCat("publishing to ", Quoted(pending->subject));
+  if (error->Err == NATS_NO_RESPONDERS) {
+    pending->done(absl::UnavailableError(absl::StrCat(
+        what,
+        ": the stream has no leader (one is being elected); retry in a "
+        "moment")));
+    return;
+  }
+  if (error->Err == NATS_TIMEOUT) {
+    pending->done(absl::UnavailableError(absl::StrCat(
+        what,
+        ": no acknowledgement in time (the stream's leader may be gone); the "
+        "record may still be stored")));
+    return;
+  }
+  if (error->ErrCode == JSStreamMessageExceedsMaximumErr) {
+    pending->done(absl::ResourceExhaustedError(absl::StrCat(
+        what,
+        ": the record is larger than the stream takes (its max_msg_size); "
+        "send fewer examples per request")));
+    return;
+  }
+  std::string message =
+      absl::StrCat(what, ": ", natsStatus_GetText(error->Err));
+  if (error->ErrCode != 0) {
+    absl::StrAppend(&message, " (JetStream error ", error->ErrCode, ")");
+  }
+  if (error->ErrText != nullptr && *error->ErrText != '\0') {
+    absl::StrAppend(&message, ": ", error->ErrText);
+  }
+  pending->done(absl::UnavailableError(message));
+}
+
+}  // namespace
+
 JetStreamLog::JetStreamLog(std::unique_ptr<Handles> handles)
     : handles_(std::move(handles)) {}
 
-JetStreamLog::~JetStreamLog() = default;
+JetStreamLog::~JetStreamLog() {
+  {
+    MutexLock lock(AcksMutex());
+    LiveAcks().erase(handles_->acks_id);
+  }
+  // Every record not answered yet is answered now; the library drops them.
+  absl::flat_hash_map<natsMsg*, PublishAcks::Pending> pending;
+  {
+    MutexLock lock(handles_->acks->mu);
+    handles_->acks->closed = true;
+    pending.swap(handles_->acks->pending);
+  }
+  for (auto& [msg, p] : pending) {
+    p.done(absl::UnavailableError(
+        absl::StrCat("publishing to ", Quoted(p.subject),
+                     ": the connection to NATS is closed; the record may "
+                     "still be stored")));
+  }
+}
 
 namespace {
 
@@ -205,6 +325,13 @@ absl::StatusOr<std::unique_ptr<JetStreamLog>> JetStreamLog::Connect(
   absl::StatusOr<natsOptions*> opts = MakeOptions(options);
   if (!opts.ok()) return opts.status();
   auto handles = std::make_unique<Handles>();
+  handles->acks = std::make_shared<PublishAcks>();
+  handles->acks_id = Register(handles->acks);
+  jsOptions js_options;
+  jsOptions_Init(&js_options);
+  js_options.PublishAsync.AckHandler = OnPublishAck;
+  js_options.PublishAsync.AckHandlerClosure =
+      reinterpret_cast<void*>(static_cast<uintptr_t>(handles->acks_id));
   absl::Status last;
   // The cluster may be starting: its JetStream answers once a meta leader
   // is elected.
@@ -213,7 +340,8 @@ absl::StatusOr<std::unique_ptr<JetStreamLog>> JetStreamLog::Connect(
                        ? natsConnection_Connect(&handles->connection, *opts)
                        : NATS_OK;
     if (s == NATS_OK && handles->js == nullptr) {
-      s = natsConnection_JetStream(&handles->js, handles->connection, nullptr);
+      s = natsConnection_JetStream(&handles->js, handles->connection,
+                                   &js_options);
     }
     if (s == NATS_OK && handles->catalog == nullptr) {
       s = OpenCatalog(*handles, catalog_replicas);
@@ -226,6 +354,8 @@ absl::StatusOr<std::unique_ptr<JetStreamLog>> JetStreamLog::Connect(
         absl::StrCat("connecting to NATS at ", options.urls.front()), s);
     if (absl::Now() + absl::Milliseconds(200) > deadline) {
       natsOptions_Destroy(*opts);
+      MutexLock lock(AcksMutex());
+      LiveAcks().erase(handles->acks_id);
       return absl::UnavailableError(last.message());
     }
     absl::SleepFor(absl::Milliseconds(200));
@@ -274,11 +404,20 @@ absl::Status JetStreamLog::EnsureStream(const Replication& replication) {
       "; name another stream, or add the subject to it"));
 }
 
-absl::StatusOr<Published> JetStreamLog::Publish(const Replication& replication,
-                                                absl::string_view data,
-                                                absl::string_view call,
-                                                absl::string_view dedup_id,
-                                                absl::Time deadline) {
+void JetStreamLog::Publish(const Replication& replication,
+                           absl::string_view data, absl::string_view call,
+                           absl::Time deadline, Published done) {
+  const std::string what =
+      absl::StrCat("publishing to ", Quoted(replication.subject));
+  // Headers and framing take little; the payload must fit what the
+  // servers take in one message.
+  const int64_t most = natsConnection_GetMaxPayload(handles_->connection);
+  if (most > 0 && data.size() + kHeaderRoom > static_cast<uint64_t>(most)) {
+    return done(absl::ResourceExhaustedError(
+        absl::StrCat(what, ": the record is ", data.size(),
+                     " bytes, and NATS takes messages of at most ", most,
+                     " (its max_payload); send fewer examples per request")));
+  }
   natsMsg* msg = nullptr;
   natsStatus s = natsMsg_Create(&msg, replication.subject.c_str(), nullptr,
                                 data.data(), data.size());
@@ -289,35 +428,38 @@ absl::StatusOr<Published> JetStreamLog::Publish(const Replication& replication,
   }
   if (s != NATS_OK) {
     natsMsg_Destroy(msg);
-    return FromNats("making a message", s);
+    return done(FromNats(what, s));
+  }
+  PublishAcks& acks = *handles_->acks;
+  natsMsg* const key = msg;
+  {
+    MutexLock lock(acks.mu);
+    if (acks.closed) {
+      natsMsg_Destroy(msg);
+      return done(absl::UnavailableError(
+          absl::StrCat(what, ": the connection to NATS is closed")));
+    }
+    acks.pending[key] = {std::move(done), replication.subject};
   }
   jsPubOptions options;
   jsPubOptions_Init(&options);
-  const std::string id(dedup_id);
-  if (!id.empty()) options.MsgId = id.c_str();
-  jsPubAck* ack = nullptr;
-  jsErrCode js_error = static_cast<jsErrCode>(0);
-  // No responders: the stream has no leader yet (one is being elected) and
-  // nothing was stored, so the same message is sent again until one
-  // answers or the deadline passes.
-  while (true) {
-    options.MaxWait = MillisUntil(deadline);
-    s = js_PublishMsg(&ack, handles_->js, msg, &options, &js_error);
-    if (s != NATS_NO_RESPONDERS || absl::Now() + kElectionPoll >= deadline) {
-      break;
+  options.MaxWait = MillisUntil(std::min(deadline, absl::Now() + kAckWait));
+  // On success the library holds the message (msg is null) until the
+  // acknowledgement, which may come before this returns.
+  s = js_PublishMsgAsync(handles_->js, &msg, &options);
+  if (s == NATS_OK) return;
+  std::optional<PublishAcks::Pending> failed;
+  {
+    MutexLock lock(acks.mu);
+    if (auto it = acks.pending.find(key); it != acks.pending.end()) {
+      failed = std::move(it->second);
+      acks.pending.erase(it);
     }
-    absl::SleepFor(kElectionPoll);
   }
-  natsMsg_Destroy(msg);
-  if (s != NATS_OK) {
-    absl::Status failed =
-        FromNats(absl::StrCat("publishing to ", Quoted(replication.subject)), s,
-                 js_error);
-    return absl::UnavailableError(failed.message());
+  natsMsg_Destroy(msg);  // after its key is gone: the address may be reused
+  if (failed.has_value()) {
+    failed->done(absl::UnavailableError(FromNats(what, s).message()));
   }
-  Published published{ack->Sequence, ack->Duplicate};
-  jsPubAck_Destroy(ack);
-  return published;
 }
 
 absl::Status JetStreamLog::Trim(const Replication& replication,

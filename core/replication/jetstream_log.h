@@ -46,11 +46,9 @@ class JetStreamLog final : public ReplicatedLog {
   ~JetStreamLog() override;
 
   absl::Status EnsureStream(const Replication& replication) override;
-  absl::StatusOr<Published> Publish(const Replication& replication,
-                                    absl::string_view data,
-                                    absl::string_view call,
-                                    absl::string_view dedup_id,
-                                    absl::Time deadline) override;
+  void Publish(const Replication& replication, absl::string_view data,
+               absl::string_view call, absl::Time deadline,
+               Published done) override;
   absl::Status Trim(const Replication& replication, uint64_t before) override;
   absl::StatusOr<std::unique_ptr<LogReader>> Read(
       const Replication& replication, uint64_t from,

@@ -14,6 +14,8 @@ namespace {
 constexpr int kReadBatch = 256;
 constexpr absl::Duration kReadWait = absl::Milliseconds(200);
 constexpr absl::Duration kRetryWait = absl::Milliseconds(200);
+// How often a follower settles the calls waiting on it past their deadline.
+constexpr absl::Duration kSweepEvery = absl::Milliseconds(100);
 // After the log failed to keep a snapshot: a log that does not answer must
 // not hold the caller (the checkpoints) up every second.
 constexpr absl::Duration kShareRetry = absl::Seconds(30);
@@ -45,10 +47,24 @@ struct ReplicaSet::Follower {
   absl::Time share_after = absl::InfinitePast();
 };
 
+// A change published here, until this replica applies it or it fails.
+// Settled once: by the follower that applies it, the log that could not
+// store it, or the set when its deadline passes or it stops following.
 struct ReplicaSet::Waiter {
-  bool done = false;
-  absl::Status status;
-  AppliedBatch applied;
+  std::string model;
+  std::string token;  // the call token its record carries
+  absl::Time deadline;
+  Applied done;
+  std::atomic<bool> settled{false};
+  std::atomic<uint64_t> stored_at{0};  // its sequence, once the log said
+  AppliedBatch applied;                // filled by the follower that applies it
+
+  // Calls `done` with `result` unless it was settled before. Touches
+  // nothing but the waiter: the log's threads call it, and may outlive
+  // the set.
+  void Settle(absl::StatusOr<AppliedBatch> result) {
+    if (!settled.exchange(true)) done(std::move(result));
+  }
 };
 
 ReplicaSet::ReplicaSet(ModelRegistry* registry, ReplicatedLog* log,
@@ -69,6 +85,30 @@ ReplicaSet::~ReplicaSet() {
     f->stop.store(true);
     if (f->thread.joinable()) f->thread.join();
   }
+  SettleWaiters("", absl::InfiniteFuture(), [](const Waiter&) {
+    return absl::UnavailableError("this server is shutting down");
+  });
+}
+
+void ReplicaSet::SettleWaiters(
+    absl::string_view model, absl::Time now,
+    const std::function<absl::Status(const Waiter&)>& why) {
+  std::vector<std::shared_ptr<Waiter>> settled;
+  {
+    MutexLock lock(mu_);
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      const std::shared_ptr<Waiter>& w = it->second;
+      const bool chosen =
+          (model.empty() || w->model == model) && now >= w->deadline;
+      if (chosen && !w->settled.load()) settled.push_back(w);
+      if (chosen || w->settled.load()) {
+        waiters_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const std::shared_ptr<Waiter>& w : settled) w->Settle(why(*w));
 }
 
 void ReplicaSet::Start() {
@@ -184,6 +224,10 @@ void ReplicaSet::Unfollow(const std::string& model, uint64_t revision) {
     if (follower->thread.joinable()) follower->thread.join();
   }
   registry_->DropReplica(model);
+  SettleWaiters(model, absl::InfiniteFuture(), [&](const Waiter&) {
+    return absl::UnavailableError(
+        absl::StrCat("this server no longer follows model ", Quoted(model)));
+  });
   MutexLock lock(mu_);
   applied_.SignalAll();
 }
@@ -195,7 +239,8 @@ void ReplicaSet::FollowLoop(Follower& f) {
     MutexLock lock(mu_);
     position = f.position;
   }
-  bool stalled = false;  // reported, and not read since
+  bool stalled = false;                          // reported, and not read since
+  absl::Time next_sweep = absl::InfinitePast();  // of waiters past deadline
   auto stall = [&](const absl::Status& why) {
     if (!stalled && options_.stalled) options_.stalled(f.model, why);
     stalled = true;
@@ -240,6 +285,22 @@ void ReplicaSet::FollowLoop(Follower& f) {
       }
       Apply(f, m);
       position = m.sequence;
+    }
+    if (const absl::Time now = absl::Now(); now >= next_sweep) {
+      next_sweep = now + kSweepEvery;
+      SettleWaiters(f.model, now, [&](const Waiter& w) {
+        const uint64_t stored = w.stored_at.load();
+        if (stored == 0) {
+          return absl::UnavailableError(absl::StrCat(
+              "the log has not confirmed the record by the deadline; it may "
+              "still be stored in stream ",
+              Quoted(f.replication.stream)));
+        }
+        return absl::DeadlineExceededError(
+            absl::StrCat("the record is stored at position ", stored,
+                         " of stream ", Quoted(f.replication.stream),
+                         " but this replica has not applied it yet"));
+      });
     }
     if (messages->empty()) continue;
     MutexLock lock(mu_);
@@ -351,7 +412,10 @@ void ReplicaSet::Apply(Follower& f, const LogMessage& m) {
   if (!m.call.empty()) {
     MutexLock lock(mu_);
     auto it = waiters_.find(m.call);
-    if (it != waiters_.end()) waiter = it->second;
+    if (it != waiters_.end()) {
+      waiter = std::move(it->second);
+      waiters_.erase(it);
+    }
   }
   std::string produced;
   absl::string_view payload = m.data;
@@ -381,11 +445,9 @@ void ReplicaSet::Apply(Follower& f, const LogMessage& m) {
       s = absl::UnavailableError(model.status().message());
     }
   }
-  MutexLock lock(mu_);
-  waiter->done = true;
-  waiter->status = s;
+  if (!s.ok()) return waiter->Settle(s);
   waiter->applied.position = m.sequence;
-  applied_.SignalAll();
+  waiter->Settle(std::move(waiter->applied));
 }
 
 absl::Status ReplicaSet::ProducerRecord(const Follower& f, const LogMessage& m,
@@ -409,54 +471,53 @@ absl::Status ReplicaSet::ProducerRecord(const Follower& f, const LogMessage& m,
   return absl::OkStatus();
 }
 
-absl::StatusOr<AppliedBatch> ReplicaSet::PublishAndWait(
-    const std::string& model, const Replication& replication,
-    absl::string_view record, absl::string_view dedup_id, absl::Time deadline) {
+void ReplicaSet::Publish(const std::string& model,
+                         const Replication& replication,
+                         absl::string_view record, absl::Time deadline,
+                         Applied done) {
   auto waiter = std::make_shared<Waiter>();
-  std::string token;
+  waiter->model = model;
+  waiter->deadline = deadline;
+  waiter->done = std::move(done);
   {
     MutexLock lock(mu_);
-    token = absl::StrCat(options_.reader, "-", ++calls_);
-    waiters_[token] = waiter;
+    if (!stopping_ && followers_.contains(model)) {
+      waiter->token = absl::StrCat(options_.reader, "-", ++calls_);
+      waiters_[waiter->token] = waiter;
+    }
   }
-  absl::StatusOr<Published> published =
-      log_->Publish(replication, record, token, dedup_id, deadline);
-  MutexLock lock(mu_);
-  if (!published.ok()) {
-    waiters_.erase(token);
-    return published.status();
+  if (waiter->token.empty()) {
+    return waiter->Settle(absl::UnavailableError(
+        absl::StrCat("this server does not follow model ", Quoted(model))));
   }
-  auto caught_up = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (waiter->done) return true;
-    auto it = followers_.find(model);
-    return it == followers_.end() || stopping_ ||
-           (published->duplicate &&
-            it->second->position >= published->sequence);
+  log_->Publish(replication, record, waiter->token, deadline,
+                [waiter](absl::StatusOr<uint64_t> sequence) {
+                  if (sequence.ok()) {
+                    waiter->stored_at.store(*sequence);
+                  } else {
+                    waiter->Settle(sequence.status());
+                  }
+                });
+}
+
+absl::StatusOr<AppliedBatch> ReplicaSet::PublishAndWait(
+    const std::string& model, const Replication& replication,
+    absl::string_view record, absl::Time deadline) {
+  struct Result {
+    Mutex mu;
+    CondVar settled;
+    std::optional<absl::StatusOr<AppliedBatch>> value ABSL_GUARDED_BY(mu);
   };
-  const auto until = SteadyDeadline(deadline);
-  while (!caught_up()) {
-    if (!applied_.WaitUntil(mu_, until)) break;
-  }
-  waiters_.erase(token);
-  if (waiter->done) {
-    if (!waiter->status.ok()) return waiter->status;
-    return std::move(waiter->applied);
-  }
-  if (published->duplicate && caught_up()) {
-    AppliedBatch duplicate;
-    duplicate.position = published->sequence;
-    duplicate.duplicate = true;
-    return duplicate;
-  }
-  if (!followers_.contains(model) || stopping_) {
-    return absl::UnavailableError(
-        absl::StrCat("this server no longer follows model ", Quoted(model),
-                     "; the record is at position ", published->sequence,
-                     " of stream ", Quoted(replication.stream)));
-  }
-  return absl::DeadlineExceededError(absl::StrCat(
-      "the record is stored at position ", published->sequence, " of stream ",
-      Quoted(replication.stream), " but this replica has not applied it yet"));
+  auto result = std::make_shared<Result>();
+  Publish(model, replication, record, deadline,
+          [result](absl::StatusOr<AppliedBatch> applied) {
+            MutexLock lock(result->mu);
+            result->value = std::move(applied);
+            result->settled.SignalAll();
+          });
+  MutexLock lock(result->mu);
+  while (!result->value.has_value()) result->settled.Wait(result->mu);
+  return *std::move(result->value);
 }
 
 absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Create(
@@ -484,7 +545,7 @@ absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Create(
   const std::string model(name);
   Follow(model, replication, *claim);
   absl::StatusOr<AppliedBatch> applied =
-      PublishAndWait(model, replication, *record, "", deadline);
+      PublishAndWait(model, replication, *record, deadline);
   if (!applied.ok()) {
     if (absl::IsUnavailable(applied.status())) {
       log_->Release(name).IgnoreError();
@@ -503,17 +564,10 @@ absl::Status ReplicaSet::CheckUnclaimed(absl::string_view model) const {
       " already exists (this server may not have caught up with it yet)"));
 }
 
-absl::StatusOr<AppliedBatch> ReplicaSet::Train(const Model& model,
-                                               const TrainBatch& batch,
-                                               absl::Time deadline) {
-  const Replication& replication = model.spec().replication;
-  const std::string dedup =
-      batch.source.empty()
-          ? std::string()
-          : absl::StrCat(model.name(), "/", model.incarnation(), "/",
-                         batch.source, "/", batch.first_sequence);
-  return PublishAndWait(model.name(), replication, TrainRecord(batch), dedup,
-                        deadline);
+void ReplicaSet::Train(const Model& model, const TrainBatch& batch,
+                       absl::Time deadline, Applied done) {
+  Publish(model.name(), model.spec().replication, TrainRecord(batch), deadline,
+          std::move(done));
 }
 
 absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
@@ -534,7 +588,7 @@ absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
   }
   const std::string key(name);
   absl::StatusOr<AppliedBatch> applied =
-      PublishAndWait(key, *replication, DeleteRecord(), "", deadline);
+      PublishAndWait(key, *replication, DeleteRecord(), deadline);
   if (!applied.ok() && !absl::IsUnavailable(applied.status())) {
     return applied.status();
   }
@@ -615,6 +669,7 @@ ReplicaSet::Lag ReplicaSet::LagOf(absl::string_view model) const {
   if (it == followers_.end()) return {};
   const Follower& f = *it->second;
   Lag lag;
+  lag.position = f.position;
   lag.records = f.lag_records;
   if (lag.records > 0) {
     lag.seconds = std::max<int64_t>(0, NowMicros() - f.last_time_micros) / 1e6;

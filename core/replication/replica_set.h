@@ -7,11 +7,12 @@
 // the replica's position.
 //
 // Changes made on this server (Create, Train, Delete) are published to the
-// stream, not applied: each call waits until its own replica has applied
-// the record, and answers with what that did, so that a result means what
-// it means for a local model and an acknowledged change is stored by the
-// log's quorum. Producers may also publish TrainRequests to a model's
-// subject themselves: they learn in stream order, exactly once (the
+// stream, not applied: each call is answered once its own replica has
+// applied the record, with what that did, so that a result means what it
+// means for a local model and an acknowledged change is stored by the
+// log's quorum. Train does not wait: a stream of batches keeps many in
+// flight, each answered in turn. Producers may also publish TrainRequests to a
+// model's subject themselves: they learn in stream order, exactly once (the
 // position is the exactly-once mark).
 //
 // A record a replica cannot apply (its limits, damage) makes that replica
@@ -53,9 +54,6 @@ namespace halfspace {
 // What one training record did on this server's replica.
 struct AppliedBatch {
   uint64_t position = 0;  // the record's stream sequence
-  // The log held the same batch (source and sequence) already: every
-  // example is a duplicate, and nothing else is set.
-  bool duplicate = false;
   std::vector<ExampleOutcome> outcomes;
   std::vector<std::string> class_names;  // the model's, after it
 };
@@ -131,14 +129,21 @@ class ReplicaSet {
   // model of this server alone then cannot take; the log's error.
   absl::Status CheckUnclaimed(absl::string_view model) const;
 
-  // Publishes `batch` (its request, source and sequence; the examples
-  // number `examples`) to `model`'s stream and returns what it did here.
-  // UNAVAILABLE when the log could not store it by `deadline`, or this
-  // replica cannot apply records; DEADLINE_EXCEEDED when it is stored but
-  // not yet applied here (retrying a tagged batch is then safe).
-  absl::StatusOr<AppliedBatch> Train(const Model& model,
-                                     const TrainBatch& batch,
-                                     absl::Time deadline);
+  // What a change published here did on this server's replica, or why it
+  // did not apply.
+  using Applied = std::function<void(absl::StatusOr<AppliedBatch>)>;
+
+  // Publishes `batch` (its request, source, sequence and what it follows)
+  // to `model`'s stream without waiting; `done` is called once, on a
+  // thread of the set's or the log's (or in the call), with what the batch
+  // did here. UNAVAILABLE when the log could not store it by `deadline`,
+  // or this replica cannot apply records; DEADLINE_EXCEEDED when it is
+  // stored but not yet applied here by then (sending a tagged batch again
+  // is safe). Batches published one after another are stored in order,
+  // unless one fails: the one after may be stored, and a tagged batch that
+  // `follows` it then learns nothing.
+  void Train(const Model& model, const TrainBatch& batch, absl::Time deadline,
+             Applied done);
 
   // Publishes the deletion of `model` and releases its name once this
   // server's replica applied it.
@@ -158,9 +163,12 @@ class ReplicaSet {
   absl::Status WaitFor(absl::string_view model, uint64_t position,
                        absl::Time deadline);
 
-  // A replica's lag: records of its stream it has not applied yet, as of
-  // its last read, and for how long the first of them has waited.
+  // A replica's progress: the stream position it has applied (records
+  // that changed nothing, such as duplicates, count), the records of its
+  // stream it has not applied yet, as of its last read, and for how long
+  // the first of them has waited. A model not followed is at 0.
   struct Lag {
+    uint64_t position = 0;
     uint64_t records = 0;
     double seconds = 0;
   };
@@ -206,13 +214,19 @@ class ReplicaSet {
   // message that holds no batch (every replica skips it alike).
   absl::Status ProducerRecord(const Follower& f, const LogMessage& m,
                               std::string& record);
-  // Publishes `record` to `model`'s stream and waits for this replica to
-  // apply it.
+  // Publishes `record` to `model`'s stream; `done` is called once this
+  // replica applied it, or the log failed it, or at `deadline`.
+  void Publish(const std::string& model, const Replication& replication,
+               absl::string_view record, absl::Time deadline, Applied done);
+  // Publishes `record` and waits until `done` would be called.
   absl::StatusOr<AppliedBatch> PublishAndWait(const std::string& model,
                                               const Replication& replication,
                                               absl::string_view record,
-                                              absl::string_view dedup_id,
                                               absl::Time deadline);
+  // Settles, with `why`, the waiters of `model` (every model's if empty)
+  // whose deadline is `now` or earlier, and forgets those settled.
+  void SettleWaiters(absl::string_view model, absl::Time now,
+                     const std::function<absl::Status(const Waiter&)>& why);
   std::shared_ptr<Follower> Find(absl::string_view model) const;
 
   ModelRegistry* const registry_;

@@ -9,6 +9,7 @@
 #define HALFSPACE_CORE_REPLICATION_REPLICATED_LOG_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,10 +81,9 @@ struct SnapshotInfo {
   uint64_t trimmed_below = 0;
 };
 
-struct Published {
-  uint64_t sequence = 0;
-  bool duplicate = false;  // the same dedup id was published before, here
-};
+// What became of a record published: its sequence in the stream, or why
+// it is not known to be stored.
+using Published = std::function<void(absl::StatusOr<uint64_t> sequence)>;
 
 class ReplicatedLog {
  public:
@@ -93,16 +93,15 @@ class ReplicatedLog {
   // FAILED_PRECONDITION if a stream of the name does not take the subject.
   virtual absl::Status EnsureStream(const Replication& replication) = 0;
 
-  // Appends `data` (a change record, calling token `call`) to the subject.
-  // A non-empty `dedup_id` published before within the engine's window is
-  // not appended again: the first's sequence comes back as a duplicate.
-  // UNAVAILABLE when the engine could not store it by `deadline` (it may
-  // still have: republish with the same dedup_id).
-  virtual absl::StatusOr<Published> Publish(const Replication& replication,
-                                            absl::string_view data,
-                                            absl::string_view call,
-                                            absl::string_view dedup_id,
-                                            absl::Time deadline) = 0;
+  // Appends `data` (a change record, calling token `call`) to the subject
+  // without waiting: `done` is called once, on a thread of the log's (or
+  // in the call), with the record's sequence once the engine stored it,
+  // or UNAVAILABLE when it could not by `deadline` (it may still have).
+  // Records published one after another are stored in that order, but a
+  // record after one that failed may be stored.
+  virtual void Publish(const Replication& replication, absl::string_view data,
+                       absl::string_view call, absl::Time deadline,
+                       Published done) = 0;
 
   // Removes the subject's messages below sequence `before`, all of them
   // for 0: a new model of the name starts from none of an earlier one's.

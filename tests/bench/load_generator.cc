@@ -98,7 +98,7 @@ class NoopStream final : public PipelinedStream {
 
  private:
   absl::Status Handle(grpc::ByteBuffer& request, grpc::ByteBuffer& response,
-                      uint64_t&) override {
+                      Reply&) override {
     if (absl::Status s = DecodeMessage(request, request_); !s.ok()) return s;
     EncodeMessage(bench::Vector(), response);
     return absl::OkStatus();
