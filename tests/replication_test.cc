@@ -219,6 +219,47 @@ class Producer {
     jsStreamInfo_Destroy(info);
     return first;
   }
+  // Creates `stream` on `subject` in three replicas, taking messages of at
+  // most `max_bytes`.
+  void AddStream(const std::string& stream, const std::string& subject,
+                 int32_t max_bytes) {
+    jsStreamConfig config;
+    jsStreamConfig_Init(&config);
+    const char* subjects[] = {subject.c_str()};
+    config.Name = stream.c_str();
+    config.Subjects = subjects;
+    config.SubjectsLen = 1;
+    config.Replicas = 3;
+    config.MaxMsgSize = max_bytes;
+    jsStreamInfo* info = nullptr;
+    EXPECT_EQ(js_AddStream(&info, js_, &config, nullptr, nullptr), NATS_OK);
+    jsStreamInfo_Destroy(info);
+  }
+  // The last sequence of `stream` (0 if it cannot be read).
+  uint64_t LastSequence(const std::string& stream) {
+    jsStreamInfo* info = nullptr;
+    if (js_GetStreamInfo(&info, js_, stream.c_str(), nullptr, nullptr) !=
+        NATS_OK) {
+      return 0;
+    }
+    const uint64_t last = info->State.LastSeq;
+    jsStreamInfo_Destroy(info);
+    return last;
+  }
+  // The name of the node that leads `stream` ("n0", ...; empty if none).
+  std::string Leader(const std::string& stream) {
+    jsStreamInfo* info = nullptr;
+    if (js_GetStreamInfo(&info, js_, stream.c_str(), nullptr, nullptr) !=
+        NATS_OK) {
+      return "";
+    }
+    std::string leader;
+    if (info->Cluster != nullptr && info->Cluster->Leader != nullptr) {
+      leader = info->Cluster->Leader;
+    }
+    jsStreamInfo_Destroy(info);
+    return leader;
+  }
   // Every TrainRequest of `stream`, in stream order: those the servers
   // published (inside their records) and the producers'.
   std::vector<v1::TrainRequest> TrainRequests(const std::string& stream) {
@@ -431,6 +472,164 @@ TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
       EXPECT_EQ(m->replica().lag_records(), 0u);
       EXPECT_EQ(m->replica().position(), leader->replica().position());
     }
+  }
+}
+
+// A producer that keeps up to a thousand requests in flight on one stream,
+// through the kill of the model's stream leader: the records published
+// while no leader answers fail, the stream ends at the first of them after
+// answering every request before it, in order, and the producer resumes
+// from its last answer on the other replica. A record that follows a lost
+// one is not learned (it was published, but its predecessor was not), so
+// every example is learned once, in the producer's order.
+TEST(ReplicationTest, APipelinedStreamResumesExactlyOnceThroughALeaderKill) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2);
+  const Kind& kind = kKinds[1];
+  ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok());
+  Producer admin(nats.url(2));
+
+  constexpr int kRequests = 400;
+  constexpr int kBatch = 10;
+  int acknowledged = 0;  // requests, in order
+  int streams = 0;
+  int killed = -1;
+  uint64_t last_position = 0;
+  while (acknowledged < kRequests && streams < 20) {
+    Stub& stub = replicas.stub(streams++ % 2);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+    auto stream = stub.Train(&context);
+    const int from = acknowledged;
+    std::thread writer([&stream, &kind, from] {
+      for (int r = from; r < kRequests; ++r) {
+        if (!stream->Write(Batch(kind, r * kBatch, kBatch, "pipeline"))) break;
+      }
+      stream->WritesDone();
+    });
+    v1::TrainResponse response;
+    while (stream->Read(&response)) {
+      ASSERT_EQ(response.results_size(), kBatch);
+      for (const v1::ExampleResult& r : response.results()) {
+        EXPECT_FALSE(r.has_error()) << r.error().message();
+      }
+      EXPECT_GT(response.position(), last_position)
+          << "request " << acknowledged;
+      last_position = response.position();
+      if (++acknowledged == 100 && killed < 0) {
+        const std::string leader =
+            admin.Leader(absl::StrCat("halfspace_", kind.name));
+        ASSERT_THAT(leader, testing::StartsWith("n"));
+        killed = leader[1] - '0';
+        nats.Kill(killed);
+      }
+    }
+    writer.join();
+    const grpc::Status status = stream->Finish();
+    if (!status.ok()) absl::SleepFor(absl::Milliseconds(200));
+  }
+  ASSERT_EQ(acknowledged, kRequests) << replicas.Log(0);
+  EXPECT_GT(streams, 1) << "the leader's kill ended no stream";
+  nats.Start(killed);
+
+  TestServer reference;
+  Client reference_client = reference.NewClient();
+  std::unique_ptr<Stub> reference_stub = reference.NewStub();
+  ASSERT_TRUE(reference_client.CreateModel(CreateRequest(kind)).ok());
+  for (int r = 0; r < kRequests; ++r) {
+    ASSERT_TRUE(
+        TrainOnce(*reference_stub, Batch(kind, r * kBatch, kBatch, "pipeline"))
+            .ok());
+  }
+  const std::vector<uint64_t> bits = WeightBits(*reference_stub, kind.name);
+  for (int i = 0; i < replicas.size(); ++i) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, last_position))
+        << replicas.Log(i);
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->stats().examples_seen(), uint64_t{kRequests * kBatch});
+    EXPECT_EQ(WeightBits(replicas.stub(i), kind.name), bits) << "replica " << i;
+  }
+}
+
+// A request the stream refuses (larger than its max_msg_size) ends a
+// pipelined Train stream after the answers before it; the requests sent
+// behind it may be stored, but no replica learns them, so that the
+// producer resumes from its last answer and every example is learned
+// once, in its order.
+TEST(ReplicationTest,
+     ARefusedRequestEndsThePipelineAndNothingBehindItIsLearned) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2);
+  const Kind& kind = kKinds[0];
+  const std::string stream_name = absl::StrCat("halfspace_", kind.name);
+  Producer admin(nats.url(0));
+  admin.AddStream(stream_name, absl::StrCat("halfspace.train.", kind.name),
+                  2048);
+  ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok());
+  const uint64_t created = admin.LastSequence(stream_name);
+
+  // Ten requests of 5 examples, but the sixth of 100: too big.
+  std::vector<v1::TrainRequest> requests;
+  int first = 0;
+  for (int r = 0; r < 10; ++r) {
+    const int n = r == 5 ? 100 : 5;
+    requests.push_back(Batch(kind, first, n, "pipeline"));
+    first += n;
+  }
+  {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    auto stream = replicas.stub(0).Train(&context);
+    for (const v1::TrainRequest& request : requests) stream->Write(request);
+    stream->WritesDone();
+    v1::TrainResponse response;
+    int answered = 0;
+    while (stream->Read(&response)) ++answered;
+    const grpc::Status status = stream->Finish();
+    EXPECT_EQ(answered, 5);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_THAT(status.error_message(), HasSubstr("max_msg_size"));
+  }
+  const uint64_t stored = admin.LastSequence(stream_name) - created;
+  EXPECT_GE(stored, 5u);
+  for (int i = 0; i < replicas.size(); ++i) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, created + stored))
+        << "created " << created << " stored " << stored << replicas.Log(i);
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->stats().examples_seen(), 25u)
+        << stored << " requests stored; replica " << i;
+  }
+
+  // Resumed from the last answer, the big one in small parts.
+  std::vector<v1::TrainRequest> resumed;
+  for (int part = 0; part < 20; ++part) {
+    resumed.push_back(Batch(kind, 25 + part * 5, 5, "pipeline"));
+  }
+  resumed.insert(resumed.end(), requests.begin() + 6, requests.end());
+  for (const v1::TrainRequest& request : resumed) {
+    ASSERT_TRUE(TrainOnce(replicas.stub(1), request).ok());
+  }
+  TestServer reference;
+  Client reference_client = reference.NewClient();
+  std::unique_ptr<Stub> reference_stub = reference.NewStub();
+  ASSERT_TRUE(reference_client.CreateModel(CreateRequest(kind)).ok());
+  for (int r = 0; r < 5; ++r) {
+    ASSERT_TRUE(TrainOnce(*reference_stub, requests[r]).ok());
+  }
+  for (const v1::TrainRequest& request : resumed) {
+    ASSERT_TRUE(TrainOnce(*reference_stub, request).ok());
+  }
+  const std::vector<uint64_t> bits = WeightBits(*reference_stub, kind.name);
+  for (int i = 0; i < replicas.size(); ++i) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, 0));
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->stats().examples_seen(), 145u) << "replica " << i;
+    EXPECT_EQ(WeightBits(replicas.stub(i), kind.name), bits) << "replica " << i;
   }
 }
 
