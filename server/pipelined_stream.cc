@@ -44,6 +44,8 @@ void PipelinedStream::Ready(Pending& p,
                             absl::StatusOr<grpc::ByteBuffer>* response) {
   p.ready = true;
   if (response == nullptr) return;
+  pending_bytes_ -= p.size;  // its request's, while it was awaited
+  p.size = 0;
   if (!response->ok()) {
     p.failure = response->status();
     reads_over_ = true;  // nothing after it is taken
@@ -76,6 +78,7 @@ void PipelinedStream::OnReadDone(bool ok) {
     Pump();
     return;
   }
+  const size_t request_bytes = request_.Length();
   absl::StatusOr<grpc::ByteBuffer> response{grpc::ByteBuffer()};
   const absl::Status handled = Handle(request_, *response, reply);
   const bool later = handled.ok() && reply.later;
@@ -94,6 +97,11 @@ void PipelinedStream::OnReadDone(bool ok) {
     } else if (!later) {
       --awaiting_;
       if (p != nullptr) Ready(*p, &response);
+    } else if (p != nullptr && !p->ready) {
+      // Until it is delivered, its request is held (by the log it went
+      // to) in its place.
+      p->size = request_bytes;
+      pending_bytes_ += p->size;
     }
   }
   if (waits) {

@@ -13,7 +13,9 @@
 //
 // Bounded: at most kMaxPendingResponses responses, or kMaxPendingBytes of
 // them (but always one), wait at once; past that the stream stops reading,
-// and gRPC's flow control holds the client back.
+// and gRPC's flow control holds the client back. A response that comes
+// later counts its request's bytes until then: the request is still held
+// (a replicated model's record, until the log acknowledged it).
 //
 // Ending: when Handle fails, or a later response is delivered as an
 // error, or the client half-closes, nothing more is read; the responses
@@ -105,7 +107,7 @@ class PipelinedStream
  private:
   struct Pending {
     grpc::ByteBuffer bytes;
-    size_t size = 0;
+    size_t size = 0;       // the response's bytes; its request's while awaited
     bool ready = false;    // handled, durable and delivered
     absl::Status failure;  // once ready: the stream ends here
   };
