@@ -16,9 +16,13 @@ constexpr absl::Duration kReadWait = absl::Milliseconds(200);
 constexpr absl::Duration kRetryWait = absl::Milliseconds(200);
 // How often a follower settles the calls waiting on it past their deadline.
 constexpr absl::Duration kSweepEvery = absl::Milliseconds(100);
-// After the log failed to keep a snapshot: a log that does not answer must
-// not hold the caller (the checkpoints) up every second.
-constexpr absl::Duration kShareRetry = absl::Seconds(30);
+// After the log failed to keep a snapshot, the next try waits: first
+// kFirstShareRetry (a stream's leader is elected in seconds), then twice as
+// long after each failure, up to kLastShareRetry, so that a log that does
+// not answer neither holds the sharer up every second nor leaves the stream
+// untrimmed long after it is back.
+constexpr absl::Duration kFirstShareRetry = absl::Seconds(1);
+constexpr absl::Duration kLastShareRetry = absl::Seconds(60);
 
 std::chrono::steady_clock::time_point SteadyDeadline(absl::Time deadline) {
   const absl::Duration left = std::clamp(
@@ -45,6 +49,7 @@ struct ReplicaSet::Follower {
   uint64_t shared = 0;
   // No snapshot is shared before then: the log failed the last try.
   absl::Time share_after = absl::InfinitePast();
+  absl::Duration share_retry = kFirstShareRetry;  // after the next failure
 };
 
 // A change published here, until this replica applies it or it fails.
@@ -373,7 +378,8 @@ void ReplicaSet::ShareSnapshot(Follower& f) {
   auto failed = [&](const absl::Status& why) {
     if (options_.unshared) options_.unshared(f.model, why);
     MutexLock lock(mu_);
-    f.share_after = absl::Now() + kShareRetry;
+    f.share_after = absl::Now() + f.share_retry;
+    f.share_retry = std::min(2 * f.share_retry, kLastShareRetry);
   };
   absl::StatusOr<std::optional<SnapshotInfo>> kept = log_->SnapshotOf(f.model);
   if (!kept.ok()) return failed(kept.status());
@@ -398,6 +404,7 @@ void ReplicaSet::ShareSnapshot(Follower& f) {
   {
     MutexLock lock(mu_);
     f.shared = std::max(f.shared, info.position);
+    f.share_retry = kFirstShareRetry;
   }
   if (info.trimmed_below > 0) {
     absl::Status trimmed = log_->Trim(f.replication, info.trimmed_below);
