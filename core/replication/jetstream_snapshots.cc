@@ -40,20 +40,37 @@ std::string Subject(absl::string_view model) {
 }
 
 // The index entry of `model` and its revision; none (revision 0) if none.
+// Read from the bucket stream's leader, not with the bucket's direct get:
+// a direct get may be answered by a replica that lags, and a follower that
+// found its stream trimmed must see the snapshot behind that trim, or it
+// would take the trimmed records for another subject's and skip them.
 absl::StatusOr<std::pair<std::optional<storage::v1::SnapshotIndex>, uint64_t>>
-GetIndex(kvStore* index, absl::string_view model) {
-  const std::string key = Key(model);
-  kvEntry* e = nullptr;
-  const natsStatus s = kvStore_Get(&e, index, key.c_str());
+GetIndex(jsCtx* js, absl::string_view model) {
+  const std::string subject =
+      absl::StrCat("$KV.", kSnapshotIndex, ".", Key(model));
+  const std::string stream = absl::StrCat("KV_", kSnapshotIndex);
+  natsMsg* msg = nullptr;
+  jsErrCode js_error = static_cast<jsErrCode>(0);
+  const natsStatus s = js_GetLastMsg(&msg, js, stream.c_str(), subject.c_str(),
+                                     nullptr, &js_error);
   if (s == NATS_NOT_FOUND) return std::make_pair(std::nullopt, uint64_t{0});
   if (s != NATS_OK) {
     return FromNats(
-        absl::StrCat("reading the snapshot index of ", Quoted(model)), s);
+        absl::StrCat("reading the snapshot index of ", Quoted(model)), s,
+        js_error);
+  }
+  // A deleted or purged key reads as none, as the bucket's own get says.
+  const char* operation = nullptr;
+  if (natsMsgHeader_Get(msg, "KV-Operation", &operation) == NATS_OK &&
+      operation != nullptr) {
+    natsMsg_Destroy(msg);
+    return std::make_pair(std::nullopt, uint64_t{0});
   }
   storage::v1::SnapshotIndex entry;
-  const bool read = entry.ParseFromArray(kvEntry_Value(e), kvEntry_ValueLen(e));
-  const uint64_t revision = kvEntry_Revision(e);
-  kvEntry_Destroy(e);
+  const bool read =
+      entry.ParseFromArray(natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
+  const uint64_t revision = natsMsg_GetSequence(msg);
+  natsMsg_Destroy(msg);
   if (!read) {
     return absl::DataLossError(absl::StrCat("the snapshot index entry of ",
                                             Quoted(model), " does not decode"));
@@ -115,7 +132,7 @@ absl::Status JetStreamLog::PutSnapshot(absl::string_view model,
                                        const SnapshotInfo& info,
                                        absl::string_view file,
                                        absl::string_view writer) {
-  auto kept = GetIndex(handles_->snapshot_index, model);
+  auto kept = GetIndex(handles_->js, model);
   if (!kept.ok()) return kept.status();
   if (kept->first.has_value() && kept->first->position() >= info.position) {
     return absl::AbortedError(
@@ -159,7 +176,7 @@ absl::Status JetStreamLog::PutSnapshot(absl::string_view model,
 
 absl::StatusOr<std::optional<SnapshotInfo>> JetStreamLog::SnapshotOf(
     absl::string_view model) {
-  auto kept = GetIndex(handles_->snapshot_index, model);
+  auto kept = GetIndex(handles_->js, model);
   if (!kept.ok()) return kept.status();
   if (!kept->first.has_value()) return std::nullopt;
   return SnapshotInfo{kept->first->position(), kept->first->trimmed_below()};
@@ -167,7 +184,7 @@ absl::StatusOr<std::optional<SnapshotInfo>> JetStreamLog::SnapshotOf(
 
 absl::StatusOr<std::pair<SnapshotInfo, std::string>> JetStreamLog::ReadSnapshot(
     absl::string_view model) {
-  auto kept = GetIndex(handles_->snapshot_index, model);
+  auto kept = GetIndex(handles_->js, model);
   if (!kept.ok()) return kept.status();
   if (!kept->first.has_value()) {
     return absl::NotFoundError(
