@@ -100,6 +100,21 @@ class JetStreamReader final : public LogReader {
       natsMsg* msg = list.Msgs[i];
       jsMsgMetaData* meta = nullptr;
       if (natsMsg_GetMetaData(&meta, msg) != NATS_OK) continue;  // not JS's
+      // The consumer numbers what it delivers 1, 2, ...: a number skipped
+      // is a record it counts as delivered that never came (sent by a
+      // stream leader that died, say). The reader is opened again at the
+      // replica's position rather than reading on past the hole.
+      const uint64_t delivered = meta->Sequence.Consumer;
+      if (delivered != delivered_ + 1) {
+        jsMsgMetaData_Destroy(meta);
+        natsMsgList_Destroy(&list);
+        return absl::UnavailableError(
+            absl::StrCat("the stream's consumer skipped deliveries ",
+                         delivered_ + 1, " to ", delivered - 1,
+                         "; reading again from this replica's "
+                         "position"));
+      }
+      delivered_ = delivered;
       LogMessage m;
       m.sequence = meta->Sequence.Stream;
       m.time_micros = meta->Timestamp / 1000;
@@ -118,6 +133,7 @@ class JetStreamReader final : public LogReader {
 
  private:
   natsSubscription* const sub_;
+  uint64_t delivered_ = 0;  // the consumer's number of the last record
 };
 
 class JetStreamWatch final : public CatalogWatch {

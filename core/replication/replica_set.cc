@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -74,7 +75,13 @@ struct ReplicaSet::Waiter {
 
 ReplicaSet::ReplicaSet(ModelRegistry* registry, ReplicatedLog* log,
                        ReplicaOptions options)
-    : registry_(registry), log_(log), options_(std::move(options)) {}
+    : registry_(registry),
+      log_(log),
+      options_(std::move(options)),
+      incarnation_([] {
+        std::random_device random;
+        return (uint64_t{random()} << 32) ^ random();
+      }()) {}
 
 ReplicaSet::~ReplicaSet() {
   stop_.store(true);
@@ -489,7 +496,8 @@ void ReplicaSet::Publish(const std::string& model,
   {
     MutexLock lock(mu_);
     if (!stopping_ && followers_.contains(model)) {
-      waiter->token = absl::StrCat(options_.reader, "-", ++calls_);
+      waiter->token = absl::StrCat(options_.reader, "-",
+                                   absl::Hex(incarnation_), "-", ++calls_);
       waiters_[waiter->token] = waiter;
     }
   }

@@ -239,6 +239,10 @@ class ReplicaSet {
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<Waiter>> waiters_
       ABSL_GUARDED_BY(mu_);  // by call token
+  // A call's token is the reader's name, this process's incarnation (drawn
+  // at random) and a count: a server that restarts reads its earlier
+  // records again, and a token of theirs must not answer a new call.
+  const uint64_t incarnation_;
   uint64_t calls_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread watcher_;
