@@ -214,6 +214,11 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
         Family("halfspace_replica_lag_seconds",
                "How long the first record a replica has not applied has waited",
                MetricType::Gauge);
+    MetricFamily stalled = Family(
+        "halfspace_replica_stalled",
+        "1 while a replica does not read its stream (it has not yet, or the "
+        "log does not answer), else 0",
+        MetricType::Gauge);
     MutexLock lock(replicas_mu_);
     if (replicas_ == nullptr) return;
     for (const ModelRegistry::Replica& r : models_->Replicas()) {
@@ -225,10 +230,13 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
       records.metric.push_back(
           Sample(MetricType::Gauge, static_cast<double>(lag.records), labels));
       seconds.metric.push_back(Sample(MetricType::Gauge, lag.seconds, labels));
+      stalled.metric.push_back(
+          Sample(MetricType::Gauge, lag.stalled.empty() ? 0 : 1, labels));
     }
     families.push_back(std::move(position));
     families.push_back(std::move(records));
     families.push_back(std::move(seconds));
+    families.push_back(std::move(stalled));
   }
 
   const ModelRegistry* const models_;

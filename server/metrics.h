@@ -21,7 +21,8 @@
 //                                                  and text lines left out
 //   halfspace_replica_position{model},
 //   halfspace_replica_lag_records{model},
-//   halfspace_replica_lag_seconds{model}           gauges: a replica's place
+//   halfspace_replica_lag_seconds{model},
+//   halfspace_replica_stalled{model}               gauges: a replica's place
 //                                                  in its stream (GetModel's)
 //
 // The per-model numbers are read from the models when scraped: training

@@ -155,6 +155,7 @@ void ToProto(const Model& model, const ReplicaSet& replicas,
   out->set_position(std::max(model.lsn(), lag.position));
   out->set_lag_records(lag.records);
   out->set_lag_seconds(lag.seconds);
+  out->set_stalled(lag.stalled);
 }
 
 }  // namespace halfspace

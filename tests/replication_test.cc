@@ -341,7 +341,7 @@ testing::AssertionResult CaughtUp(Stub& stub, const std::string& model,
   while (absl::Now() < deadline) {
     m = GetModel(stub, model);
     if (m.ok() && m->replica().position() >= position &&
-        m->replica().lag_records() == 0) {
+        m->replica().lag_records() == 0 && m->replica().stalled().empty()) {
       return testing::AssertionSuccess();
     }
     absl::SleepFor(absl::Milliseconds(50));
@@ -349,7 +349,8 @@ testing::AssertionResult CaughtUp(Stub& stub, const std::string& model,
   if (!m.ok()) return testing::AssertionFailure() << m.status();
   return testing::AssertionFailure()
          << model << " at position " << m->replica().position() << ", lag "
-         << m->replica().lag_records() << ", not caught up with " << position;
+         << m->replica().lag_records() << ", stalled '"
+         << m->replica().stalled() << "', not caught up with " << position;
 }
 
 TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
@@ -741,6 +742,103 @@ absl::StatusOr<v1::PredictResponse> Predict(
                         status.error_message());
   }
   return response;
+}
+
+// A replica says it is caught up (nothing stalls it, no lag) only once it
+// has applied the stream: not after a restart while it cannot read it yet
+// (its stream kept by one NATS node, down). While the whole NATS cluster is
+// down, every replica says it is stalled, its lag's seconds grow, and it
+// goes on predicting; once NATS is back it catches up.
+TEST(ReplicationTest, AReplicaIsCaughtUpOnlyOnceItIsAndStalledWhileNatsIsDown) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  const int metrics_port = FreePort();
+  Replicas replicas(
+      dir, nats, 2,
+      {{absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)}});
+  const Kind& kind = kKinds[0];
+  {
+    v1::CreateModelRequest request = CreateRequest(kind);
+    request.mutable_replication()->set_replicas(1);
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, request, &response).ok())
+        << replicas.Log(0);
+  }
+  ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1)) << replicas.Log(1);
+
+  // Replica 1 is away while a producer publishes, then its stream's node.
+  ASSERT_EQ(replicas.Stop(1, SIGTERM), 0) << replicas.Log(1);
+  const std::string stream = absl::StrCat("halfspace_", kind.name);
+  const std::string subject = absl::StrCat("halfspace.train.", kind.name);
+  uint64_t last = 0;
+  int holder = -1;
+  {
+    Producer producer(nats.url(0));
+    for (int r = 0; r < 200; ++r) {
+      last =
+          producer.Publish(subject, Batch(kind, r, 1, "").SerializeAsString());
+    }
+    const std::string leader = producer.Leader(stream);
+    ASSERT_THAT(leader, testing::StartsWith("n"));
+    holder = leader[1] - '0';
+  }
+  ASSERT_GT(last, 200u);
+  nats.Kill(holder);
+  replicas.Start(1);
+  for (int poll = 0; poll < 30; ++poll) {
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(1), kind.name);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_FALSE(m->replica().stalled().empty())
+        << "at position " << m->replica().position() << " of " << last
+        << ", lag " << m->replica().lag_records();
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  nats.Start(holder);
+  ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, last)) << replicas.Log(1);
+  ASSERT_TRUE(CaughtUp(replicas.stub(0), kind.name, last)) << replicas.Log(0);
+  const std::string line =
+      absl::StrCat("halfspace_replica_stalled{model=\"", kind.name, "\"} ");
+  EXPECT_THAT(HttpGet(metrics_port, "/metrics"), HasSubstr(line + "0"));
+
+  // The whole cluster down: stalled, predicting, the seconds growing.
+  for (int node = 0; node < 3; ++node) nats.Kill(node);
+  absl::StatusOr<v1::Model> down;
+  const absl::Time noticed_by = absl::Now() + absl::Seconds(15);
+  do {
+    absl::SleepFor(absl::Milliseconds(100));
+    down = GetModel(replicas.stub(0), kind.name);
+    ASSERT_TRUE(down.ok()) << down.status();
+  } while (down->replica().stalled().empty() && absl::Now() < noticed_by);
+  EXPECT_THAT(down->replica().stalled(), HasSubstr("NATS"));
+  EXPECT_THAT(HttpGet(metrics_port, "/metrics"), HasSubstr(line + "1"));
+  absl::SleepFor(absl::Seconds(2));
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_FALSE(m->replica().stalled().empty()) << "replica " << i;
+    EXPECT_GE(m->replica().lag_seconds(), 1.5) << "replica " << i;
+    EXPECT_TRUE(Predict(replicas.stub(i), kind.name, 0).ok())
+        << "replica " << i;
+  }
+
+  // Back: a Train goes through once a leader is elected; all catch up.
+  for (int node = 0; node < 3; ++node) nats.Start(node);
+  absl::StatusOr<v1::TrainResponse> trained;
+  const absl::Time back_by = absl::Now() + absl::Seconds(60);
+  do {
+    trained = TrainOnce(replicas.stub(0), Batch(kind, 200, 4, ""));
+    if (!trained.ok()) absl::SleepFor(absl::Milliseconds(500));
+  } while (!trained.ok() && absl::Now() < back_by);
+  ASSERT_TRUE(trained.ok()) << trained.status() << replicas.Log(0);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, trained->position()))
+        << replicas.Log(i);
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->stats().examples_seen(), 204u) << "replica " << i;
+  }
+  EXPECT_THAT(HttpGet(metrics_port, "/metrics"), HasSubstr(line + "0"));
 }
 
 TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {

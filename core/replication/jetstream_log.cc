@@ -83,7 +83,9 @@ std::string Header(natsMsg* msg, const char* key) {
 
 class JetStreamReader final : public LogReader {
  public:
-  explicit JetStreamReader(natsSubscription* sub) : sub_(sub) {}
+  JetStreamReader(natsConnection* connection, natsSubscription* sub,
+                  uint64_t pending)
+      : connection_(connection), sub_(sub), pending_(pending) {}
   ~JetStreamReader() override { natsSubscription_Destroy(sub_); }
 
   absl::StatusOr<std::vector<LogMessage>> Next(
@@ -94,7 +96,15 @@ class JetStreamReader final : public LogReader {
         &list, sub_, max,
         std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout)), &js_error);
     std::vector<LogMessage> messages;
-    if (s == NATS_TIMEOUT) return messages;
+    if (s == NATS_TIMEOUT) {
+      // Nothing came: the stream has nothing new, or, while the client
+      // reconnects, the request never reached it.
+      if (natsConnection_Status(connection_) != NATS_CONN_STATUS_CONNECTED) {
+        return absl::UnavailableError(
+            "not connected to NATS; reconnecting to the cluster");
+      }
+      return messages;
+    }
     if (s != NATS_OK) return FromNats("reading the stream", s, js_error);
     for (int i = 0; i < list.Count; ++i) {
       natsMsg* msg = list.Msgs[i];
@@ -118,7 +128,7 @@ class JetStreamReader final : public LogReader {
       LogMessage m;
       m.sequence = meta->Sequence.Stream;
       m.time_micros = meta->Timestamp / 1000;
-      m.pending = meta->NumPending;
+      pending_ = meta->NumPending;
       jsMsgMetaData_Destroy(meta);
       m.format_name = Header(msg, kFormatHeader);
       m.format = m.format_name == kRecordFormat ? MessageFormat::kRecord
@@ -131,8 +141,12 @@ class JetStreamReader final : public LogReader {
     return messages;
   }
 
+  uint64_t Pending() const override { return pending_; }
+
  private:
+  natsConnection* const connection_;
   natsSubscription* const sub_;
+  uint64_t pending_;
   uint64_t delivered_ = 0;  // the consumer's number of the last record
 };
 
@@ -530,6 +544,7 @@ absl::StatusOr<std::unique_ptr<LogReader>> JetStreamLog::Read(
                      info->Config->DeliverPolicy == js_DeliverByStartSequence &&
                      info->Config->OptStartSeq == options.Config.OptStartSeq &&
                      info->Delivered.Consumer == 0;
+  const uint64_t pending = s == NATS_OK ? info->NumPending : 0;
   if (info != nullptr) jsConsumerInfo_Destroy(info);
   if (!fresh) {
     natsSubscription_Destroy(sub);
@@ -538,7 +553,8 @@ absl::StatusOr<std::unique_ptr<LogReader>> JetStreamLog::Read(
                      Quoted(replication.stream), " is not at position ", from,
                      "; it is replaced on the next try"));
   }
-  return std::unique_ptr<LogReader>(new JetStreamReader(sub));
+  return std::unique_ptr<LogReader>(
+      new JetStreamReader(handles_->connection, sub, pending));
 }
 
 absl::StatusOr<uint64_t> JetStreamLog::Claim(absl::string_view model,

@@ -31,8 +31,6 @@ std::chrono::steady_clock::time_point SteadyDeadline(absl::Time deadline) {
   return std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(left);
 }
 
-int64_t NowMicros() { return absl::ToUnixMicros(absl::Now()); }
-
 }  // namespace
 
 struct ReplicaSet::Follower {
@@ -43,8 +41,12 @@ struct ReplicaSet::Follower {
   // guarded by ReplicaSet::mu_
   uint64_t revision = 0;  // of the catalog's claim it follows
   uint64_t position = 0;
-  uint64_t lag_records = 0;
-  int64_t last_time_micros = 0;  // of the last record applied
+  uint64_t lag_records = 0;      // as the log last said
+  int64_t last_time_micros = 0;  // of the last record applied; 0: none yet
+  // Why it does not read its stream now (it has not yet, or the last try
+  // failed); empty while it reads. Since when it has not read it.
+  std::string stalled = "it has not read its stream yet";
+  absl::Time read_at = absl::Now();
   // The position of the shared snapshot as last read or written; 0 if
   // not known.
   uint64_t shared = 0;
@@ -257,6 +259,10 @@ void ReplicaSet::FollowLoop(Follower& f) {
     if (!stalled && options_.stalled) options_.stalled(f.model, why);
     stalled = true;
     reader = nullptr;  // reopened from the position
+    {
+      MutexLock lock(mu_);
+      f.stalled = std::string(why.message());
+    }
     absl::SleepFor(kRetryWait);
   };
   while (!f.stop.load()) {
@@ -274,6 +280,8 @@ void ReplicaSet::FollowLoop(Follower& f) {
         continue;
       }
       reader = *std::move(opened);
+      MutexLock lock(mu_);
+      f.lag_records = reader->Pending();
     }
     absl::StatusOr<std::vector<LogMessage>> messages =
         reader->Next(kReadBatch, kReadWait);
@@ -282,6 +290,7 @@ void ReplicaSet::FollowLoop(Follower& f) {
       continue;
     }
     stalled = false;
+    int64_t applied_time = 0;  // of the last record applied in this batch
     for (const LogMessage& m : *messages) {
       if (m.sequence <= position) continue;  // redelivered
       if (m.sequence > position + 1) {
@@ -297,6 +306,7 @@ void ReplicaSet::FollowLoop(Follower& f) {
       }
       Apply(f, m);
       position = m.sequence;
+      applied_time = m.time_micros;
     }
     if (const absl::Time now = absl::Now(); now >= next_sweep) {
       next_sweep = now + kSweepEvery;
@@ -314,12 +324,17 @@ void ReplicaSet::FollowLoop(Follower& f) {
                          " but this replica has not applied it yet"));
       });
     }
-    if (messages->empty()) continue;
     MutexLock lock(mu_);
-    f.position = position;
-    f.lag_records = messages->back().pending;
-    f.last_time_micros = messages->back().time_micros;
-    applied_.SignalAll();
+    if (reader != nullptr) {  // read to the end of the batch
+      f.stalled.clear();
+      f.read_at = absl::Now();
+      f.lag_records = reader->Pending();
+    }
+    if (applied_time != 0) f.last_time_micros = applied_time;
+    if (position != f.position) {
+      f.position = position;
+      applied_.SignalAll();
+    }
   }
 }
 
@@ -681,13 +696,28 @@ absl::Status ReplicaSet::WaitFor(absl::string_view model, uint64_t position,
 ReplicaSet::Lag ReplicaSet::LagOf(absl::string_view model) const {
   MutexLock lock(mu_);
   auto it = followers_.find(model);
-  if (it == followers_.end()) return {};
+  if (it == followers_.end()) {
+    Lag lag;
+    lag.stalled = "this server does not follow the model's stream yet";
+    return lag;
+  }
   const Follower& f = *it->second;
   Lag lag;
   lag.position = f.position;
   lag.records = f.lag_records;
+  lag.stalled = f.stalled;
+  const absl::Time now = absl::Now();
   if (lag.records > 0) {
-    lag.seconds = std::max<int64_t>(0, NowMicros() - f.last_time_micros) / 1e6;
+    // Since the first record not applied was stored: no later than the
+    // last one applied, or than this run's start of reading.
+    const absl::Time since = f.last_time_micros > 0
+                                 ? absl::FromUnixMicros(f.last_time_micros)
+                                 : f.read_at;
+    lag.seconds =
+        absl::ToDoubleSeconds(std::max(now - since, absl::ZeroDuration()));
+  }
+  if (!lag.stalled.empty()) {
+    lag.seconds = std::max(lag.seconds, absl::ToDoubleSeconds(now - f.read_at));
   }
   return lag;
 }

@@ -165,12 +165,15 @@ class ReplicaSet {
 
   // A replica's progress: the stream position it has applied (records
   // that changed nothing, such as duplicates, count), the records of its
-  // stream it has not applied yet, as of its last read, and for how long
-  // the first of them has waited. A model not followed is at 0.
+  // stream it has not applied yet, as the log last said, and for how long
+  // the first of them has waited. While it does not read its stream (it
+  // has not yet, or the log does not answer), why, and the seconds count
+  // at least from when it last read. A model not followed is at 0.
   struct Lag {
     uint64_t position = 0;
     uint64_t records = 0;
     double seconds = 0;
+    std::string stalled;  // empty while it reads
   };
   Lag LagOf(absl::string_view model) const;
 

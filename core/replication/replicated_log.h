@@ -32,8 +32,6 @@ enum class MessageFormat { kRecord, kProducer };
 struct LogMessage {
   uint64_t sequence = 0;    // the stream's number for it, from 1
   int64_t time_micros = 0;  // when the stream stored it (Unix time)
-  // Messages of the stream after this one that the reader has not read.
-  uint64_t pending = 0;
   MessageFormat format = MessageFormat::kProducer;
   std::string format_name;  // as the message named it; may be empty
   std::string call;         // the publishing call's token; may be empty
@@ -49,6 +47,9 @@ class LogReader {
   // the reader unusable: open another from the next position.
   virtual absl::StatusOr<std::vector<LogMessage>> Next(
       int max, absl::Duration timeout) = 0;
+  // Messages of the subject it has not returned yet, as the engine last
+  // said: when the reader opened, then with each message read.
+  virtual uint64_t Pending() const = 0;
 };
 
 // What the catalog says of one model: its stream, or (none) that it no
