@@ -676,6 +676,45 @@ TEST(ModelRegistryTest, ATaggedBatchThatFollowsALostOneLearnsNothing) {
   EXPECT_EQ(model->LastSequence("p"), 6u);
 }
 
+// A replica applies the creation of the model it follows, not another
+// model's of the name that an earlier life of the name left in the stream,
+// and installs no snapshot of that other model.
+TEST(ModelRegistryTest, AReplicaAppliesOnlyItsOwnModelsCreation) {
+  TempDir dir;
+  auto store = FileModelStore::Open(dir.path());
+  ModelRegistry registry(store->get());
+  auto replicated = [](const std::string& creation) {
+    ModelSpec spec = Spec();
+    spec.replication = {"s", "halfspace.train.m", 1, creation};
+    return spec;
+  };
+  const auto train = [](Model&, TrainBatch&, const Trainer&) {
+    return absl::InternalError("no training here");
+  };
+  const std::string earlier =
+      *registry.CreationRecord("m", replicated("a"), {});
+  const std::string later = *registry.CreationRecord("m", replicated("b"), {});
+  ASSERT_TRUE(registry.ApplyReplicated(1, "m", "b", earlier, train).ok());
+  EXPECT_EQ(registry.Get("m").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(registry.ApplyReplicated(2, "m", "b", later, train).ok());
+  absl::StatusOr<std::shared_ptr<Model>> model = registry.Get("m");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->spec().replication.creation, "b");
+  EXPECT_EQ((*model)->lsn(), 2u);
+
+  absl::StatusOr<std::pair<uint64_t, std::string>> file =
+      registry.ReplicaFile("m");
+  ASSERT_TRUE(file.ok()) << file.status();
+  const absl::Status other = registry.InstallReplica(
+      7, "m", file->second, replicated("c").replication);
+  EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition) << other;
+  EXPECT_EQ((*registry.Get("m"))->lsn(), 2u);
+  ASSERT_TRUE(
+      registry.InstallReplica(7, "m", file->second, replicated("b").replication)
+          .ok());
+  EXPECT_EQ((*registry.Get("m"))->lsn(), 7u);
+}
+
 TEST(ModelRegistryTest, SetWeightsThatFailsChangesNothing) {
   TempDir dir;
   CountingStore store(dir.path());

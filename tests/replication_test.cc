@@ -964,11 +964,17 @@ TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
   }
   EXPECT_FALSE(GetModel(replicas.stub(0), kind.name).ok());
   ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok());
-  // The other server holds the new model once it has read the catalog.
-  const absl::Time created = absl::Now() + absl::Seconds(10);
-  while (!GetModel(replicas.stub(1), kind.name).ok() && absl::Now() < created) {
-    absl::SleepFor(absl::Milliseconds(20));
+  // The other server holds the new model once it has read the catalog,
+  // and never the earlier one, whose records the stream may still hold
+  // when it starts following the new one.
+  const absl::Time created = absl::Now() + absl::Seconds(30);
+  absl::StatusOr<v1::Model> fresh;
+  while (!(fresh = GetModel(replicas.stub(1), kind.name)).ok() &&
+         absl::Now() < created) {
+    absl::SleepFor(absl::Milliseconds(5));
   }
+  ASSERT_TRUE(fresh.ok()) << fresh.status() << replicas.Log(1);
+  EXPECT_EQ(fresh->stats().examples_seen(), 0u);
   absl::StatusOr<v1::TrainResponse> again =
       TrainOnce(replicas.stub(1), Batch(kind, 0, 10, "writer"));
   ASSERT_TRUE(again.ok()) << again.status() << replicas.Log(1);

@@ -109,6 +109,12 @@ struct Replication {
   std::string stream;
   std::string subject;
   int replicas = 0;
+  // Which model of the name this is: drawn when it is created, and kept in
+  // its creation record, its files and the catalog, so that a replica
+  // tells this model's records and snapshots from those an earlier model
+  // of the same name left in the stream. Empty for models created before
+  // it was kept (all of a stream's then match).
+  std::string creation;
 };
 
 struct ModelSpec {

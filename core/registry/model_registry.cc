@@ -800,12 +800,16 @@ absl::Status ModelRegistry::InstallReplica(uint64_t position,
                                            const Replication& replication) {
   absl::StatusOr<ModelSnapshot> snapshot = DecodeSnapshot(file);
   if (!snapshot.ok()) return snapshot.status();
+  if (snapshot->spec.replication.creation != replication.creation) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the snapshot is of an earlier model named ", Quoted(name)));
+  }
   snapshot->name = std::string(name);
   snapshot->spec.replication = replication;
   // A creation that carries the whole state: applied as the stream's
   // creations are, it replaces what this server holds of the model.
   return ApplyReplicated(
-      position, name, CreateRecord(*snapshot),
+      position, name, replication.creation, CreateRecord(*snapshot),
       [](Model&, TrainBatch&, const Trainer&) {
         return absl::InternalError("a snapshot holds no training");
       });
@@ -813,9 +817,14 @@ absl::Status ModelRegistry::InstallReplica(uint64_t position,
 
 absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
                                             absl::string_view name,
+                                            absl::string_view creation,
                                             absl::string_view payload,
                                             const TrainReplay& train) {
   absl::StatusOr<storage::v1::LogRecord> record = DecodeRecord(payload);
+  if (record.ok() && record->has_create() &&
+      record->create().replication().creation() != creation) {
+    return absl::OkStatus();  // an earlier model's, left in the stream
+  }
   const bool state =
       record.ok() &&
       (record->has_create() || record->has_restore() || record->has_delete_());
@@ -846,8 +855,7 @@ absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
   }
   std::optional<Replication> created;  // read before the record is taken
   if (s.ok() && creates) {
-    const storage::v1::Replication& r = record->create().replication();
-    created = Replication{r.stream(), r.subject(), r.replicas()};
+    created = ReplicationOf(record->create().replication());
   }
   if (s.ok()) s = ApplyRecord(sequence, name, *record, train);
   if (s.ok()) {

@@ -215,14 +215,17 @@ class ModelRegistry {
       const std::vector<std::string>& classes) const;
 
   // Applies record `sequence` of replicated model `name` (its payload as
-  // the write-ahead log encodes records; training decoded by `train`). A
-  // creation replaces an earlier replica of the name; a record at or below
+  // the write-ahead log encodes records; training decoded by `train`), the
+  // model of the name that `creation` drew (Replication::creation). Its
+  // creation replaces an earlier replica of the name; another model's
+  // creation (an earlier one's, left in the stream), a record at or below
   // the replica's position, or for a replica that is unavailable or does
   // not exist, is skipped. On error (a record this server cannot apply:
   // its limits, damage) the replica becomes unavailable with the reason,
   // keeping its state, and the error is returned. FAILED_PRECONDITION, and
   // nothing changed, when a model of this server alone has the name.
   absl::Status ApplyReplicated(uint64_t sequence, absl::string_view name,
+                               absl::string_view creation,
                                absl::string_view payload,
                                const TrainReplay& train);
 
@@ -236,7 +239,9 @@ class ModelRegistry {
   // of `name` at stream `position`, following `replication`: a creation
   // carrying the whole state, applied as ApplyReplicated applies one (a
   // replica at `position` or later is kept as it is). DATA_LOSS for bytes
-  // that are no model file; a state the limits refuse makes the replica
+  // that are no model file; FAILED_PRECONDITION, nothing changed, for the
+  // file of another model of the name (its creation is not
+  // `replication`'s); a state the limits refuse makes the replica
   // unavailable.
   absl::Status InstallReplica(uint64_t position, absl::string_view name,
                               absl::string_view file,

@@ -12,6 +12,7 @@
 #include "core/base/mutex.h"
 #include "core/base/quoted.h"
 #include "core/replication/jetstream_handles.h"
+#include "core/storage/snapshot_codec.h"
 #include "halfspace/storage/v1/storage.pb.h"
 
 namespace halfspace {
@@ -171,7 +172,7 @@ class JetStreamWatch final : public CatalogWatch {
     if (kvEntry_Operation(e) == kvOp_Put) {
       storage::v1::Replication r;
       if (r.ParseFromArray(kvEntry_Value(e), kvEntry_ValueLen(e))) {
-        change.replication = Replication{r.stream(), r.subject(), r.replicas()};
+        change.replication = ReplicationOf(r);
       }
     }
     kvEntry_Destroy(e);
@@ -560,9 +561,7 @@ absl::StatusOr<std::unique_ptr<LogReader>> JetStreamLog::Read(
 absl::StatusOr<uint64_t> JetStreamLog::Claim(absl::string_view model,
                                              const Replication& replication) {
   storage::v1::Replication r;
-  r.set_stream(replication.stream);
-  r.set_subject(replication.subject);
-  r.set_replicas(replication.replicas);
+  ToProto(replication, r);
   const std::string value = r.SerializeAsString();
   const std::string key(model);
   uint64_t revision = 0;

@@ -194,12 +194,29 @@ std::shared_ptr<ReplicaSet::Follower> ReplicaSet::Find(
 
 void ReplicaSet::Follow(const std::string& model,
                         const Replication& replication, uint64_t revision) {
+  // Whether `r` is where this model's records are, rather than another
+  // model's of the name.
+  auto same = [&](const Replication& r) {
+    return r.stream == replication.stream && r.subject == replication.subject &&
+           r.creation == replication.creation;
+  };
+  bool earlier = false;  // a follower of an earlier model of the name
+  {
+    MutexLock lock(mu_);
+    if (stopping_) return;
+    if (auto it = followers_.find(model); it != followers_.end()) {
+      if (same(it->second->replication)) {
+        it->second->revision = std::max(it->second->revision, revision);
+        return;
+      }
+      earlier = true;
+    }
+  }
+  if (earlier) Unfollow(model, revision);
   uint64_t position = 0;
   for (const ModelRegistry::Replica& r : registry_->Replicas()) {
     if (r.name != model) continue;
-    const bool same = r.replication.stream == replication.stream &&
-                      r.replication.subject == replication.subject;
-    if (same) {
+    if (same(r.replication)) {
       position = r.position;
     } else {
       registry_->DropReplica(model);  // of an earlier model of the name
@@ -458,7 +475,7 @@ void ReplicaSet::Apply(Follower& f, const LogMessage& m) {
   if (s.ok() && applies) {
     AppliedBatch* out = waiter != nullptr ? &waiter->applied : nullptr;
     s = registry_->ApplyReplicated(
-        m.sequence, f.model, payload,
+        m.sequence, f.model, f.replication.creation, payload,
         [this, out](Model& model, TrainBatch& batch, const Trainer& trainer) {
           return options_.learn(model, batch, trainer, out);
         });
@@ -500,6 +517,11 @@ absl::Status ReplicaSet::ProducerRecord(const Follower& f, const LogMessage& m,
   return absl::OkStatus();
 }
 
+std::string ReplicaSet::NextToken() {
+  return absl::StrCat(options_.reader, "-", absl::Hex(incarnation_), "-",
+                      ++calls_);
+}
+
 void ReplicaSet::Publish(const std::string& model,
                          const Replication& replication,
                          absl::string_view record, absl::Time deadline,
@@ -511,8 +533,7 @@ void ReplicaSet::Publish(const std::string& model,
   {
     MutexLock lock(mu_);
     if (!stopping_ && followers_.contains(model)) {
-      waiter->token = absl::StrCat(options_.reader, "-",
-                                   absl::Hex(incarnation_), "-", ++calls_);
+      waiter->token = NextToken();
       waiters_[waiter->token] = waiter;
     }
   }
@@ -556,9 +577,14 @@ absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Create(
   if (!IsReplicated(spec)) {
     return absl::InvalidArgumentError("the spec names no stream");
   }
-  const Replication& replication = spec.replication;
+  ModelSpec drawn = spec;
+  {
+    MutexLock lock(mu_);
+    drawn.replication.creation = NextToken();
+  }
+  const Replication& replication = drawn.replication;
   absl::StatusOr<std::string> record =
-      registry_->CreationRecord(name, spec, classes);
+      registry_->CreationRecord(name, drawn, classes);
   if (!record.ok()) return record.status();
   if (absl::Status s = log_->EnsureStream(replication); !s.ok()) return s;
   absl::StatusOr<uint64_t> claim = log_->Claim(name, replication);

@@ -217,6 +217,9 @@ class ReplicaSet {
   // message that holds no batch (every replica skips it alike).
   absl::Status ProducerRecord(const Follower& f, const LogMessage& m,
                               std::string& record);
+  // A token no other call or creation of any server's has: for a call's
+  // record, and for a model's creation (Replication::creation).
+  std::string NextToken() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Publishes `record` to `model`'s stream; `done` is called once this
   // replica applied it, or the log failed it, or at `deadline`.
   void Publish(const std::string& model, const Replication& replication,

@@ -122,10 +122,7 @@ void ToModelFile(const ModelSnapshot& s, storage::v1::ModelFile& file) {
     out->set_second(i.second);
   }
   if (IsReplicated(s.spec)) {
-    storage::v1::Replication* r = file.mutable_replication();
-    r->set_stream(s.spec.replication.stream);
-    r->set_subject(s.spec.replication.subject);
-    r->set_replicas(s.spec.replication.replicas);
+    ToProto(s.spec.replication, *file.mutable_replication());
   }
   storage::v1::Counters* c = file.mutable_counters();
   c->set_examples_seen(s.counters.examples_seen);
@@ -178,8 +175,7 @@ absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
     s.spec.interactions.push_back({i.first(), i.second()});
   }
   if (file.has_replication()) {
-    const storage::v1::Replication& r = file.replication();
-    s.spec.replication = Replication{r.stream(), r.subject(), r.replicas()};
+    s.spec.replication = ReplicationOf(file.replication());
   }
   if (absl::Status st = CheckDecodedSpec(s.spec); !st.ok()) return st;
   const storage::v1::Counters& c = file.counters();
@@ -261,6 +257,17 @@ absl::StatusOr<ModelSnapshot> DecodeSnapshot(absl::string_view bytes) {
     return CorruptSnapshot("the payload is not a ModelFile message");
   }
   return FromModelFile(std::move(file));
+}
+
+void ToProto(const Replication& replication, storage::v1::Replication& out) {
+  out.set_stream(replication.stream);
+  out.set_subject(replication.subject);
+  out.set_replicas(replication.replicas);
+  out.set_creation(replication.creation);
+}
+
+Replication ReplicationOf(const storage::v1::Replication& r) {
+  return Replication{r.stream(), r.subject(), r.replicas(), r.creation()};
 }
 
 }  // namespace halfspace

@@ -49,6 +49,10 @@ absl::Status CorruptSnapshot(absl::string_view what);
 // DATA_LOSS unless the decoded spec's dimension and hash bits are in range.
 absl::Status CheckDecodedSpec(const ModelSpec& spec);
 
+// A replicated model's stream as files, records and the catalog keep it.
+void ToProto(const Replication& replication, storage::v1::Replication& out);
+Replication ReplicationOf(const storage::v1::Replication& r);
+
 }  // namespace halfspace
 
 #endif  // HALFSPACE_CORE_STORAGE_SNAPSHOT_CODEC_H_
