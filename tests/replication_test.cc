@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,7 +20,6 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "halfspace/storage/v1/storage.pb.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 #include "tests/http_get.h"
 #include "tests/nats_cluster.h"
@@ -174,7 +174,7 @@ class Replicas {
 };
 
 // A JetStream context of the test's own, to publish as a producer and to
-// read a stream back.
+// read a stream's state.
 class Producer {
  public:
   explicit Producer(const std::string& url) {
@@ -260,39 +260,6 @@ class Producer {
     jsStreamInfo_Destroy(info);
     return leader;
   }
-  // Every TrainRequest of `stream`, in stream order: those the servers
-  // published (inside their records) and the producers'.
-  std::vector<v1::TrainRequest> TrainRequests(const std::string& stream) {
-    std::vector<v1::TrainRequest> requests;
-    jsStreamInfo* info = nullptr;
-    EXPECT_EQ(js_GetStreamInfo(&info, js_, stream.c_str(), nullptr, nullptr),
-              NATS_OK);
-    if (info == nullptr) return requests;
-    const uint64_t last = info->State.LastSeq;
-    jsStreamInfo_Destroy(info);
-    for (uint64_t seq = 1; seq <= last; ++seq) {
-      natsMsg* msg = nullptr;
-      if (js_GetMsg(&msg, js_, stream.c_str(), seq, nullptr, nullptr) !=
-          NATS_OK) {
-        continue;
-      }
-      const char* format = nullptr;
-      natsMsgHeader_Get(msg, "Halfspace-Format", &format);
-      const std::string data(natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
-      v1::TrainRequest request;
-      if (format != nullptr && std::strcmp(format, "record") == 0) {
-        storage::v1::LogRecord record;
-        if (record.ParseFromString(data) && record.has_train() &&
-            request.ParseFromString(record.train().request())) {
-          requests.push_back(request);
-        }
-      } else if (format == nullptr && request.ParseFromString(data)) {
-        requests.push_back(request);
-      }
-      natsMsg_Destroy(msg);
-    }
-    return requests;
-  }
 
  private:
   natsConnection* nc_ = nullptr;
@@ -356,7 +323,9 @@ testing::AssertionResult CaughtUp(Stub& stub, const std::string& model,
 TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
   TempDir dir;
   NatsCluster nats(dir, 3);
-  Replicas replicas(dir, nats, 3);
+  // Snapshots shared every 5 records, and the streams trimmed below them.
+  const std::vector<std::string> snapshots = {"--replica_snapshot_records=5"};
+  Replicas replicas(dir, nats, 3, {snapshots, snapshots, snapshots});
   for (size_t k = 0; k < std::size(kKinds); ++k) {
     const grpc::Status status =
         CreateReplicated(replicas.stub(k % 3), kKinds[k]);
@@ -407,15 +376,20 @@ TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
   // Training: tagged batches of 20 through the replicas in turn (a failed
   // call is retried on the next replica with the same sequence), and
   // untagged TrainRequests a producer publishes straight to the subjects.
+  // The streams are trimmed as they grow, so their order is kept here:
+  // each request at the position its acknowledgement gave. Late on, a
+  // fourth server joins from the shared snapshots.
   Producer producer(nats.url(0));
   constexpr int kBatches = 30;
   constexpr int kBatch = 20;
   int produced = 0;
+  std::map<uint64_t, v1::TrainRequest> order[std::size(kKinds)];
   for (int b = 0; b < kBatches; ++b) {
     if (b == 8) nats.Kill(1);
     if (b == 14) nats.Start(1);
     if (b == 18) replicas.Kill(2);
     if (b == 24) replicas.Start(2);
+    if (b == 27) replicas.Add(snapshots);
     for (size_t k = 0; k < std::size(kKinds); ++k) {
       const v1::TrainRequest request =
           Batch(kKinds[k], b * kBatch, kBatch, "pipeline");
@@ -423,16 +397,21 @@ TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
       for (int attempt = 0; attempt < 20 && !acknowledged; ++attempt) {
         const int r = (b + k + attempt) % 3;
         if (b >= 18 && b < 24 && r == 2) continue;  // down
-        acknowledged = TrainOnce(replicas.stub(r), request).ok();
+        absl::StatusOr<v1::TrainResponse> trained =
+            TrainOnce(replicas.stub(r), request);
+        acknowledged = trained.ok();
+        if (acknowledged) order[k][trained->position()] = request;
         if (!acknowledged) absl::SleepFor(absl::Milliseconds(100));
       }
       ASSERT_TRUE(acknowledged)
           << "batch " << b << " of " << kKinds[k].name << "\n"
           << replicas.Log(0);
       if (b % 5 == 0) {
-        producer.Publish(
-            absl::StrCat("halfspace.train.", kKinds[k].name),
-            Batch(kKinds[k], 10000 + b * 7, 7, "").SerializeAsString());
+        const v1::TrainRequest published =
+            Batch(kKinds[k], 10000 + b * 7, 7, "");
+        order[k]
+             [producer.Publish(absl::StrCat("halfspace.train.", kKinds[k].name),
+                               published.SerializeAsString())] = published;
         produced += 7;
       }
     }
@@ -445,12 +424,13 @@ TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
   TestServer reference;
   Client reference_client = reference.NewClient();
   std::unique_ptr<Stub> reference_stub = reference.NewStub();
-  for (const Kind& kind : kKinds) {
+  for (size_t k = 0; k < std::size(kKinds); ++k) {
+    const Kind& kind = kKinds[k];
     ASSERT_TRUE(reference_client.CreateModel(CreateRequest(kind)).ok());
     const std::string stream = absl::StrCat("halfspace_", kind.name);
-    const std::vector<v1::TrainRequest> order = producer.TrainRequests(stream);
+    EXPECT_GT(producer.FirstSequence(stream), 1u) << "not trimmed";
     uint64_t examples = 0;
-    for (const v1::TrainRequest& request : order) {
+    for (const auto& [position, request] : order[k]) {
       ASSERT_TRUE(TrainOnce(*reference_stub, request).ok());
     }
     absl::StatusOr<v1::Model> expected = GetModel(*reference_stub, kind.name);
@@ -462,18 +442,23 @@ TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
     const std::vector<uint64_t> bits = WeightBits(*reference_stub, kind.name);
     absl::StatusOr<v1::Model> leader = GetModel(replicas.stub(0), kind.name);
     ASSERT_TRUE(leader.ok());
+    const uint64_t last = producer.LastSequence(stream);
     for (int i = 0; i < replicas.size(); ++i) {
-      ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, 0)) << replicas.Log(i);
+      ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, last))
+          << "replica " << i << replicas.Log(i);
       absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
       ASSERT_TRUE(m.ok());
       EXPECT_EQ(m->stats().examples_seen(), examples)
-          << kind.name << " on replica " << i;
+          << kind.name << " on replica " << i << replicas.Log(i);
       EXPECT_EQ(WeightBits(replicas.stub(i), kind.name), bits)
           << kind.name << " on replica " << i;
       EXPECT_EQ(m->replica().lag_records(), 0u);
       EXPECT_EQ(m->replica().position(), leader->replica().position());
     }
   }
+  // The fourth started from the shared snapshots, not the streams' starts.
+  EXPECT_THAT(Tail(dir.File("replica3.log"), 1 << 30),
+              HasSubstr("starts from the shared snapshot at stream position"));
 }
 
 // A producer that keeps up to a thousand requests in flight on one stream,
