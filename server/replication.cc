@@ -96,6 +96,12 @@ ReplicaOptions ServerReplicaOptions(std::string reader, Metrics* metrics) {
     spdlog::warn("replica of '{}': its snapshot is not shared: {}",
                  std::string(model), why.ToString());
   };
+  options.taken_over = [](absl::string_view model, uint64_t revision) {
+    spdlog::warn(
+        "model '{}' takes over the name's abandoned claim (catalog revision "
+        "{}): its creator gave up and no creation of it was stored",
+        std::string(model), revision);
+  };
   options.joined = [](absl::string_view model, uint64_t position) {
     spdlog::info(
         "replica of '{}' starts from the shared snapshot at stream "

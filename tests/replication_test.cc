@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "halfspace/storage/v1/storage.pb.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
 #include "tests/http_get.h"
 #include "tests/nats_cluster.h"
@@ -245,6 +246,17 @@ class Producer {
     const uint64_t last = info->State.LastSeq;
     jsStreamInfo_Destroy(info);
     return last;
+  }
+  // Claims `model` in the catalog with `claim`, as a server does.
+  void Claim(const std::string& model, const storage::v1::Replication& claim) {
+    kvStore* catalog = nullptr;
+    ASSERT_EQ(js_KeyValue(&catalog, js_, "halfspace_models"), NATS_OK);
+    const std::string value = claim.SerializeAsString();
+    uint64_t revision = 0;
+    EXPECT_EQ(kvStore_Create(&revision, catalog, model.c_str(), value.data(),
+                             value.size()),
+              NATS_OK);
+    kvStore_Destroy(catalog);
   }
   // The name of the node that leads `stream` ("n0", ...; empty if none).
   std::string Leader(const std::string& stream) {
@@ -824,6 +836,74 @@ TEST(ReplicationTest, AReplicaIsCaughtUpOnlyOnceItIsAndStalledWhileNatsIsDown) {
     EXPECT_EQ(m->stats().examples_seen(), 204u) << "replica " << i;
   }
   EXPECT_THAT(HttpGet(metrics_port, "/metrics"), HasSubstr(line + "0"));
+}
+
+// A server that dies while it creates a model leaves the name claimed
+// with no creation stored. Once the claim's creator has given up (and a
+// while after), a creation takes the name over; a claim whose model
+// exists is never taken over.
+TEST(ReplicationTest, AClaimWhoseCreatorGaveUpIsTakenOver) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2);
+  const Kind ghost{"ghost", "perceptron"};
+  Producer producer(nats.url(0));
+  producer.AddStream("halfspace_ghost", "halfspace.train.ghost", 1 << 20);
+  storage::v1::Replication claim;
+  claim.set_stream("halfspace_ghost");
+  claim.set_subject("halfspace.train.ghost");
+  claim.set_replicas(3);
+  claim.set_creation("a-server-that-died");
+  const absl::Time gave_up = absl::Now() + absl::Seconds(2);
+  claim.set_creating_until_micros(absl::ToUnixMicros(gave_up));
+  producer.Claim(ghost.name, claim);
+
+  // Taken while its creator may still be at work, and a while after.
+  auto create = [&](int replica) {
+    v1::CreateModelRequest request = CreateRequest(ghost);
+    request.mutable_replication()->set_replicas(3);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    v1::CreateModelResponse response;
+    return replicas.stub(replica).CreateModel(&context, request, &response);
+  };
+  grpc::Status created = create(0);
+  EXPECT_EQ(created.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (!created.ok() && absl::Now() < give_up) {
+    ASSERT_EQ(created.error_code(), grpc::StatusCode::ALREADY_EXISTS)
+        << created.error_message() << replicas.Log(0);
+    absl::SleepFor(absl::Milliseconds(500));
+    created = create(0);
+  }
+  const absl::Time taken_over = absl::Now();
+  ASSERT_TRUE(created.ok()) << created.error_message() << replicas.Log(0);
+  EXPECT_GE(taken_over, gave_up + absl::Seconds(10));
+  EXPECT_THAT(Tail(dir.File("replica0.log"), 1 << 30),
+              HasSubstr("takes over the name's abandoned claim"));
+
+  absl::StatusOr<v1::TrainResponse> trained;
+  const absl::Time held_by = absl::Now() + absl::Seconds(10);
+  do {
+    trained = TrainOnce(replicas.stub(1), Batch(ghost, 0, 4, ""));
+  } while (!trained.ok() && absl::Now() < held_by);
+  ASSERT_TRUE(trained.ok()) << trained.status() << replicas.Log(1);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(i), ghost.name, trained->position()))
+        << "replica " << i << replicas.Log(i);
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), ghost.name);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->stats().examples_seen(), 4u) << "replica " << i;
+  }
+  // Long after this creation's own time is up, the model holds its name.
+  absl::SleepFor(taken_over + absl::Seconds(5 + 12) - absl::Now());
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(create(i).error_code(), grpc::StatusCode::ALREADY_EXISTS)
+        << "replica " << i;
+  }
+  absl::StatusOr<v1::Model> kept = GetModel(replicas.stub(0), ghost.name);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->stats().examples_seen(), 4u);
 }
 
 TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {

@@ -169,10 +169,15 @@ class JetStreamWatch final : public CatalogWatch {
       return change;
     }
     change.model = kvEntry_Key(e);
+    change.revision = kvEntry_Revision(e);
     if (kvEntry_Operation(e) == kvOp_Put) {
       storage::v1::Replication r;
       if (r.ParseFromArray(kvEntry_Value(e), kvEntry_ValueLen(e))) {
         change.replication = ReplicationOf(r);
+        if (r.creating_until_micros() != 0) {
+          change.creating_until =
+              absl::FromUnixMicros(r.creating_until_micros());
+        }
       }
     }
     kvEntry_Destroy(e);
@@ -559,14 +564,20 @@ absl::StatusOr<std::unique_ptr<LogReader>> JetStreamLog::Read(
 }
 
 absl::StatusOr<uint64_t> JetStreamLog::Claim(absl::string_view model,
-                                             const Replication& replication) {
+                                             const Replication& replication,
+                                             absl::Time creating_until,
+                                             uint64_t over) {
   storage::v1::Replication r;
   ToProto(replication, r);
+  r.set_creating_until_micros(absl::ToUnixMicros(creating_until));
   const std::string value = r.SerializeAsString();
   const std::string key(model);
   uint64_t revision = 0;
-  natsStatus s = kvStore_Create(&revision, handles_->catalog, key.c_str(),
-                                value.data(), value.size());
+  natsStatus s = over == 0
+                     ? kvStore_Create(&revision, handles_->catalog, key.c_str(),
+                                      value.data(), value.size())
+                     : kvStore_Update(&revision, handles_->catalog, key.c_str(),
+                                      value.data(), value.size(), over);
   if (s == NATS_OK) return revision;
   kvEntry* entry = nullptr;
   if (kvStore_Get(&entry, handles_->catalog, key.c_str()) == NATS_OK) {

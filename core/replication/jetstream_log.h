@@ -54,7 +54,9 @@ class JetStreamLog final : public ReplicatedLog {
       const Replication& replication, uint64_t from,
       absl::string_view reader) override;
   absl::StatusOr<uint64_t> Claim(absl::string_view model,
-                                 const Replication& replication) override;
+                                 const Replication& replication,
+                                 absl::Time creating_until,
+                                 uint64_t over = 0) override;
   absl::Status Release(absl::string_view model) override;
   absl::StatusOr<bool> Claimed(absl::string_view model) override;
   absl::StatusOr<std::unique_ptr<CatalogWatch>> WatchCatalog() override;

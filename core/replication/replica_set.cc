@@ -15,6 +15,11 @@ namespace {
 constexpr int kReadBatch = 256;
 constexpr absl::Duration kReadWait = absl::Milliseconds(200);
 constexpr absl::Duration kRetryWait = absl::Milliseconds(200);
+// A claim whose creator gave up this long ago, and whose model a replica
+// that has read its whole stream since does not hold, is abandoned: its
+// creation was never stored (a later one, delayed in a client's buffer,
+// would carry another model's creation id and be skipped).
+constexpr absl::Duration kAbandonedAfter = absl::Seconds(10);
 // How often a follower settles the calls waiting on it past their deadline.
 constexpr absl::Duration kSweepEvery = absl::Milliseconds(100);
 // After the log failed to keep a snapshot, the next try waits: first
@@ -39,7 +44,8 @@ struct ReplicaSet::Follower {
   std::thread thread;
   std::atomic<bool> stop{false};
   // guarded by ReplicaSet::mu_
-  uint64_t revision = 0;  // of the catalog's claim it follows
+  uint64_t revision = 0;      // of the catalog's claim it follows
+  absl::Time creating_until;  // when that claim's creator gives up
   uint64_t position = 0;
   uint64_t lag_records = 0;      // as the log last said
   int64_t last_time_micros = 0;  // of the last record applied; 0: none yet
@@ -177,7 +183,7 @@ void ReplicaSet::Start() {
       }
       if (c.replication.has_value()) {
         if (listing) listed.push_back(c.model);
-        Follow(c.model, *c.replication, c.revision);
+        Follow(c.model, *c.replication, c.revision, c.creating_until);
       } else {
         Unfollow(c.model, c.revision);
       }
@@ -193,7 +199,8 @@ std::shared_ptr<ReplicaSet::Follower> ReplicaSet::Find(
 }
 
 void ReplicaSet::Follow(const std::string& model,
-                        const Replication& replication, uint64_t revision) {
+                        const Replication& replication, uint64_t revision,
+                        absl::Time creating_until) {
   // Whether `r` is where this model's records are, rather than another
   // model's of the name.
   auto same = [&](const Replication& r) {
@@ -223,6 +230,9 @@ void ReplicaSet::Follow(const std::string& model,
     }
   }
   MutexLock lock(mu_);
+  // A follower being stopped may still apply the batch it read: the new
+  // one starts once it has ended, so that one follower applies at a time.
+  while (retiring_.count(model) > 0 && !stopping_) applied_.Wait(mu_);
   if (stopping_) return;
   if (auto it = followers_.find(model); it != followers_.end()) {
     it->second->revision = std::max(it->second->revision, revision);
@@ -230,6 +240,7 @@ void ReplicaSet::Follow(const std::string& model,
   }
   auto follower = std::make_shared<Follower>();
   follower->revision = revision;
+  follower->creating_until = creating_until;
   follower->model = model;
   follower->replication = replication;
   follower->position = position;
@@ -248,6 +259,7 @@ void ReplicaSet::Unfollow(const std::string& model, uint64_t revision) {
       if (it->second->revision > revision) return;  // a later claim's
       follower = it->second;
       followers_.erase(it);
+      retiring_.insert(model);
     }
   }
   if (follower != nullptr) {
@@ -260,6 +272,7 @@ void ReplicaSet::Unfollow(const std::string& model, uint64_t revision) {
         absl::StrCat("this server no longer follows model ", Quoted(model)));
   });
   MutexLock lock(mu_);
+  if (follower != nullptr) retiring_.erase(retiring_.find(model));
   applied_.SignalAll();
 }
 
@@ -587,7 +600,15 @@ absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Create(
       registry_->CreationRecord(name, drawn, classes);
   if (!record.ok()) return record.status();
   if (absl::Status s = log_->EnsureStream(replication); !s.ok()) return s;
-  absl::StatusOr<uint64_t> claim = log_->Claim(name, replication);
+  absl::StatusOr<uint64_t> claim = log_->Claim(name, replication, deadline);
+  if (absl::IsAlreadyExists(claim.status())) {
+    if (std::optional<uint64_t> abandoned = Abandoned(name)) {
+      claim = log_->Claim(name, replication, deadline, *abandoned);
+      if (claim.ok() && options_.taken_over) {
+        options_.taken_over(name, *abandoned);
+      }
+    }
+  }
   if (!claim.ok()) return claim.status();
   // An earlier model of the name left its records and its snapshot: a
   // replica that reads the stream from the start must not bring that
@@ -599,7 +620,7 @@ absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Create(
     return cleared;
   }
   const std::string model(name);
-  Follow(model, replication, *claim);
+  Follow(model, replication, *claim, deadline);
   absl::StatusOr<AppliedBatch> applied =
       PublishAndWait(model, replication, *record, deadline);
   if (!applied.ok()) {
@@ -609,6 +630,26 @@ absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Create(
     return applied.status();
   }
   return registry_->Get(name);
+}
+
+std::optional<uint64_t> ReplicaSet::Abandoned(absl::string_view model) const {
+  uint64_t revision;
+  {
+    MutexLock lock(mu_);
+    auto it = followers_.find(model);
+    if (it == followers_.end()) return std::nullopt;
+    const Follower& f = *it->second;
+    // Read to the stream's end well after the creator gave up.
+    if (!f.stalled.empty() || f.lag_records > 0 ||
+        f.read_at < f.creating_until + kAbandonedAfter) {
+      return std::nullopt;
+    }
+    revision = f.revision;
+  }
+  for (const ModelRegistry::Replica& r : registry_->Replicas()) {
+    if (r.name == model) return std::nullopt;  // created
+  }
+  return revision;
 }
 
 absl::Status ReplicaSet::CheckUnclaimed(absl::string_view model) const {
@@ -668,11 +709,13 @@ absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Rebuild(
   const std::string model(name);
   std::optional<Replication> replication;
   uint64_t revision = 0;
+  absl::Time creating_until;
   {
     MutexLock lock(mu_);
     if (auto it = followers_.find(model); it != followers_.end()) {
       replication = it->second->replication;
       revision = it->second->revision;
+      creating_until = it->second->creating_until;
     }
   }
   if (!replication.has_value()) {
@@ -685,7 +728,7 @@ absl::StatusOr<std::shared_ptr<Model>> ReplicaSet::Rebuild(
                      " is available; only an unavailable one is rebuilt"));
   }
   Unfollow(model, revision);
-  Follow(model, *replication, revision);
+  Follow(model, *replication, revision, creating_until);
   const auto until = SteadyDeadline(deadline);
   MutexLock lock(mu_);
   while (true) {

@@ -38,6 +38,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,6 +104,9 @@ struct ReplicaOptions {
   // Told when a replica cannot read its stream (the log unreachable, its
   // reader lost), once until it reads again; it retries meanwhile.
   std::function<void(absl::string_view model, const absl::Status& why)> stalled;
+  // Told when a creation takes over the name's abandoned claim of
+  // `revision` (see Abandoned).
+  std::function<void(absl::string_view model, uint64_t revision)> taken_over;
 };
 
 class ReplicaSet {
@@ -182,10 +187,16 @@ class ReplicaSet {
   struct Waiter;
 
   // Starts following `model`'s stream, from its replica's position, for
-  // the catalog's claim of `revision`; a follower already there is kept
-  // (and counts as of the later revision).
+  // the catalog's claim of `revision` (whose creator gives up at
+  // `creating_until`); a follower of the same model already there is kept
+  // (and counts as of the later revision), one of an earlier model of the
+  // name replaced.
   void Follow(const std::string& model, const Replication& replication,
-              uint64_t revision);
+              uint64_t revision, absl::Time creating_until);
+  // The revision of `model`'s claim if it is abandoned: its creator gave
+  // up long ago, and this server, having read the whole stream since,
+  // holds no model of it (so its creation was never stored).
+  std::optional<uint64_t> Abandoned(absl::string_view model) const;
   // Stops following `model` and drops its replica, unless it follows a
   // claim later than `revision` (the catalog's watch may report a deletion
   // after this server made a new claim of the name).
@@ -245,6 +256,8 @@ class ReplicaSet {
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<Waiter>> waiters_
       ABSL_GUARDED_BY(mu_);  // by call token
+  // Models whose follower is being stopped (Unfollow), until it has.
+  std::multiset<std::string> retiring_ ABSL_GUARDED_BY(mu_);
   // A call's token is the reader's name, this process's incarnation (drawn
   // at random) and a count: a server that restarts reads its earlier
   // records again, and a token of theirs must not answer a new call.

@@ -58,6 +58,9 @@ struct CatalogChange {
   std::string model;
   std::optional<Replication> replication;
   uint64_t revision = 0;  // the catalog's number for the change
+  // When the call that claimed the name gives up creating the model (see
+  // ReplicatedLog::Claim); never for a claim that does not say.
+  absl::Time creating_until = absl::InfiniteFuture();
   // Set once, after the models listed when the watch began (model empty):
   // a replica of a model not among them is of one deleted meanwhile.
   bool listed_all = false;
@@ -116,11 +119,16 @@ class ReplicatedLog {
       const Replication& replication, uint64_t from,
       absl::string_view reader) = 0;
 
-  // The catalog: claims `model`'s name with its stream (ALREADY_EXISTS
-  // when it is taken) and returns the claim's revision; releases it; and
-  // watches it.
+  // The catalog: claims `model`'s name with its stream for a creation
+  // that gives up at `creating_until` (ALREADY_EXISTS when the name is
+  // taken) and returns the claim's revision; with `over`, replaces the
+  // claim of that revision instead (ALREADY_EXISTS if it is no longer the
+  // name's): one whose creator died or gave up. Releases a claim; watches
+  // the catalog.
   virtual absl::StatusOr<uint64_t> Claim(absl::string_view model,
-                                         const Replication& replication) = 0;
+                                         const Replication& replication,
+                                         absl::Time creating_until,
+                                         uint64_t over = 0) = 0;
   virtual absl::Status Release(absl::string_view model) = 0;
   // Whether `model`'s name is claimed.
   virtual absl::StatusOr<bool> Claimed(absl::string_view model) = 0;
