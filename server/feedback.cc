@@ -55,16 +55,38 @@ absl::Status CheckRemember(bool remember, const ExampleIds& ids,
   return absl::OkStatus();
 }
 
-absl::Status RememberInstances(
-    Model& model, const ModelRegistry& registry, const Instances& instances,
-    const ExampleIds& ids,
-    google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
-    uint64_t& lsn) {
-  if (absl::Status s = CheckNotReplicated(model, "remembering predictions");
+namespace {
+
+// Remembers `entries` on `model`: written to the log and kept here for a
+// model of this server's, published to the stream and kept by every
+// replica for a replicated one (the record's LSN is then 0: the stream
+// stored it). Errors as Trainer::Remember's.
+absl::StatusOr<uint64_t> RememberEntries(
+    Model& model, const ServiceParts& parts,
+    std::vector<PendingExamples::Entry>&& entries, int64_t now_micros,
+    const PendingLimits& limits) {
+  if (!IsReplicated(model.spec())) {
+    return parts.registry->trainer().Remember(model, std::move(entries),
+                                              now_micros, limits);
+  }
+  if (parts.replicas == nullptr) return NotFollowed(model);
+  const RememberBatch batch{entries, now_micros, limits};
+  if (absl::Status s = parts.replicas->Remember(
+          model, batch, ReplicaDeadline(absl::InfiniteFuture()));
       !s.ok()) {
     return s;
   }
-  const Limits& limits = registry.budget().limits();
+  return 0;
+}
+
+}  // namespace
+
+absl::Status RememberInstances(
+    Model& model, const ServiceParts& parts, const Instances& instances,
+    const ExampleIds& ids,
+    google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
+    uint64_t& lsn) {
+  const Limits& limits = parts.registry->budget().limits();
   const PendingLimits pending = PendingLimitsOf(limits);
   const absl::Time now = absl::Now();
   const int64_t now_micros = absl::ToUnixMicros(now);
@@ -81,8 +103,8 @@ absl::Status RememberInstances(
     }
     std::vector<std::string> named;
     for (const PendingExamples::Entry& e : entries) named.push_back(e.id);
-    absl::StatusOr<uint64_t> remembered = registry.trainer().Remember(
-        model, std::move(entries), now_micros, pending);
+    absl::StatusOr<uint64_t> remembered =
+        RememberEntries(model, parts, std::move(entries), now_micros, pending);
     status = remembered.status();
     if (status.ok()) {
       lsn = *remembered;
@@ -101,18 +123,26 @@ namespace {
 // The feedback of `request` whose remembered examples wait, as of `now`,
 // into `waiting` (and feedback i's index there into example[i]); each
 // other one's result (a duplicate, or why not) into `response`. Whether
-// any had expired.
+// any had expired. A replicated model's ids this replica does not know yet
+// count as waiting: the stream orders the feedback after the records
+// before it, and every replica decides there.
 bool WaitingFeedback(const Model& model, const v1::FeedbackRequest& request,
                      int64_t now, Metrics& metrics,
                      std::vector<Feedback>& waiting, std::vector<int>& example,
                      v1::FeedbackResponse& response) {
+  const bool replicated = IsReplicated(model.spec());
   bool expired = false;
   for (int i = 0; i < request.feedback_size(); ++i) {
     const v1::ExampleFeedback& f = request.feedback(i);
     v1::ExampleResult* result = response.add_results();
     absl::Status s = ValidateExampleId(f.example_id());
     if (s.ok()) {
-      switch (model.Pending(f.example_id(), now, nullptr)) {
+      PendingExamples::State state =
+          model.Pending(f.example_id(), now, nullptr);
+      if (replicated && state == PendingExamples::State::kUnknown) {
+        state = PendingExamples::State::kWaiting;
+      }
+      switch (state) {
         case PendingExamples::State::kWaiting:
           example[i] = static_cast<int>(waiting.size());
           waiting.push_back({f.example_id(), f.label(), f.class_label(),
@@ -145,34 +175,34 @@ bool WaitingFeedback(const Model& model, const v1::FeedbackRequest& request,
 
 }  // namespace
 
-absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
+absl::Status LearnFeedback(Model& model, const ServiceParts& parts,
                            const v1::FeedbackRequest& request,
-                           const StopCheck& stop, size_t max_message_bytes,
-                           Metrics& metrics, v1::FeedbackResponse& response,
-                           uint64_t& lsn) {
-  if (absl::Status s = CheckNotReplicated(model, "delayed feedback"); !s.ok()) {
-    return s;
-  }
+                           const StopCheck& stop,
+                           v1::FeedbackResponse& response, uint64_t& lsn) {
+  const bool replicated = IsReplicated(model.spec());
+  if (replicated && parts.replicas == nullptr) return NotFollowed(model);
   const int n = request.feedback_size();
   if (n == 0) {
     return absl::InvalidArgumentError(
         "FeedbackRequest has no feedback; send example ids with labels");
   }
-  const Limits& limits = registry.budget().limits();
+  const Limits& limits = parts.registry->budget().limits();
   if (absl::Status s = CheckExamplesPerRequest(n, limits, "FeedbackRequest");
       !s.ok()) {
     return s;
   }
+  Metrics& metrics = *parts.metrics;
   const int64_t now = absl::ToUnixMicros(absl::Now());
   std::vector<Feedback> feedback;
   std::vector<int> example(n, -1);  // feedback i's index in `feedback`
   const bool expired = WaitingFeedback(model, request, now, metrics, feedback,
                                        example, response);
   if (feedback.empty()) {
-    // Nothing to learn; give back what the expired examples held.
-    if (!expired) return absl::OkStatus();
-    absl::StatusOr<uint64_t> expiry =
-        registry.trainer().Remember(model, {}, now, PendingLimitsOf(limits));
+    // Nothing to learn; give back what the expired examples held (a
+    // replicated model's replicas do with their next change).
+    if (!expired || replicated) return absl::OkStatus();
+    absl::StatusOr<uint64_t> expiry = parts.registry->trainer().Remember(
+        model, {}, now, PendingLimitsOf(limits));
     if (!expiry.ok()) return expiry.status();
     lsn = *expiry;
     return absl::OkStatus();
@@ -185,20 +215,31 @@ absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
     return s;
   }
   if (const size_t bound = ResponseSizeBound(model, train, scratch);
-      bound > max_message_bytes) {
+      bound > parts.max_message_bytes) {
     return LimitExceeded(
         absl::StrCat("the FeedbackResponse could take ", bound,
                      " bytes (send fewer feedback per request)"),
-        max_message_bytes, "max_message_bytes");
+        parts.max_message_bytes, "max_message_bytes");
   }
   TrainBatch batch;
   batch.feedback = feedback;
   batch.now_micros = now;
   batch.pending_limits = PendingLimitsOf(limits);
-  absl::StatusOr<uint64_t> learned =
-      LearnPrepared(registry.trainer(), model, train, batch, scratch);
-  if (!learned.ok()) return learned.status();
-  lsn = *learned;
+  if (replicated) {
+    // Every replica makes the examples from what it remembered, as of the
+    // record's clock.
+    absl::StatusOr<AppliedBatch> applied = parts.replicas->Learn(
+        model, batch, ReplicaDeadline(absl::InfiniteFuture()));
+    if (!applied.ok()) return applied.status();
+    scratch.outcomes = std::move(applied->outcomes);
+    scratch.class_names = std::move(applied->class_names);
+    scratch.outcomes.resize(feedback.size());
+  } else {
+    absl::StatusOr<uint64_t> learned =
+        LearnPrepared(parts.registry->trainer(), model, train, batch, scratch);
+    if (!learned.ok()) return learned.status();
+    lsn = *learned;
+  }
   for (int i = 0; i < n; ++i) {
     if (example[i] < 0) continue;
     const ExampleOutcome& outcome = scratch.outcomes[example[i]];

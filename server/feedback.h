@@ -37,9 +37,10 @@ absl::Status CheckRemember(bool remember, const ExampleIds& ids, int instances);
 
 // Remembers `instances` on `model` under `ids` (or ids it makes, if none)
 // and names each id in its prediction; sets `lsn` to the record logged. On
-// error nothing is remembered.
+// error nothing is remembered. Every replica of a replicated model
+// remembers them, through its stream.
 absl::Status RememberInstances(
-    Model& model, const ModelRegistry& registry, const Instances& instances,
+    Model& model, const ServiceParts& parts, const Instances& instances,
     const ExampleIds& ids,
     google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
     uint64_t& lsn);
@@ -73,7 +74,7 @@ absl::Status PredictAndRemember(const ServiceParts& parts,
   if (!status.ok()) return status;
   response.set_model((*model)->name());
   if (!request.remember()) return status;
-  return RememberInstances(**model, *parts.registry, request.instances(),
+  return RememberInstances(**model, parts, request.instances(),
                            request.example_ids(),
                            *response.mutable_predictions(), lsn);
 }
@@ -81,12 +82,12 @@ absl::Status PredictAndRemember(const ServiceParts& parts,
 // Learns the request's feedback on `model` and answers one result per
 // feedback; sets `lsn` to the record logged (0 if none was learned).
 // RESOURCE_EXHAUSTED, learning nothing, if the response could pass
-// `max_message_bytes`.
-absl::Status LearnFeedback(Model& model, const ModelRegistry& registry,
+// parts.max_message_bytes. A replicated model learns it through its
+// stream, every replica alike (`lsn` stays 0).
+absl::Status LearnFeedback(Model& model, const ServiceParts& parts,
                            const v1::FeedbackRequest& request,
-                           const StopCheck& stop, size_t max_message_bytes,
-                           Metrics& metrics, v1::FeedbackResponse& response,
-                           uint64_t& lsn);
+                           const StopCheck& stop,
+                           v1::FeedbackResponse& response, uint64_t& lsn);
 
 }  // namespace halfspace
 

@@ -29,9 +29,8 @@ class FeedbackReactor final : public ModelStream<v1::FeedbackStreamRequest,
     feedback.set_model(model);
     feedback.mutable_feedback()->Swap(request.mutable_feedback());
     v1::FeedbackResponse learned;
-    absl::Status s = LearnFeedback(**found, *parts().registry, feedback,
-                                   call().stop(), parts().max_message_bytes,
-                                   *parts().metrics, learned, lsn);
+    absl::Status s =
+        LearnFeedback(**found, parts(), feedback, call().stop(), learned, lsn);
     response.mutable_results()->Swap(learned.mutable_results());
     return s;
   }

@@ -450,9 +450,7 @@ absl::Status HalfspaceService::DoFeedback(const v1::FeedbackRequest& request,
   absl::StatusOr<std::shared_ptr<Model>> model =
       parts_.registry->Lookup(request.model());
   if (!model.ok()) return model.status();
-  return LearnFeedback(**model, *parts_.registry, request, call.stop,
-                       parts_.max_message_bytes, *parts_.metrics, response,
-                       call.lsn);
+  return LearnFeedback(**model, parts_, request, call.stop, response, call.lsn);
 }
 
 absl::Status HalfspaceService::DoGetWeights(
@@ -505,13 +503,25 @@ absl::Status HalfspaceService::DoGetWeights(
 absl::Status HalfspaceService::DoSetWeights(
     const v1::SetWeightsRequest& request, v1::SetWeightsResponse& response,
     Call& call) {
-  std::vector<double> w(request.weights().begin(), request.weights().end());
-  absl::Status status =
-      parts_.registry->SetWeights(request.model(), request.class_label(),
-                                  std::move(w), request.bias(), &call.lsn);
-  if (!status.ok()) return status;
   absl::StatusOr<std::shared_ptr<Model>> model =
       parts_.registry->Get(request.model());
+  if (!model.ok()) return model.status();
+  std::vector<double> w(request.weights().begin(), request.weights().end());
+  absl::Status status;
+  if (IsReplicated((*model)->spec())) {
+    // Every replica takes them from the stream.
+    status = parts_.replicas == nullptr
+                 ? NotFollowed(**model)
+                 : parts_.replicas->SetWeights(**model, request.class_label(),
+                                               w, request.bias(),
+                                               ReplicaDeadline(call.deadline));
+  } else {
+    status =
+        parts_.registry->SetWeights(request.model(), request.class_label(),
+                                    std::move(w), request.bias(), &call.lsn);
+  }
+  if (!status.ok()) return status;
+  model = parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();

@@ -51,19 +51,8 @@ absl::Status CheckSubject(absl::string_view subject) {
 // Learns a record's batch as recovery does, keeping what each example did.
 absl::Status LearnRecord(Model& model, TrainBatch& batch,
                          const Trainer& trainer, AppliedBatch* applied) {
-  if (!batch.feedback.empty()) {
-    return absl::UnimplementedError("delayed feedback on a replicated model");
-  }
-  v1::TrainRequest request;
-  if (!request.ParseFromArray(batch.request.data(), batch.request.size())) {
-    return absl::DataLossError("the record's TrainRequest does not decode");
-  }
   TrainScratch scratch;
-  if (absl::Status s = PrepareRequest(model, request, scratch); !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<uint64_t> learned =
-      LearnPrepared(trainer, model, request, batch, scratch);
+  absl::StatusOr<uint64_t> learned = LearnBatch(model, batch, trainer, scratch);
   if (!learned.ok()) return learned.status();
   // The memory all models share differs from server to server: a replica
   // it refuses an example would differ from the others. Per-model limits
@@ -144,6 +133,13 @@ absl::Status CheckNotReplicated(const Model& model, absl::string_view what) {
   return absl::FailedPreconditionError(
       absl::StrCat(what, " on a replicated model (", Quoted(model.name()),
                    ") is not supported; train it through Train or its "
+                   "stream"));
+}
+
+absl::Status NotFollowed(const Model& model) {
+  return absl::UnavailableError(
+      absl::StrCat("model ", Quoted(model.name()),
+                   " is replicated, and this server no longer follows its "
                    "stream"));
 }
 

@@ -29,8 +29,12 @@ absl::StatusOr<std::optional<Replication>> ReplicationFromRequest(
     const v1::CreateModelRequest& request);
 
 // FAILED_PRECONDITION, naming `what`, for a change a replicated model does
-// not take yet (delayed feedback, remembered predictions, fan-out).
+// not take yet (a fan-out stream).
 absl::Status CheckNotReplicated(const Model& model, absl::string_view what);
+
+// UNAVAILABLE: replicated `model`'s changes cannot be published, since this
+// server no longer follows the streams (it is stopping).
+absl::Status NotFollowed(const Model& model);
 
 // How long a replicated change waits for its replica at most when the call
 // sets no deadline.

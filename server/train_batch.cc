@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/quoted.h"
 #include "server/convert.h"
 #include "server/status.h"
 
@@ -110,9 +112,15 @@ absl::Status PrepareFeedback(const Model& model,
   for (size_t i = 0; i < feedback.size(); ++i) {
     const Feedback& f = feedback[i];
     v1::Example* e = train.add_examples();
-    if (model.Pending(f.id, now_micros, &features) !=
-        PendingExamples::State::kWaiting) {
-      unusable[i] = absl::NotFoundError("the example no longer waits");
+    const PendingExamples::State state =
+        model.Pending(f.id, now_micros, &features);
+    if (state == PendingExamples::State::kUnknown) {
+      unusable[i] = absl::NotFoundError(
+          absl::StrCat("no example is remembered under id ", Quoted(f.id),
+                       ": predict with remember set first"));
+    } else if (state != PendingExamples::State::kWaiting) {
+      unusable[i] = absl::NotFoundError(absl::StrCat(
+          "example ", Quoted(f.id), " no longer waits (labelled, or expired)"));
     } else if (!e->mutable_features()->ParseFromString(features)) {
       e->clear_features();
       unusable[i] =
@@ -150,26 +158,31 @@ uint64_t TrainBatchExamples(absl::string_view request) {
              : 0;
 }
 
-absl::Status ReplayTrainBatch(Model& model, TrainBatch& batch,
-                              const Trainer& trainer) {
-  TrainScratch scratch;
+absl::StatusOr<uint64_t> LearnBatch(Model& model, TrainBatch& batch,
+                                    const Trainer& trainer,
+                                    TrainScratch& scratch) {
+  v1::TrainRequest request;
   if (!batch.feedback.empty()) {
-    v1::TrainRequest examples;
     if (absl::Status s = PrepareFeedback(model, batch.feedback,
-                                         batch.now_micros, examples, scratch);
+                                         batch.now_micros, request, scratch);
         !s.ok()) {
       return s;
     }
-    return LearnPrepared(trainer, model, examples, batch, scratch).status();
+  } else {
+    if (!request.ParseFromArray(batch.request.data(), batch.request.size())) {
+      return absl::DataLossError("the logged TrainRequest does not decode");
+    }
+    if (absl::Status s = PrepareRequest(model, request, scratch); !s.ok()) {
+      return s;
+    }
   }
-  v1::TrainRequest request;
-  if (!request.ParseFromArray(batch.request.data(), batch.request.size())) {
-    return absl::DataLossError("the logged TrainRequest does not decode");
-  }
-  if (absl::Status s = PrepareRequest(model, request, scratch); !s.ok()) {
-    return s;
-  }
-  return LearnPrepared(trainer, model, request, batch, scratch).status();
+  return LearnPrepared(trainer, model, request, batch, scratch);
+}
+
+absl::Status ReplayTrainBatch(Model& model, TrainBatch& batch,
+                              const Trainer& trainer) {
+  TrainScratch scratch;
+  return LearnBatch(model, batch, trainer, scratch).status();
 }
 
 }  // namespace halfspace

@@ -63,6 +63,14 @@ absl::StatusOr<uint64_t> LearnPrepared(const Trainer& trainer, Model& model,
 // one that does not decode.
 uint64_t TrainBatchExamples(absl::string_view request);
 
+// Learns a logged batch, of examples (its request decoded) or of delayed
+// feedback (its examples made by PrepareFeedback), as `batch` says; what
+// each example did is in scratch.outcomes. DATA_LOSS for a request that
+// does not decode; else as LearnPrepared.
+absl::StatusOr<uint64_t> LearnBatch(Model& model, TrainBatch& batch,
+                                    const Trainer& trainer,
+                                    TrainScratch& scratch);
+
 // Recovery's replay of a logged batch (see ModelRegistry::TrainReplay).
 absl::Status ReplayTrainBatch(Model& model, TrainBatch& batch,
                               const Trainer& trainer);

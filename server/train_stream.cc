@@ -164,11 +164,7 @@ class TrainReactor final : public PipelinedStream {
   // tagged request after the stream's first follows the one before it.
   absl::Status LearnReplicated(Shape shape, Reply& reply) {
     const std::shared_ptr<Model> model = models_.front();
-    if (parts_.replicas == nullptr) {
-      return absl::UnavailableError(absl::StrCat(
-          "model ", Quoted(model->name()),
-          " is replicated, and this server no longer follows its stream"));
-    }
+    if (parts_.replicas == nullptr) return NotFollowed(*model);
     TrainBatch batch;
     batch.source = source_;
     batch.first_sequence = source_.empty() ? 0 : request_->sequence();

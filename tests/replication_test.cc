@@ -1006,30 +1006,16 @@ TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
       metrics,
       HasSubstr("halfspace_replica_skipped_total{model=\"perceptron\"} 5\n"));
 
-  // Changes that would bypass the stream are refused.
+  // A fan-out stream, which would train it beside other models outside
+  // its stream, is refused.
   {
-    grpc::ClientContext context;
-    v1::SetWeightsRequest request;
-    request.set_model(kind.name);
-    request.add_weights(1);
-    request.add_weights(2);
-    request.add_weights(3);
-    v1::SetWeightsResponse response;
-    EXPECT_EQ(
-        replicas.stub(1).SetWeights(&context, request, &response).error_code(),
-        grpc::StatusCode::FAILED_PRECONDITION);
-  }
-  {
-    grpc::ClientContext context;
-    v1::PredictRequest request;
-    request.set_model(kind.name);
-    request.set_remember(true);
-    v1::FeatureVector* x = request.add_instances();
-    for (double v : {0.1, 0.2, 0.3}) x->mutable_dense()->Add(v);
-    v1::PredictResponse response;
-    EXPECT_EQ(
-        replicas.stub(0).Predict(&context, request, &response).error_code(),
-        grpc::StatusCode::FAILED_PRECONDITION);
+    v1::TrainRequest fan_out = Batch(kind, 0, 2, "");
+    fan_out.clear_model();
+    fan_out.add_models(kind.name);
+    fan_out.add_models("another");
+    absl::StatusOr<v1::TrainResponse> refused =
+        TrainOnce(replicas.stub(0), fan_out);
+    EXPECT_THAT(refused.status().message(), HasSubstr("a fan-out stream"));
   }
 
   // Deleted through replica 1: gone from both; the name can be used again.
@@ -1163,6 +1149,216 @@ TEST(ReplicationTest, AReplicaThatCannotApplyARecordIsUnavailableUntilRebuilt) {
             WeightBits(replicas.stub(1), "second"));
   EXPECT_TRUE(
       Predict(replicas.stub(1), "second", 0, absl::Seconds(10), true).ok());
+}
+
+// Remembers instances [first, first + n) of the noisy rule on `model`
+// through `stub`, under ids "<prefix><i>" (none: the server makes them);
+// the ids the predictions name, or the call's error.
+absl::StatusOr<std::vector<std::string>> Remember(Stub& stub,
+                                                  const std::string& model,
+                                                  int first, int n,
+                                                  const std::string& prefix) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  v1::PredictRequest request;
+  request.set_model(model);
+  request.set_remember(true);
+  const auto examples = NoisyExamples(first + n);
+  for (int i = first; i < first + n; ++i) {
+    request.add_instances()->mutable_dense()->Add(examples[i].first.begin(),
+                                                  examples[i].first.end());
+    if (!prefix.empty()) request.add_example_ids(absl::StrCat(prefix, i));
+  }
+  v1::PredictResponse response;
+  const grpc::Status status = stub.Predict(&context, request, &response);
+  if (!status.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        status.error_message());
+  }
+  std::vector<std::string> ids;
+  for (const v1::Prediction& p : response.predictions()) {
+    ids.push_back(p.example_id());
+  }
+  return ids;
+}
+
+// Feedback for `ids`, the labels of noisy-rule examples from `first` on
+// (class labels as Batch gives them for a multiclass `kind`), on the model
+// `model` names.
+absl::StatusOr<v1::FeedbackResponse> Feedback(
+    Stub& stub, const Kind& kind, const std::string& model,
+    const std::vector<std::string>& ids, int first) {
+  const v1::TrainRequest labels = Batch(kind, first, ids.size(), "");
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  v1::FeedbackRequest request;
+  request.set_model(model);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    v1::ExampleFeedback* f = request.add_feedback();
+    f->set_example_id(ids[i]);
+    f->set_label(labels.examples(i).label());
+    f->set_class_label(labels.examples(i).class_label());
+  }
+  v1::FeedbackResponse response;
+  const grpc::Status status = stub.Feedback(&context, request, &response);
+  if (!status.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        status.error_message());
+  }
+  return response;
+}
+
+grpc::Status SetWeights(Stub& stub, const std::string& model,
+                        const std::string& class_label, std::vector<double> w,
+                        double b) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  v1::SetWeightsRequest request;
+  request.set_model(model);
+  request.set_class_label(class_label);
+  request.mutable_weights()->Add(w.begin(), w.end());
+  request.set_bias(b);
+  v1::SetWeightsResponse response;
+  return stub.SetWeights(&context, request, &response);
+}
+
+// Delayed labels and new weights on a replicated model go through its
+// stream: predictions remembered on one replica are labelled on another,
+// and every replica ends equal, bit for bit, to a local model that got the
+// same calls; a refused change (an id in use, weights of the wrong width)
+// is refused alike and leaves every replica available.
+TEST(ReplicationTest, DelayedFeedbackAndNewWeightsReachEveryReplica) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2);
+  const Kind kinds[] = {kKinds[1], kKinds[2]};
+  for (const Kind& kind : kinds) {
+    ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok())
+        << replicas.Log(0);
+    v1::CreateModelRequest local = CreateRequest(kind);
+    local.set_model(kind.name + "_local");
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, local, &response).ok());
+  }
+  for (const Kind& kind : kinds) {
+    // A replica answers for a model once it holds it.
+    ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
+  }
+  for (const Kind& kind : kinds) {
+    const std::string local = kind.name + "_local";
+    SCOPED_TRACE(kind.name);
+    // Some training first, then 20 predictions remembered on replica 0 and
+    // 12 of them labelled on replica 1.
+    ASSERT_TRUE(TrainOnce(replicas.stub(0), Batch(kind, 0, 30, "")).ok());
+    v1::TrainRequest local_batch = Batch(kind, 0, 30, "");
+    local_batch.set_model(local);
+    ASSERT_TRUE(TrainOnce(replicas.stub(0), local_batch).ok());
+    for (const std::string& model : {kind.name, local}) {
+      absl::StatusOr<std::vector<std::string>> ids =
+          Remember(replicas.stub(0), model, 100, 20, "e");
+      ASSERT_TRUE(ids.ok()) << ids.status();
+      EXPECT_EQ(ids->front(), "e100");
+    }
+    std::vector<std::string> first_ids;
+    for (int i = 100; i < 112; ++i) first_ids.push_back(absl::StrCat("e", i));
+    absl::StatusOr<v1::FeedbackResponse> replicated =
+        Feedback(replicas.stub(1), kind, kind.name, first_ids, 100);
+    ASSERT_TRUE(replicated.ok()) << replicated.status() << replicas.Log(1);
+    absl::StatusOr<v1::FeedbackResponse> alone =
+        Feedback(replicas.stub(0), kind, local, first_ids, 100);
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    ASSERT_EQ(replicated->results_size(), 12);
+    for (int i = 0; i < 12; ++i) {
+      EXPECT_FALSE(replicated->results(i).has_error())
+          << replicated->results(i).error().message();
+      // What the example did before it was learned, as on the local model.
+      EXPECT_EQ(replicated->results(i).score(), alone->results(i).score());
+      EXPECT_EQ(replicated->results(i).updated(), alone->results(i).updated());
+    }
+    // An id remembered nowhere: refused in-band on every replica alike.
+    absl::StatusOr<v1::FeedbackResponse> unknown =
+        Feedback(replicas.stub(1), kind, kind.name, {"nowhere"}, 100);
+    ASSERT_TRUE(unknown.ok()) << unknown.status();
+    EXPECT_EQ(unknown->results(0).error().code(), grpc::StatusCode::NOT_FOUND);
+    // Labelled again: a duplicate; an id never remembered: not found.
+    absl::StatusOr<v1::FeedbackResponse> again =
+        Feedback(replicas.stub(0), kind, kind.name, {"e100", "nowhere"}, 100);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_TRUE(again->results(0).duplicate());
+    EXPECT_EQ(again->results(1).error().code(), grpc::StatusCode::NOT_FOUND);
+    // Ids in use with a new one, remembered on the other replica: refused,
+    // and none of the request remembered.
+    EXPECT_EQ(
+        Remember(replicas.stub(1), kind.name, 119, 2, "e").status().code(),
+        absl::StatusCode::kAlreadyExists);
+    absl::StatusOr<v1::FeedbackResponse> unseen =
+        Feedback(replicas.stub(0), kind, kind.name, {"e120"}, 120);
+    ASSERT_TRUE(unseen.ok()) << unseen.status();
+    EXPECT_EQ(unseen->results(0).error().code(), grpc::StatusCode::NOT_FOUND);
+
+    // Ids the server makes, on replica 1, labelled on replica 0.
+    absl::StatusOr<std::vector<std::string>> made =
+        Remember(replicas.stub(1), kind.name, 300, 5, "");
+    ASSERT_TRUE(made.ok()) << made.status();
+    absl::StatusOr<std::vector<std::string>> made_alone =
+        Remember(replicas.stub(0), local, 300, 5, "");
+    ASSERT_TRUE(made_alone.ok()) << made_alone.status();
+    ASSERT_TRUE(Feedback(replicas.stub(0), kind, kind.name, *made, 300).ok());
+    ASSERT_TRUE(Feedback(replicas.stub(0), kind, local, *made_alone, 300).ok());
+
+    // New weights: of the wrong width, refused alike; else every replica's.
+    const std::string label = kind.multiclass ? "up" : "";
+    EXPECT_EQ(
+        SetWeights(replicas.stub(1), kind.name, label, {1, 2}, 0).error_code(),
+        grpc::StatusCode::INVALID_ARGUMENT);
+    for (const std::string& model : {kind.name, local}) {
+      // The local model is replica 0's alone.
+      Stub& stub = replicas.stub(model == local ? 0 : 1);
+      const grpc::Status set =
+          SetWeights(stub, model, label, {0.5, -0.25, 0.125}, 0.1);
+      ASSERT_TRUE(set.ok()) << model << ": " << set.error_message();
+    }
+  }
+
+  // Replica 1 restarts after a kill: what it remembered is still there,
+  // and it learns the rest of the labels.
+  replicas.Kill(1);
+  replicas.Start(1);
+  for (const Kind& kind : kinds) {
+    const std::string local = kind.name + "_local";
+    std::vector<std::string> rest;
+    for (int i = 112; i < 120; ++i) rest.push_back(absl::StrCat("e", i));
+    absl::StatusOr<v1::FeedbackResponse> learned =
+        Feedback(replicas.stub(1), kind, kind.name, rest, 112);
+    ASSERT_TRUE(learned.ok()) << learned.status() << replicas.Log(1);
+    for (const v1::ExampleResult& r : learned->results()) {
+      EXPECT_FALSE(r.has_error()) << kind.name << ": " << r.error().message();
+    }
+    ASSERT_TRUE(Feedback(replicas.stub(0), kind, local, rest, 112).ok());
+  }
+
+  for (const Kind& kind : kinds) {
+    SCOPED_TRACE(kind.name);
+    absl::StatusOr<v1::Model> writer = GetModel(replicas.stub(0), kind.name);
+    ASSERT_TRUE(writer.ok());
+    absl::StatusOr<v1::Model> local =
+        GetModel(replicas.stub(0), kind.name + "_local");
+    ASSERT_TRUE(local.ok());
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(
+          CaughtUp(replicas.stub(i), kind.name, writer->replica().position()));
+      absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+      ASSERT_TRUE(m.ok());
+      EXPECT_TRUE(m->unavailable_reason().empty()) << m->unavailable_reason();
+      // 30 trained, 12 + 5 + 8 labelled.
+      EXPECT_EQ(m->stats().examples_seen(), 55u) << "replica " << i;
+      EXPECT_EQ(m->stats().examples_seen(), local->stats().examples_seen());
+      EXPECT_EQ(WeightBits(replicas.stub(i), kind.name),
+                WeightBits(replicas.stub(0), kind.name + "_local"))
+          << "replica " << i;
+    }
+  }
 }
 
 // What the command-line tool prints for `args` against `target`, its

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/quoted.h"
+#include "core/model/limits.h"
 #include "core/storage/log_record.h"
 #include "core/storage/snapshot_codec.h"
 
@@ -815,6 +816,28 @@ absl::Status ModelRegistry::InstallReplica(uint64_t position,
       });
 }
 
+namespace {
+
+// Whether a change refused with `status` changed nothing and is refused
+// wherever it applies to the same state: not for want of what only this
+// server lacks (the memory all its models share), nor for damage.
+bool RefusedAlike(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kAborted:
+      return true;
+    case absl::StatusCode::kResourceExhausted:
+      return LimitOf(status) != "max_total_model_bytes";
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
                                             absl::string_view name,
                                             absl::string_view creation,
@@ -858,6 +881,9 @@ absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
     created = ReplicationOf(record->create().replication());
   }
   if (s.ok()) s = ApplyRecord(sequence, name, *record, train);
+  // A change refused as a whole for what the record and the model hold is
+  // refused by every replica alike: the replica goes on without it.
+  if (!s.ok() && record.ok() && !state && RefusedAlike(s)) return s;
   if (s.ok()) {
     if (std::shared_ptr<Entry> applied = Find(name); applied != nullptr) {
       if (IsReplicated(applied->model->spec())) {

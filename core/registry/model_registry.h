@@ -220,10 +220,14 @@ class ModelRegistry {
   // creation replaces an earlier replica of the name; another model's
   // creation (an earlier one's, left in the stream), a record at or below
   // the replica's position, or for a replica that is unavailable or does
-  // not exist, is skipped. On error (a record this server cannot apply:
-  // its limits, damage) the replica becomes unavailable with the reason,
-  // keeping its state, and the error is returned. FAILED_PRECONDITION, and
-  // nothing changed, when a model of this server alone has the name.
+  // not exist, is skipped. A change that every replica refuses alike, for
+  // what the record and the model hold (an example id in use, weights of
+  // the wrong width, a per-model limit), changes nothing and its error is
+  // returned; the replica goes on. On another error (a record this server
+  // cannot apply: the memory all its models share, damage) the replica
+  // becomes unavailable with the reason, keeping its state, and the error
+  // is returned. FAILED_PRECONDITION, and nothing changed, when a model of
+  // this server alone has the name.
   absl::Status ApplyReplicated(uint64_t sequence, absl::string_view name,
                                absl::string_view creation,
                                absl::string_view payload,

@@ -667,6 +667,30 @@ void ReplicaSet::Train(const Model& model, const TrainBatch& batch,
           std::move(done));
 }
 
+absl::StatusOr<AppliedBatch> ReplicaSet::Learn(const Model& model,
+                                               const TrainBatch& batch,
+                                               absl::Time deadline) {
+  return PublishAndWait(model.name(), model.spec().replication,
+                        TrainRecord(batch), deadline);
+}
+
+absl::Status ReplicaSet::Remember(const Model& model,
+                                  const RememberBatch& batch,
+                                  absl::Time deadline) {
+  return PublishAndWait(model.name(), model.spec().replication,
+                        RememberRecord(batch), deadline)
+      .status();
+}
+
+absl::Status ReplicaSet::SetWeights(const Model& model,
+                                    absl::string_view class_label,
+                                    absl::Span<const double> w, double b,
+                                    absl::Time deadline) {
+  return PublishAndWait(model.name(), model.spec().replication,
+                        SetWeightsRecord(class_label, w, b), deadline)
+      .status();
+}
+
 absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(name);
   std::optional<Replication> replication;

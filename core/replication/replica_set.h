@@ -6,7 +6,8 @@
 // state, bit for bit. The stream sequence of the last record applied is
 // the replica's position.
 //
-// Changes made on this server (Create, Train, Delete) are published to the
+// Changes made on this server (Create, Train, delayed feedback and the
+// examples it labels, new weights, Delete) are published to the
 // stream, not applied: each call is answered once its own replica has
 // applied the record, with what that did, so that a result means what it
 // means for a local model and an acknowledged change is stored by the
@@ -47,9 +48,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "core/base/mutex.h"
 #include "core/registry/model_registry.h"
 #include "core/replication/replicated_log.h"
+#include "core/training/batch.h"
 
 namespace halfspace {
 
@@ -149,6 +152,28 @@ class ReplicaSet {
   // `follows` it then learns nothing.
   void Train(const Model& model, const TrainBatch& batch, absl::Time deadline,
              Applied done);
+
+  // Publishes `batch` as Train does and waits until this server's replica
+  // applied it (or `deadline`): for a batch of delayed feedback, whose
+  // examples are the ones the replica remembered. Errors as Train's, and a
+  // refusal of the batch as a whole (see ModelRegistry::ApplyReplicated).
+  absl::StatusOr<AppliedBatch> Learn(const Model& model,
+                                     const TrainBatch& batch,
+                                     absl::Time deadline);
+
+  // Publishes examples for `model` to remember for delayed feedback (see
+  // Model::Remember) and waits until this server's replica remembered
+  // them: ALREADY_EXISTS, nothing remembered, for an id in use there;
+  // errors as Learn's.
+  absl::Status Remember(const Model& model, const RememberBatch& batch,
+                        absl::Time deadline);
+
+  // Publishes new weights for one class of `model` (see
+  // Model::SetClassWeights) and waits until this server's replica holds
+  // them; errors as Learn's.
+  absl::Status SetWeights(const Model& model, absl::string_view class_label,
+                          absl::Span<const double> w, double b,
+                          absl::Time deadline);
 
   // Publishes the deletion of `model` and releases its name once this
   // server's replica applied it.
