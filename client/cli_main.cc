@@ -281,6 +281,7 @@ void PrintModel(const v1::Model& m) {
               << " (subject " << r.replication().subject()
               << "): position=" << r.position() << "  lag=" << r.lag_records()
               << " records, " << r.lag_seconds() << " s\n";
+    if (!r.stalled().empty()) std::cout << "  stalled: " << r.stalled() << "\n";
   }
   if (s.window_examples() > 0) {
     std::cout << "  last " << s.window_examples()

@@ -764,6 +764,8 @@ absl::StatusOr<v1::PredictResponse> Predict(
 // (its stream kept by one NATS node, down). While the whole NATS cluster is
 // down, every replica says it is stalled, its lag's seconds grow, and it
 // goes on predicting; once NATS is back it catches up.
+std::string Cli(const std::string& target, const std::string& args);
+
 TEST(ReplicationTest, AReplicaIsCaughtUpOnlyOnceItIsAndStalledWhileNatsIsDown) {
   TempDir dir;
   NatsCluster nats(dir, 3);
@@ -834,6 +836,9 @@ TEST(ReplicationTest, AReplicaIsCaughtUpOnlyOnceItIsAndStalledWhileNatsIsDown) {
     EXPECT_FALSE(m->replica().stalled().empty()) << "replica " << i;
     EXPECT_GE(m->replica().lag_seconds(), 1.5) << "replica " << i;
     EXPECT_TRUE(Predict(replicas.stub(i), kind.name, 0).ok())
+        << "replica " << i;
+    EXPECT_THAT(Cli(replicas.target(i), "get " + kind.name),
+                HasSubstr("  stalled: "))
         << "replica " << i;
   }
 
