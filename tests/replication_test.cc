@@ -79,6 +79,12 @@ v1::TrainRequest Batch(const Kind& kind, int first, int n,
   return request;
 }
 
+// A call's status as an absl::Status of the same code and message.
+absl::Status StatusOf(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
 // One Train call of one request; the response, or why not.
 absl::StatusOr<v1::TrainResponse> TrainOnce(Stub& stub,
                                             const v1::TrainRequest& request) {
@@ -753,8 +759,7 @@ absl::StatusOr<v1::PredictResponse> Predict(
   v1::PredictResponse response;
   const grpc::Status status = stub.Predict(&context, request, &response);
   if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        status.error_message());
+    return StatusOf(status);
   }
   return response;
 }
@@ -1177,8 +1182,7 @@ absl::StatusOr<std::vector<std::string>> Remember(Stub& stub,
   v1::PredictResponse response;
   const grpc::Status status = stub.Predict(&context, request, &response);
   if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        status.error_message());
+    return StatusOf(status);
   }
   std::vector<std::string> ids;
   for (const v1::Prediction& p : response.predictions()) {
@@ -1207,8 +1211,7 @@ absl::StatusOr<v1::FeedbackResponse> Feedback(
   v1::FeedbackResponse response;
   const grpc::Status status = stub.Feedback(&context, request, &response);
   if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        status.error_message());
+    return StatusOf(status);
   }
   return response;
 }
