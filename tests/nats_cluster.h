@@ -5,8 +5,11 @@
 #ifndef HALFSPACE_TESTS_NATS_CLUSTER_H_
 #define HALFSPACE_TESTS_NATS_CLUSTER_H_
 
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -14,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "tests/server_process.h"
 #include "tests/temp_dir.h"
 
@@ -23,29 +27,21 @@ class NatsCluster {
  public:
   // Starts `nodes` nats-server processes as one JetStream cluster, their
   // stores and logs under `dir`.
+  //
+  // Each port is one FreePort found free, which another process may take
+  // before the node binds it: a node that does not come up listening is
+  // started again on other ports (its peers reach it by its own routes).
   NatsCluster(const TempDir& dir, int nodes) : dir_(dir) {
-    for (int i = 0; i < nodes; ++i) {
-      Node node;
-      node.client_port = FreePort();
-      node.route_port = FreePort();
-      nodes_.push_back(node);
-    }
-    std::vector<std::string> routes;
-    for (const Node& node : nodes_) {
-      routes.push_back(
-          absl::StrCat("nats-route://127.0.0.1:", node.route_port));
-    }
+    nodes_.resize(nodes);
+    for (Node& node : nodes_) node.NewPorts();
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      const std::string config = dir_.File(absl::StrCat("nats", i, ".conf"));
-      std::ofstream(config)
-          << "server_name: n" << i << "\n"
-          << "listen: 127.0.0.1:" << nodes_[i].client_port << "\n"
-          << "jetstream { store_dir: \""
-          << dir_.File(absl::StrCat("nats", i, "-store")) << "\" }\n"
-          << "cluster { name: hs, listen: 127.0.0.1:" << nodes_[i].route_port
-          << ", routes: [" << absl::StrJoin(routes, ", ") << "] }\n";
-      nodes_[i].config = config;
-      Start(i);
+      for (int attempt = 0; attempt < 5; ++attempt) {
+        WriteConfig(i);
+        Start(i);
+        if (Listening(i)) break;
+        Kill(i);
+        nodes_[i].NewPorts();
+      }
     }
   }
   ~NatsCluster() {
@@ -76,6 +72,32 @@ class NatsCluster {
                           dir_.File(absl::StrCat("nats", i, ".log")));
   }
 
+  // Whether node i runs and takes connections, waiting up to 10 s.
+  bool Listening(size_t i) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (absl::Now() < deadline) {
+      if (waitpid(nodes_[i].pid, nullptr, WNOHANG) == nodes_[i].pid) {
+        nodes_[i].pid = -1;  // it exited: a port was taken
+        return false;
+      }
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(nodes_[i].client_port);
+      const bool connected =
+          connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+      close(fd);
+      // Still running once it listens: the port is its own.
+      if (connected) {
+        absl::SleepFor(absl::Milliseconds(100));
+        return waitpid(nodes_[i].pid, nullptr, WNOHANG) == 0;
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return false;
+  }
+
   std::string Log(size_t i) const {
     return Tail(dir_.File(absl::StrCat("nats", i, ".log")));
   }
@@ -86,7 +108,33 @@ class NatsCluster {
     int route_port = 0;
     std::string config;
     pid_t pid = -1;
+    void NewPorts() {
+      client_port = FreePort();
+      route_port = FreePort();
+    }
   };
+
+  // Writes node i's configuration: its ports, its store, and the routes to
+  // every node as their ports are now.
+  void WriteConfig(size_t i) {
+    std::vector<std::string> routes;
+    for (const Node& node : nodes_) {
+      routes.push_back(
+          absl::StrCat("nats-route://127.0.0.1:", node.route_port));
+    }
+    const std::string config = dir_.File(absl::StrCat("nats", i, ".conf"));
+    std::ofstream(config) << "server_name: n" << i << "\n"
+                          << "listen: 127.0.0.1:" << nodes_[i].client_port
+                          << "\n"
+                          << "jetstream { store_dir: \""
+                          << dir_.File(absl::StrCat("nats", i, "-store"))
+                          << "\" }\n"
+                          << "cluster { name: hs, listen: 127.0.0.1:"
+                          << nodes_[i].route_port << ", routes: ["
+                          << absl::StrJoin(routes, ", ") << "] }\n";
+    nodes_[i].config = config;
+  }
+
   const TempDir& dir_;
   std::vector<Node> nodes_;
 };
