@@ -401,6 +401,13 @@ absl::Status HalfspaceService::DoDeleteModel(
   return status;
 }
 
+bool HalfspaceService::IsSharedAlias(const std::string& name) const {
+  if (parts_.replicas == nullptr) return false;
+  // One this server has not read from the catalog yet is there too.
+  return parts_.registry->SharedAliases().count(name) > 0 ||
+         parts_.registry->Aliases().count(name) == 0;
+}
+
 bool HalfspaceService::HoldsReplica(const std::string& name) const {
   if (parts_.replicas == nullptr) return false;
   const std::vector<ModelRegistry::Replica> replicas =
@@ -678,8 +685,22 @@ absl::Status HalfspaceService::DoSetAlias(const v1::SetAliasRequest& request,
   }
   std::optional<std::string> expected;
   if (request.has_expected_model()) expected = request.expected_model();
-  absl::StatusOr<std::string> previous =
-      parts_.registry->SetAlias(request.alias(), request.model(), expected);
+  absl::StatusOr<std::string> previous;
+  if (HoldsReplica(request.model())) {
+    // Every server's: kept in the catalog beside the model.
+    previous =
+        parts_.replicas->SetAlias(request.alias(), request.model(), expected,
+                                  ReplicaDeadline(call.deadline));
+  } else {
+    if (parts_.replicas != nullptr && !IsSharedAlias(request.alias())) {
+      if (absl::Status s = parts_.replicas->CheckUnclaimed(request.alias());
+          !s.ok()) {
+        return s;
+      }
+    }
+    previous =
+        parts_.registry->SetAlias(request.alias(), request.model(), expected);
+  }
   if (!previous.ok()) return previous.status();
   spdlog::info("rid={} alias '{}' points to '{}' (was '{}')", call.request_id,
                request.alias(), request.model(), *previous);
@@ -698,7 +719,10 @@ absl::Status HalfspaceService::DoDeleteAlias(
     return s;
   }
   absl::StatusOr<std::string> model =
-      parts_.registry->DeleteAlias(request.alias());
+      IsSharedAlias(request.alias())
+          ? parts_.replicas->DeleteAlias(request.alias(),
+                                         ReplicaDeadline(call.deadline))
+          : parts_.registry->DeleteAlias(request.alias());
   if (!model.ok()) return model.status();
   spdlog::info("rid={} alias '{}' deleted (pointed to '{}')", call.request_id,
                request.alias(), *model);

@@ -97,6 +97,9 @@ class HalfspaceService final : public HalfspaceServiceBase {
   // Whether this server follows replicas and holds one of model `name`
   // (available or not).
   bool HoldsReplica(const std::string& name) const;
+  // Whether this server follows replicas and `name` is no alias of its
+  // own: then an alias of the name is in the catalog, if anywhere.
+  bool IsSharedAlias(const std::string& name) const;
 
   // Waits, up to `deadline`, until this server's replica of the model
   // `name` names has applied its stream up to `position` (see

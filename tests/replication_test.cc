@@ -1438,6 +1438,184 @@ TEST(ReplicationTest, TheCliCreatesAReplicatedModelAndReadsAtAPosition) {
               HasSubstr("model 'local' is not replicated"));
 }
 
+// SetAlias of `alias` to `model` through `stub`, with `expected` when
+// given; the model it pointed to before, or why not.
+absl::StatusOr<std::string> SetAlias(
+    Stub& stub, const std::string& alias, const std::string& model,
+    const std::optional<std::string>& expected = std::nullopt) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  v1::SetAliasRequest request;
+  request.set_alias(alias);
+  request.set_model(model);
+  if (expected.has_value()) request.set_expected_model(*expected);
+  v1::SetAliasResponse response;
+  const grpc::Status status = stub.SetAlias(&context, request, &response);
+  if (!status.ok()) return StatusOf(status);
+  return response.previous_model();
+}
+
+absl::StatusOr<std::string> DeleteAlias(Stub& stub, const std::string& alias) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  v1::DeleteAliasRequest request;
+  request.set_alias(alias);
+  v1::DeleteAliasResponse response;
+  const grpc::Status status = stub.DeleteAlias(&context, request, &response);
+  if (!status.ok()) return StatusOf(status);
+  return response.model();
+}
+
+absl::Status DeleteModel(Stub& stub, const std::string& model) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  v1::DeleteModelRequest request;
+  request.set_model(model);
+  v1::DeleteModelResponse response;
+  return StatusOf(stub.DeleteModel(&context, request, &response));
+}
+
+// The model `name` names on `stub` (itself, or an alias's), or why none.
+absl::StatusOr<std::string> Named(Stub& stub, const std::string& name) {
+  grpc::ClientContext context;
+  v1::GetModelRequest request;
+  request.set_model(name);
+  v1::GetModelResponse response;
+  const grpc::Status status = stub.GetModel(&context, request, &response);
+  if (!status.ok()) return StatusOf(status);
+  return response.model().name();
+}
+
+// Waits up to 10 s until alias `alias` names `model` on `stub` (for "",
+// until it names nothing).
+testing::AssertionResult AliasSeen(Stub& stub, const std::string& alias,
+                                   const std::string& model) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  absl::StatusOr<std::string> named;
+  do {
+    named = Named(stub, alias);
+    if (model.empty() ? absl::IsNotFound(named.status())
+                      : named.ok() && *named == model) {
+      return testing::AssertionSuccess();
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  } while (absl::Now() < deadline);
+  return testing::AssertionFailure()
+         << "alias " << alias << " names "
+         << (named.ok() ? *named : named.status().ToString()) << ", not '"
+         << model << "'";
+}
+
+// An alias of a replicated model is every server's: set, moved and
+// deleted on one replica, it is seen on the others and on a replica that
+// restarts; its compare-and-set holds across servers; a name is a model's
+// or an alias's on every server, and a model an alias points to is not
+// deleted.
+TEST(ReplicationTest, AnAliasOfAReplicatedModelIsEveryServers) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2);
+  for (const Kind& kind : {kKinds[0], kKinds[1]}) {
+    ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok())
+        << replicas.Log(0);
+    ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
+  }
+  v1::CreateModelRequest local = CreateRequest(kKinds[0]);
+  local.set_model("local");
+  {
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    ASSERT_TRUE(replicas.stub(1).CreateModel(&context, local, &response).ok());
+  }
+
+  // Set on replica 0, which holds it once the call returns; replica 1
+  // holds it soon after.
+  absl::StatusOr<std::string> set =
+      SetAlias(replicas.stub(0), "prod", "perceptron");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(*set, "");
+  EXPECT_EQ(Named(replicas.stub(0), "prod").value_or(""), "perceptron");
+  EXPECT_TRUE(AliasSeen(replicas.stub(1), "prod", "perceptron"));
+  {
+    grpc::ClientContext context;
+    v1::PredictRequest request;
+    request.set_model("prod");
+    auto* dense = request.add_instances()->mutable_dense();
+    for (double x : {1.0, 2.0, 3.0}) dense->Add(x);
+    v1::PredictResponse response;
+    EXPECT_TRUE(replicas.stub(1).Predict(&context, request, &response).ok());
+  }
+
+  // Moved on replica 1 if it points to perceptron; the same move on
+  // replica 0 then no longer holds, whatever replica 0 has read.
+  set = SetAlias(replicas.stub(1), "prod", "asgd", "perceptron");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(*set, "perceptron");
+  EXPECT_EQ(
+      SetAlias(replicas.stub(0), "prod", "asgd", "perceptron").status().code(),
+      absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(SetAlias(replicas.stub(0), "canary", "asgd", "perceptron")
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(AliasSeen(replicas.stub(0), "prod", "asgd"));
+
+  // One name, one thing: on every server.
+  EXPECT_EQ(SetAlias(replicas.stub(0), "perceptron", "asgd").status().code(),
+            absl::StatusCode::kAlreadyExists);
+  Kind named_prod = kKinds[0];
+  named_prod.name = "prod";
+  EXPECT_EQ(CreateReplicated(replicas.stub(1), named_prod).error_code(),
+            grpc::StatusCode::ALREADY_EXISTS);
+  local.set_model("prod");
+  {
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    EXPECT_EQ(
+        replicas.stub(0).CreateModel(&context, local, &response).error_code(),
+        grpc::StatusCode::ALREADY_EXISTS);
+  }
+  // Every server's alias never points to one server's model.
+  absl::StatusOr<std::string> to_local =
+      SetAlias(replicas.stub(1), "prod", "local");
+  EXPECT_EQ(to_local.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(to_local.status().message(), HasSubstr("shared by every server"));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(DeleteModel(replicas.stub(i), "asgd").code(),
+              absl::StatusCode::kFailedPrecondition);
+  }
+
+  // A replica that restarts reads its aliases from the catalog again.
+  replicas.Kill(1);
+  replicas.Start(1);
+  EXPECT_TRUE(AliasSeen(replicas.stub(1), "prod", "asgd"));
+  {
+    grpc::ClientContext context;
+    v1::ListAliasesResponse response;
+    ASSERT_TRUE(replicas.stub(1)
+                    .ListAliases(&context, v1::ListAliasesRequest(), &response)
+                    .ok());
+    ASSERT_EQ(response.aliases_size(), 1);
+    EXPECT_EQ(response.aliases(0).model(), "asgd");
+  }
+
+  // Deleted on replica 1: gone there when the call returns, soon on 0.
+  absl::StatusOr<std::string> deleted = DeleteAlias(replicas.stub(1), "prod");
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, "asgd");
+  EXPECT_TRUE(absl::IsNotFound(Named(replicas.stub(1), "prod").status()));
+  EXPECT_TRUE(AliasSeen(replicas.stub(0), "prod", ""));
+  EXPECT_TRUE(absl::IsNotFound(DeleteAlias(replicas.stub(0), "prod").status()));
+  // A model is no alias to delete.
+  EXPECT_TRUE(
+      absl::IsNotFound(DeleteAlias(replicas.stub(0), "perceptron").status()));
+  EXPECT_TRUE(DeleteModel(replicas.stub(0), "asgd").ok());
+  // The name is free again, on every server.
+  set = SetAlias(replicas.stub(1), "prod", "perceptron", "");
+  EXPECT_TRUE(set.ok()) << set.status();
+  EXPECT_TRUE(AliasSeen(replicas.stub(0), "prod", "perceptron"));
+}
+
 TEST(ReplicationTest, AServerWithoutNatsRefusesAReplicatedModel) {
   TestServer server;
   Client client = server.NewClient();

@@ -441,10 +441,11 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Add(
     return absl::AlreadyExistsError(
         absl::StrCat("model ", Quoted(name), " already exists"));
   }
-  if (ReaderMutexLock lock(mu_); aliases_.count(name) > 0) {
+  if (ReaderMutexLock lock(mu_);
+      const std::string* target = AliasTarget(name)) {
     return absl::AlreadyExistsError(
-        absl::StrCat(Quoted(name), " is an alias (of model ",
-                     Quoted(aliases_.at(name)), "); choose another name"));
+        absl::StrCat(Quoted(name), " is an alias (of model ", Quoted(*target),
+                     "); choose another name"));
   }
   if (absl::Status s = CheckRoomForModel(); !s.ok()) return s;
   auto entry = std::make_shared<Entry>();
@@ -510,11 +511,11 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Lookup(
   absl::string_view model = name;
   {
     ReaderMutexLock lock(mu_);
-    auto alias = aliases_.find(name);
-    if (alias != aliases_.end()) model = alias->second;
+    const std::string* target = AliasTarget(name);
+    if (target != nullptr) model = *target;
     auto it = entries_.find(model);
     if (it != entries_.end()) entry = it->second;
-    if (entry == nullptr && alias != aliases_.end()) {
+    if (entry == nullptr && target != nullptr) {
       return absl::NotFoundError(
           absl::StrCat("alias ", Quoted(name), " points to model ",
                        Quoted(model), ", which does not exist"));
@@ -523,6 +524,50 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Lookup(
   if (entry == nullptr) return NotFound(name);
   if (!entry->unavailable.ok()) return Unavailable(model, entry->unavailable);
   return entry->model;
+}
+
+const std::string* ModelRegistry::AliasTarget(absl::string_view name) const {
+  if (auto it = aliases_.find(name); it != aliases_.end()) return &it->second;
+  if (auto it = shared_aliases_.find(name); it != shared_aliases_.end()) {
+    return &it->second;
+  }
+  return nullptr;
+}
+
+absl::Status CheckExpectedAlias(absl::string_view alias,
+                                absl::string_view previous,
+                                const std::optional<std::string>& expected) {
+  if (!expected.has_value() || *expected == previous) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "alias ", Quoted(alias),
+      previous.empty() ? " does not exist"
+                       : absl::StrCat(" points to ", Quoted(previous)),
+      ", not to ", expected->empty() ? "nothing" : Quoted(*expected),
+      "; nothing changed"));
+}
+
+absl::Status ModelRegistry::CheckNewAlias(absl::string_view alias) const {
+  if (absl::Status s = ValidateModelName(alias); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("alias: ", s.message()));
+  }
+  size_t held;
+  {
+    ReaderMutexLock lock(mu_);
+    if (entries_.contains(alias)) {
+      return absl::AlreadyExistsError(absl::StrCat("a model is named ",
+                                                   Quoted(alias),
+                                                   "; an alias needs a name of "
+                                                   "its own"));
+    }
+    held = aliases_.size() + shared_aliases_.size();
+  }
+  const int64_t limit = budget_->limits().max_models;
+  if (budget_->enforcing() && static_cast<int64_t>(held) >= limit) {
+    return LimitExceeded(
+        absl::StrCat("the server holds ", held, " aliases; delete one first"),
+        limit, "max_models");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> ModelRegistry::SetAlias(
@@ -535,6 +580,14 @@ absl::StatusOr<std::string> ModelRegistry::SetAlias(
   AliasMap aliases;
   {
     ReaderMutexLock lock(mu_);
+    if (auto shared = shared_aliases_.find(alias);
+        shared != shared_aliases_.end()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "alias ", Quoted(alias),
+          " is shared by every server (it points to replicated model ",
+          Quoted(shared->second),
+          "): point it at a replicated model, or delete it first"));
+    }
     if (entries_.contains(alias)) {
       return absl::AlreadyExistsError(absl::StrCat("a model is named ",
                                                    Quoted(alias),
@@ -543,32 +596,23 @@ absl::StatusOr<std::string> ModelRegistry::SetAlias(
     }
     auto target = entries_.find(model);
     if (target == entries_.end()) {
-      auto chained = aliases_.find(model);
-      if (chained == aliases_.end()) return NotFound(model);
+      const std::string* chained = AliasTarget(model);
+      if (chained == nullptr) return NotFound(model);
       return absl::InvalidArgumentError(
           absl::StrCat(Quoted(model),
                        " is an alias, and an alias points to a model, never "
                        "to another alias (one name, one lookup); point ",
-                       Quoted(alias), " at model ", Quoted(chained->second)));
+                       Quoted(alias), " at model ", Quoted(*chained)));
     }
     aliases = aliases_;
   }
   auto it = aliases.find(alias);
   std::string previous = it == aliases.end() ? "" : it->second;
-  if (expected.has_value() && *expected != previous) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "alias ", Quoted(alias),
-        previous.empty() ? " does not exist"
-                         : absl::StrCat(" points to ", Quoted(previous)),
-        ", not to ", expected->empty() ? "nothing" : Quoted(*expected),
-        "; nothing changed"));
+  if (absl::Status s = CheckExpectedAlias(alias, previous, expected); !s.ok()) {
+    return s;
   }
-  const int64_t limit = budget_->limits().max_models;
-  if (previous.empty() && budget_->enforcing() &&
-      static_cast<int64_t>(aliases.size()) >= limit) {
-    return LimitExceeded(absl::StrCat("the server holds ", aliases.size(),
-                                      " aliases; delete one first"),
-                         limit, "max_models");
+  if (previous.empty()) {
+    if (absl::Status s = CheckNewAlias(alias); !s.ok()) return s;
   }
   aliases[std::string(alias)] = std::string(model);
   // The model's creation is durable before anything points to it.
@@ -587,7 +631,11 @@ absl::StatusOr<std::string> ModelRegistry::SetAlias(
 absl::StatusOr<std::string> ModelRegistry::DeleteAlias(
     absl::string_view alias) {
   MutexLock io_lock(io_mu_);
-  AliasMap aliases = Aliases();
+  AliasMap aliases;
+  {
+    ReaderMutexLock lock(mu_);
+    aliases = aliases_;
+  }
   auto it = aliases.find(alias);
   if (it == aliases.end()) {
     return absl::NotFoundError(
@@ -601,11 +649,47 @@ absl::StatusOr<std::string> ModelRegistry::DeleteAlias(
   return model;
 }
 
+absl::Status ModelRegistry::PutSharedAlias(absl::string_view alias,
+                                           absl::string_view model) {
+  MutexLock io_lock(io_mu_);
+  AliasMap aliases;
+  {
+    ReaderMutexLock lock(mu_);
+    if (entries_.contains(alias)) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "a model of this server is named ", Quoted(alias),
+          ", so the shared alias of the name (of replicated model ",
+          Quoted(model), ") does not hold here"));
+    }
+    aliases = aliases_;
+  }
+  // This server's alias of the name gives way.
+  if (auto own = aliases.find(alias); own != aliases.end()) {
+    aliases.erase(own);
+    if (absl::Status s = store_->SaveAliases(aliases); !s.ok()) return s;
+  }
+  WriterMutexLock lock(mu_);
+  aliases_ = std::move(aliases);
+  shared_aliases_[std::string(alias)] = std::string(model);
+  return absl::OkStatus();
+}
+
+void ModelRegistry::DropSharedAlias(absl::string_view alias) {
+  WriterMutexLock lock(mu_);
+  if (auto it = shared_aliases_.find(alias); it != shared_aliases_.end()) {
+    shared_aliases_.erase(it);
+  }
+}
+
+AliasMap ModelRegistry::SharedAliases() const {
+  ReaderMutexLock lock(mu_);
+  return shared_aliases_;
+}
+
 std::vector<std::string> ModelRegistry::AliasesOf(
     absl::string_view model) const {
   std::vector<std::string> out;
-  ReaderMutexLock lock(mu_);
-  for (const auto& [alias, target] : aliases_) {
+  for (const auto& [alias, target] : Aliases()) {
     if (target == model) out.push_back(alias);
   }
   return out;
@@ -613,7 +697,9 @@ std::vector<std::string> ModelRegistry::AliasesOf(
 
 AliasMap ModelRegistry::Aliases() const {
   ReaderMutexLock lock(mu_);
-  return aliases_;
+  AliasMap all = aliases_;
+  for (const auto& [alias, model] : shared_aliases_) all[alias] = model;
+  return all;
 }
 
 absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {

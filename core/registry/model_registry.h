@@ -53,6 +53,13 @@ struct Listing {
   absl::Status unavailable;      // OK when available
 };
 
+// FAILED_PRECONDITION, saying what it points to, unless alias `alias`
+// points to `expected` (given) now: `previous` ("" for none). A
+// compare-and-set's compare.
+absl::Status CheckExpectedAlias(absl::string_view alias,
+                                absl::string_view previous,
+                                const std::optional<std::string>& expected);
+
 class ModelRegistry {
  public:
   // `journal` may be null: then changes are kept only by snapshots. Every
@@ -180,8 +187,21 @@ class ModelRegistry {
   // The aliases that point to `model`, ordered.
   std::vector<std::string> AliasesOf(absl::string_view model) const;
 
-  // Every alias and its model.
+  // Every alias and its model, shared ones among them.
   AliasMap Aliases() const;
+
+  // Shared aliases: aliases of replicated models, kept in the replicated
+  // log's catalog and known to every server that follows it (see
+  // ReplicaSet), never stored here. The catalog decides them; the registry
+  // only holds what it said. A shared alias replaces this server's own of
+  // the name (the catalog is every server's); ALREADY_EXISTS, nothing
+  // changed, when a model of this server has the name.
+  absl::Status PutSharedAlias(absl::string_view alias, absl::string_view model);
+  void DropSharedAlias(absl::string_view alias);
+  AliasMap SharedAliases() const;
+  // OK when `alias` may be made a new alias here (the same checks as
+  // SetAlias's: its name, no model of the name, the limit on aliases).
+  absl::Status CheckNewAlias(absl::string_view alias) const;
 
   // Removes the model (available or not) and its stored state; it stops
   // learning at once. Sets `lsn` to the record's. FAILED_PRECONDITION
@@ -343,7 +363,13 @@ class ModelRegistry {
   mutable SharedMutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_
       ABSL_GUARDED_BY(mu_);
-  AliasMap aliases_ ABSL_GUARDED_BY(mu_);  // alias -> model
+  // The model alias `name` points to (this server's alias, else a shared
+  // one); null for a name that is no alias.
+  const std::string* AliasTarget(absl::string_view name) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  AliasMap aliases_ ABSL_GUARDED_BY(mu_);  // alias -> model, this server's
+  AliasMap shared_aliases_ ABSL_GUARDED_BY(mu_);  // the catalog's
 };
 
 }  // namespace halfspace

@@ -3,6 +3,8 @@
 #include <nats/nats.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -172,7 +174,11 @@ class JetStreamWatch final : public CatalogWatch {
     change.revision = kvEntry_Revision(e);
     if (kvEntry_Operation(e) == kvOp_Put) {
       storage::v1::Replication r;
-      if (r.ParseFromArray(kvEntry_Value(e), kvEntry_ValueLen(e))) {
+      if (!r.ParseFromArray(kvEntry_Value(e), kvEntry_ValueLen(e))) {
+        // Not the catalog's: the name reads as free.
+      } else if (!r.alias_of().empty()) {
+        change.alias_of = r.alias_of();
+      } else {
         change.replication = ReplicationOf(r);
         if (r.creating_until_micros() != 0) {
           change.creating_until =
@@ -345,6 +351,50 @@ absl::StatusOr<natsOptions*> MakeOptions(const NatsOptions& options) {
   }
   return opts;
 }
+
+// A name's entry in the catalog: a model's stream, or a shared alias's
+// model (alias_of), as of `revision`.
+struct CatalogEntry {
+  storage::v1::Replication value;
+  uint64_t revision = 0;
+};
+
+// The catalog's entry for `key`; none if the name is free.
+absl::StatusOr<std::optional<CatalogEntry>> ReadCatalog(
+    kvStore* catalog, const std::string& key) {
+  kvEntry* e = nullptr;
+  const natsStatus s = kvStore_Get(&e, catalog, key.c_str());
+  if (s == NATS_NOT_FOUND) return std::nullopt;
+  if (s != NATS_OK) {
+    return FromNats(absl::StrCat("looking ", Quoted(key), " up in the catalog"),
+                    s);
+  }
+  CatalogEntry entry;
+  entry.revision = kvEntry_Revision(e);
+  const bool parsed =
+      entry.value.ParseFromArray(kvEntry_Value(e), kvEntry_ValueLen(e));
+  kvEntry_Destroy(e);
+  if (!parsed) {
+    return absl::DataLossError(absl::StrCat("the catalog's entry for ",
+                                            Quoted(key), " does not decode"));
+  }
+  return entry;
+}
+
+// ALREADY_EXISTS for a name `entry` holds.
+absl::Status Taken(absl::string_view name, const CatalogEntry& entry) {
+  if (!entry.value.alias_of().empty()) {
+    return absl::AlreadyExistsError(
+        absl::StrCat(Quoted(name), " is a shared alias (of replicated model ",
+                     Quoted(entry.value.alias_of()), "); choose another name"));
+  }
+  return absl::AlreadyExistsError(
+      absl::StrCat("replicated model ", Quoted(name), " already exists"));
+}
+
+// How often a change of a shared alias is tried again when the name
+// changed between reading and writing it.
+constexpr int kAliasTries = 5;
 
 // Opens the catalog bucket, creating it if there is none.
 natsStatus OpenCatalog(JetStreamLog::Handles& h, int replicas) {
@@ -579,12 +629,9 @@ absl::StatusOr<uint64_t> JetStreamLog::Claim(absl::string_view model,
                      : kvStore_Update(&revision, handles_->catalog, key.c_str(),
                                       value.data(), value.size(), over);
   if (s == NATS_OK) return revision;
-  kvEntry* entry = nullptr;
-  if (kvStore_Get(&entry, handles_->catalog, key.c_str()) == NATS_OK) {
-    kvEntry_Destroy(entry);
-    return absl::AlreadyExistsError(
-        absl::StrCat("replicated model ", Quoted(model), " already exists"));
-  }
+  absl::StatusOr<std::optional<CatalogEntry>> entry =
+      ReadCatalog(handles_->catalog, key);
+  if (entry.ok() && entry->has_value()) return Taken(model, **entry);
   return FromNats(absl::StrCat("claiming ", Quoted(model), " in the catalog"),
                   s);
 }
@@ -596,17 +643,11 @@ absl::Status JetStreamLog::Release(absl::string_view model) {
   return FromNats(absl::StrCat("releasing ", Quoted(model)), s);
 }
 
-absl::StatusOr<bool> JetStreamLog::Claimed(absl::string_view model) {
-  const std::string key(model);
-  kvEntry* entry = nullptr;
-  const natsStatus s = kvStore_Get(&entry, handles_->catalog, key.c_str());
-  if (s == NATS_NOT_FOUND) return false;
-  if (s != NATS_OK) {
-    return FromNats(
-        absl::StrCat("looking ", Quoted(model), " up in the catalog"), s);
-  }
-  kvEntry_Destroy(entry);
-  return true;
+absl::Status JetStreamLog::CheckFree(absl::string_view name) {
+  absl::StatusOr<std::optional<CatalogEntry>> entry =
+      ReadCatalog(handles_->catalog, std::string(name));
+  if (!entry.ok()) return entry.status();
+  return entry->has_value() ? Taken(name, **entry) : absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<CatalogWatch>> JetStreamLog::WatchCatalog() {
@@ -614,6 +655,78 @@ absl::StatusOr<std::unique_ptr<CatalogWatch>> JetStreamLog::WatchCatalog() {
   natsStatus s = kvStore_WatchAll(&watcher, handles_->catalog, nullptr);
   if (s != NATS_OK) return FromNats("watching the catalog", s);
   return std::unique_ptr<CatalogWatch>(new JetStreamWatch(watcher));
+}
+
+absl::StatusOr<AliasChange> JetStreamLog::PutAlias(absl::string_view alias,
+                                                   absl::string_view model,
+                                                   const AliasCheck& check) {
+  storage::v1::Replication value;
+  value.set_alias_of(std::string(model));
+  const std::string bytes = value.SerializeAsString();
+  const std::string key(alias);
+  absl::Status last;
+  for (int attempt = 0; attempt < kAliasTries; ++attempt) {
+    absl::StatusOr<std::optional<CatalogEntry>> entry =
+        ReadCatalog(handles_->catalog, key);
+    if (!entry.ok()) return entry.status();
+    AliasChange change;
+    if (entry->has_value()) {
+      if ((*entry)->value.alias_of().empty()) return Taken(alias, **entry);
+      change.previous = (*entry)->value.alias_of();
+    }
+    if (absl::Status s = check(change.previous); !s.ok()) return s;
+    // Only over the entry read: a change meanwhile fails it, and it is
+    // read and checked again.
+    const natsStatus s =
+        entry->has_value()
+            ? kvStore_Update(&change.revision, handles_->catalog, key.c_str(),
+                             bytes.data(), bytes.size(), (*entry)->revision)
+            : kvStore_Create(&change.revision, handles_->catalog, key.c_str(),
+                             bytes.data(), bytes.size());
+    if (s == NATS_OK) return change;
+    last = FromNats(absl::StrCat("setting alias ", Quoted(alias)), s);
+  }
+  return last;
+}
+
+absl::StatusOr<AliasChange> JetStreamLog::DropAlias(absl::string_view alias) {
+  const std::string key(alias);
+  // The bucket's own subject for the key, as the key-value API writes it.
+  const std::string subject = absl::StrCat("$KV.", kCatalog, ".", key);
+  absl::Status last;
+  for (int attempt = 0; attempt < kAliasTries; ++attempt) {
+    absl::StatusOr<std::optional<CatalogEntry>> entry =
+        ReadCatalog(handles_->catalog, key);
+    if (!entry.ok()) return entry.status();
+    if (!entry->has_value() || (*entry)->value.alias_of().empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("alias ", Quoted(alias), " does not exist"));
+    }
+    AliasChange change;
+    change.previous = (*entry)->value.alias_of();
+    // A deletion marker, as kvStore_Delete writes, but only over the
+    // entry read (the C client's Delete takes no expected revision).
+    natsMsg* msg = nullptr;
+    natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, nullptr, 0);
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "KV-Operation", "DEL");
+    jsPubOptions options;
+    jsPubOptions_Init(&options);
+    options.ExpectLastSubjectSeq = (*entry)->revision;
+    jsPubAck* ack = nullptr;
+    jsErrCode js_error = static_cast<jsErrCode>(0);
+    if (s == NATS_OK) {
+      s = js_PublishMsg(&ack, handles_->js, msg, &options, &js_error);
+    }
+    natsMsg_Destroy(msg);
+    if (s == NATS_OK) {
+      change.revision = ack->Sequence;
+      jsPubAck_Destroy(ack);
+      return change;
+    }
+    last =
+        FromNats(absl::StrCat("deleting alias ", Quoted(alias)), s, js_error);
+  }
+  return last;
 }
 
 }  // namespace halfspace

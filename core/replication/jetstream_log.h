@@ -2,7 +2,8 @@
 // are messages of a subject in a JetStream stream (replicated by the
 // cluster's Raft groups, numbered by the stream, deduplicated by message
 // id), read by a durable pull consumer per server; the catalog is a
-// key-value bucket, `halfspace_models`, from model name to stream; shared
+// key-value bucket, `halfspace_models`, from model name to stream (and
+// from a shared alias's name to its model); shared
 // snapshots lie in a stream and a bucket of their own.
 //
 // Thread safety: every method may be called concurrently (the NATS client
@@ -58,8 +59,12 @@ class JetStreamLog final : public ReplicatedLog {
                                  absl::Time creating_until,
                                  uint64_t over = 0) override;
   absl::Status Release(absl::string_view model) override;
-  absl::StatusOr<bool> Claimed(absl::string_view model) override;
+  absl::Status CheckFree(absl::string_view name) override;
   absl::StatusOr<std::unique_ptr<CatalogWatch>> WatchCatalog() override;
+  absl::StatusOr<AliasChange> PutAlias(absl::string_view alias,
+                                       absl::string_view model,
+                                       const AliasCheck& check) override;
+  absl::StatusOr<AliasChange> DropAlias(absl::string_view alias) override;
   // Snapshots (jetstream_snapshots.cc): chunks of up to 256 KiB in the
   // stream halfspace_snapshots, and where they lie in the key-value bucket
   // halfspace_snapshot_index, written after them.

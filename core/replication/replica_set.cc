@@ -169,26 +169,89 @@ void ReplicaSet::Start() {
       if (!change->has_value()) continue;
       CatalogChange& c = **change;
       if (c.listed_all) {
-        // A replica the catalog no longer lists is of a deleted model.
+        // A replica or shared alias the catalog no longer lists is of a
+        // model or alias deleted meanwhile.
+        auto unlisted = [&](const std::string& name) {
+          return std::find(listed.begin(), listed.end(), name) == listed.end();
+        };
         if (listing) {
           for (const ModelRegistry::Replica& r : registry_->Replicas()) {
-            if (std::find(listed.begin(), listed.end(), r.name) ==
-                listed.end()) {
-              Unfollow(r.name, 0);
-            }
+            if (unlisted(r.name)) Unfollow(r.name, 0);
+          }
+          for (const auto& [alias, model] : registry_->SharedAliases()) {
+            if (unlisted(alias)) registry_->DropSharedAlias(alias);
           }
         }
         listing = false;
         continue;
       }
+      if (listing && (c.replication.has_value() || !c.alias_of.empty())) {
+        listed.push_back(c.model);
+      }
       if (c.replication.has_value()) {
-        if (listing) listed.push_back(c.model);
         Follow(c.model, *c.replication, c.revision, c.creating_until);
+      } else if (!c.alias_of.empty()) {
+        if (absl::Status s = registry_->PutSharedAlias(c.model, c.alias_of);
+            !s.ok() && options_.report) {
+          options_.report(c.model, 0, s);
+        }
+      } else if (registry_->SharedAliases().count(c.model) > 0) {
+        registry_->DropSharedAlias(c.model);
       } else {
         Unfollow(c.model, c.revision);
       }
+      MutexLock lock(mu_);
+      catalog_revision_ = std::max(catalog_revision_, c.revision);
+      applied_.SignalAll();
     }
   });
+}
+
+absl::StatusOr<std::string> ReplicaSet::SetAlias(
+    absl::string_view alias, absl::string_view model,
+    const std::optional<std::string>& expected, absl::Time deadline) {
+  absl::StatusOr<AliasChange> change = log_->PutAlias(
+      alias, model, [&](absl::string_view previous) -> absl::Status {
+        if (absl::Status s = CheckExpectedAlias(alias, previous, expected);
+            !s.ok()) {
+          return s;
+        }
+        return previous.empty() ? registry_->CheckNewAlias(alias)
+                                : absl::OkStatus();
+      });
+  if (!change.ok()) return change.status();
+  if (absl::Status s = WaitForCatalog(change->revision, deadline); !s.ok()) {
+    return s;
+  }
+  return change->previous;
+}
+
+absl::StatusOr<std::string> ReplicaSet::DeleteAlias(absl::string_view alias,
+                                                    absl::Time deadline) {
+  absl::StatusOr<AliasChange> change = log_->DropAlias(alias);
+  if (!change.ok()) return change.status();
+  if (absl::Status s = WaitForCatalog(change->revision, deadline); !s.ok()) {
+    return s;
+  }
+  return change->previous;
+}
+
+absl::Status ReplicaSet::WaitForCatalog(uint64_t revision,
+                                        absl::Time deadline) {
+  const auto until = SteadyDeadline(deadline);
+  MutexLock lock(mu_);
+  while (catalog_revision_ < revision) {
+    if (stopping_) {
+      return absl::UnavailableError("this server is shutting down");
+    }
+    if (!applied_.WaitUntil(mu_, until)) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("the catalog stored the change (revision ", revision,
+                       "), but this server has read it only to revision ",
+                       catalog_revision_, " yet"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::shared_ptr<ReplicaSet::Follower> ReplicaSet::Find(
@@ -653,12 +716,10 @@ std::optional<uint64_t> ReplicaSet::Abandoned(absl::string_view model) const {
 }
 
 absl::Status ReplicaSet::CheckUnclaimed(absl::string_view model) const {
-  absl::StatusOr<bool> claimed = log_->Claimed(model);
-  if (!claimed.ok()) return claimed.status();
-  if (!*claimed) return absl::OkStatus();
+  absl::Status s = log_->CheckFree(model);
+  if (!absl::IsAlreadyExists(s)) return s;
   return absl::AlreadyExistsError(absl::StrCat(
-      "replicated model ", Quoted(model),
-      " already exists (this server may not have caught up with it yet)"));
+      s.message(), " (this server may not have caught up with it yet)"));
 }
 
 void ReplicaSet::Train(const Model& model, const TrainBatch& batch,
@@ -706,6 +767,12 @@ absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
   if (!replication.has_value()) {
     return model.ok() ? absl::FailedPreconditionError("not replicated")
                       : model.status();
+  }
+  if (const std::vector<std::string> aliases = registry_->AliasesOf(name);
+      !aliases.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("alias ", Quoted(aliases.front()), " points to model ",
+                     Quoted(name), "; move or delete the alias first"));
   }
   const std::string key(name);
   absl::StatusOr<AppliedBatch> applied =

@@ -22,7 +22,8 @@
 // unknown format) is skipped by every replica alike and reported.
 //
 // The catalog lists the replicated models: every server follows each one
-// it lists, and drops its replica of one the catalog no longer lists.
+// it lists, and drops its replica of one the catalog no longer lists. It
+// lists their aliases too, which every server holds alike.
 //
 // Shared snapshots bound the stream: now and then a server keeps a
 // snapshot of its replica in the log (the same state every replica holds
@@ -176,8 +177,24 @@ class ReplicaSet {
                           absl::Time deadline);
 
   // Publishes the deletion of `model` and releases its name once this
-  // server's replica applied it.
+  // server's replica applied it. FAILED_PRECONDITION while an alias points
+  // to it.
   absl::Status Delete(absl::string_view model, absl::Time deadline);
+
+  // Shared aliases: an alias of a replicated model is kept in the catalog,
+  // and every server that follows it holds it (ModelRegistry's shared
+  // aliases). Points `alias` at replicated `model`, as
+  // ModelRegistry::SetAlias does (its errors), as one compare-and-set in
+  // the catalog, and returns once this server holds the change.
+  // DEADLINE_EXCEEDED when the catalog stored it but this server has not
+  // read it by `deadline`; the log's error, nothing changed.
+  absl::StatusOr<std::string> SetAlias(
+      absl::string_view alias, absl::string_view model,
+      const std::optional<std::string>& expected, absl::Time deadline);
+  // Removes the shared alias `alias` (NOT_FOUND for a name that is none),
+  // returning its model once this server no longer holds it.
+  absl::StatusOr<std::string> DeleteAlias(absl::string_view alias,
+                                          absl::Time deadline);
 
   // Builds this server's replica of `model` again from its stream, after
   // it became unavailable: drops it and reads the stream from its start.
@@ -270,6 +287,8 @@ class ReplicaSet {
   void SettleWaiters(absl::string_view model, absl::Time now,
                      const std::function<absl::Status(const Waiter&)>& why);
   std::shared_ptr<Follower> Find(absl::string_view model) const;
+  // Waits until the catalog's watch has applied `revision`.
+  absl::Status WaitForCatalog(uint64_t revision, absl::Time deadline);
 
   ModelRegistry* const registry_;
   ReplicatedLog* const log_;
@@ -289,6 +308,8 @@ class ReplicaSet {
   const uint64_t incarnation_;
   uint64_t calls_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // The catalog's last change this server applied.
+  uint64_t catalog_revision_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread watcher_;
   std::thread sharer_;  // shares snapshots, with snapshot_every
   std::atomic<bool> stop_{false};

@@ -52,11 +52,12 @@ class LogReader {
   virtual uint64_t Pending() const = 0;
 };
 
-// What the catalog says of one model: its stream, or (none) that it no
-// longer exists.
+// What the catalog says of one name: a model's stream, a shared alias's
+// model, or (neither) that the name is free again.
 struct CatalogChange {
-  std::string model;
+  std::string model;  // the name: a model's, or an alias's
   std::optional<Replication> replication;
+  std::string alias_of;   // set for an alias
   uint64_t revision = 0;  // the catalog's number for the change
   // When the call that claimed the name gives up creating the model (see
   // ReplicatedLog::Claim); never for a claim that does not say.
@@ -88,6 +89,13 @@ struct SnapshotInfo {
 // What became of a record published: its sequence in the stream, or why
 // it is not known to be stored.
 using Published = std::function<void(absl::StatusOr<uint64_t> sequence)>;
+
+// What a change of a shared alias did: the model it pointed to before (""
+// for none), and the catalog's revision of the change.
+struct AliasChange {
+  std::string previous;
+  uint64_t revision = 0;
+};
 
 class ReplicatedLog {
  public:
@@ -130,9 +138,23 @@ class ReplicatedLog {
                                          absl::Time creating_until,
                                          uint64_t over = 0) = 0;
   virtual absl::Status Release(absl::string_view model) = 0;
-  // Whether `model`'s name is claimed.
-  virtual absl::StatusOr<bool> Claimed(absl::string_view model) = 0;
+  // OK when no model or shared alias has the name `name`, else
+  // ALREADY_EXISTS saying which.
+  virtual absl::Status CheckFree(absl::string_view name) = 0;
   virtual absl::StatusOr<std::unique_ptr<CatalogWatch>> WatchCatalog() = 0;
+
+  // Shared aliases, names in the catalog beside the models': points
+  // `alias` at `model` once `check` approves of the model it points to now
+  // ("" for none), as one compare-and-set; `check`'s error, nothing
+  // changed, when it does not. ALREADY_EXISTS when a model has the name.
+  using AliasCheck = std::function<absl::Status(absl::string_view previous)>;
+  virtual absl::StatusOr<AliasChange> PutAlias(absl::string_view alias,
+                                               absl::string_view model,
+                                               const AliasCheck& check) = 0;
+  // Removes the shared alias `alias` (only if it is still the alias it
+  // was when read: never a model that took the name meanwhile). NOT_FOUND
+  // for a name that is no alias.
+  virtual absl::StatusOr<AliasChange> DropAlias(absl::string_view alias) = 0;
 
   // Shared snapshots, one kept per model. Keeps `file` (a model file) as
   // `model`'s snapshot of `info`, written by `writer` (a server's reader
