@@ -128,14 +128,6 @@ absl::StatusOr<std::optional<Replication>> ReplicationFromRequest(
   return replication;
 }
 
-absl::Status CheckNotReplicated(const Model& model, absl::string_view what) {
-  if (!IsReplicated(model.spec())) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat(what, " on a replicated model (", Quoted(model.name()),
-                   ") is not supported; train it through Train or its "
-                   "stream"));
-}
-
 absl::Status NotFollowed(const Model& model) {
   return absl::UnavailableError(
       absl::StrCat("model ", Quoted(model.name()),

@@ -28,10 +28,6 @@ ReplicaOptions ServerReplicaOptions(std::string reader, Metrics* metrics);
 absl::StatusOr<std::optional<Replication>> ReplicationFromRequest(
     const v1::CreateModelRequest& request);
 
-// FAILED_PRECONDITION, naming `what`, for a change a replicated model does
-// not take yet (a fan-out stream).
-absl::Status CheckNotReplicated(const Model& model, absl::string_view what);
-
 // UNAVAILABLE: replicated `model`'s changes cannot be published, since this
 // server no longer follows the streams (it is stopping).
 absl::Status NotFollowed(const Model& model);

@@ -105,8 +105,9 @@ class TrainReactor final : public PipelinedStream {
     if (absl::Status s = CheckResponseSize(); !s.ok()) return s;
 
     const Shape shape = ShapeOf(*request_);
-    if (IsReplicated(models_.front()->spec())) {  // never fanned out
-      return LearnReplicated(shape, reply);
+    if (IsReplicated(models_.front()->spec())) {  // then all of them are
+      return fan_out_ ? LearnFanOutReplicated(shape, reply)
+                      : LearnReplicated(shape, reply);
     }
     reply.lsn = 0;
     std::vector<const TrainScratch*> results;
@@ -158,13 +159,11 @@ class TrainReactor final : public PipelinedStream {
     return shape;
   }
 
-  // Publishes the request to the replicated model's stream without
-  // waiting: the response is delivered once this server's replica applied
-  // it (on the replica's thread), so that many requests are in flight. A
-  // tagged request after the stream's first follows the one before it.
-  absl::Status LearnReplicated(Shape shape, Reply& reply) {
-    const std::shared_ptr<Model> model = models_.front();
-    if (parts_.replicas == nullptr) return NotFollowed(*model);
+  // The record of this request for a replicated model's stream (the
+  // request itself in `request_raw_`, no peers), and the source's place
+  // after it. A tagged request after the stream's first follows the one
+  // before it.
+  TrainBatch ReplicatedBatch(const Shape& shape) {
     TrainBatch batch;
     batch.source = source_;
     batch.first_sequence = source_.empty() ? 0 : request_->sequence();
@@ -173,6 +172,16 @@ class TrainReactor final : public PipelinedStream {
     if (!source_.empty() && shape.examples > 0) {
       follows_ = request_->sequence() + (shape.examples - 1);
     }
+    return batch;
+  }
+
+  // Publishes the request to the replicated model's stream without
+  // waiting: the response is delivered once this server's replica applied
+  // it (on the replica's thread), so that many requests are in flight.
+  absl::Status LearnReplicated(Shape shape, Reply& reply) {
+    const std::shared_ptr<Model> model = models_.front();
+    if (parts_.replicas == nullptr) return NotFollowed(*model);
+    const TrainBatch batch = ReplicatedBatch(shape);
     reply.later = true;
     parts_.replicas->Train(
         *model, batch, ReplicaDeadline(absl::InfiniteFuture()),
@@ -183,16 +192,105 @@ class TrainReactor final : public PipelinedStream {
     return absl::OkStatus();
   }
 
+  // A fan-out request on replicated models on its way: published to each
+  // model's stream in turn, with what the models before it did with the
+  // examples (their outcomes, as peers), once they applied it; so every
+  // replica of a model counts its paired mistakes alike. Each model's
+  // records follow the requests' order: a request reaches model k + 1
+  // when model k applied it, and model k applies them in order.
+  struct FanOut {
+    uint64_t id = 0;  // the reply's
+    Shape shape;
+    std::string names;
+    std::vector<std::shared_ptr<Model>> models;
+    std::string request;  // the request as received
+    TrainBatch batch;     // the record, but for its request and peers
+    // Per model, as applied by this server's replica:
+    std::vector<TrainScratch> results;
+    std::vector<uint64_t> positions;
+    std::vector<std::vector<uint8_t>> outcomes;  // as the later models' peer
+    std::vector<PeerOutcomes> peers;
+  };
+
+  absl::Status LearnFanOutReplicated(Shape shape, Reply& reply) {
+    if (parts_.replicas == nullptr) return NotFollowed(*models_.front());
+    auto fan_out = std::make_shared<FanOut>();
+    fan_out->id = reply.id;
+    fan_out->shape = shape;
+    fan_out->names = Names();
+    fan_out->models = models_;
+    fan_out->request = request_raw_;
+    fan_out->batch = ReplicatedBatch(shape);
+    const size_t m = models_.size();
+    fan_out->results.resize(m);
+    fan_out->positions.resize(m);
+    fan_out->outcomes.resize(m);
+    fan_out->peers.resize(m);
+    reply.later = true;
+    PublishFanOut(std::move(fan_out), 0);
+    return absl::OkStatus();
+  }
+
+  // Publishes `fan_out`'s request to model k's stream, and once this
+  // replica applied it, to the next model's, or answers it after the last.
+  void PublishFanOut(std::shared_ptr<FanOut> fan_out, size_t k) {
+    TrainBatch batch = fan_out->batch;
+    batch.request = fan_out->request;
+    batch.peers = absl::MakeConstSpan(fan_out->peers.data(), k);
+    const Model& model = *fan_out->models[k];
+    parts_.replicas->Train(
+        model, batch, ReplicaDeadline(absl::InfiniteFuture()),
+        [this, fan_out, k](absl::StatusOr<AppliedBatch> applied) {
+          if (!applied.ok()) {
+            return Deliver(fan_out->id,
+                           Failed(fan_out->names, applied.status()));
+          }
+          FanOut& f = *fan_out;
+          TrainScratch& scratch = f.results[k];
+          scratch.outcomes = std::move(applied->outcomes);
+          scratch.class_names = std::move(applied->class_names);
+          scratch.outcomes.resize(f.shape.examples);
+          f.positions[k] = applied->position;
+          if (k + 1 == f.models.size()) {
+            return Deliver(fan_out->id, FanOutAnswer(f));
+          }
+          std::vector<uint8_t>& outcomes = f.outcomes[k];
+          outcomes.resize(scratch.outcomes.size());
+          for (size_t i = 0; i < outcomes.size(); ++i) {
+            outcomes[i] = PeerOutcomeOf(scratch.outcomes[i]);
+          }
+          f.peers[k] = {f.models[k]->name(), f.models[k]->incarnation(),
+                        outcomes};
+          PublishFanOut(fan_out, k + 1);
+        });
+  }
+
+  // The response to a fan-out request every model applied.
+  grpc::ByteBuffer FanOutAnswer(const FanOut& f) {
+    std::vector<const TrainScratch*> results;
+    for (const TrainScratch& scratch : f.results) results.push_back(&scratch);
+    v1::TrainResponse response;
+    Respond(f.shape, f.models, results, response);
+    response.mutable_model_positions()->Assign(f.positions.begin(),
+                                               f.positions.end());
+    grpc::ByteBuffer bytes;
+    EncodeMessage(response, bytes);
+    return bytes;
+  }
+
+  // A replicated request failed: the first failure ends the stream; those
+  // after it are dropped.
+  absl::Status Failed(const std::string& names, const absl::Status& status) {
+    if (!failed_.exchange(true)) Ended(names, status);
+    return status;
+  }
+
   // The response to a request that `applied` answers, or the error that
   // ends the stream.
   absl::StatusOr<grpc::ByteBuffer> Answered(
       Shape shape, const std::shared_ptr<Model>& model,
       const std::string& names, absl::StatusOr<AppliedBatch> applied) {
-    if (!applied.ok()) {
-      // The first failure ends the stream; those after it are dropped.
-      if (!failed_.exchange(true)) Ended(names, applied.status());
-      return applied.status();
-    }
+    if (!applied.ok()) return Failed(names, applied.status());
     TrainScratch scratch;
     scratch.outcomes = std::move(applied->outcomes);
     scratch.class_names = std::move(applied->class_names);
@@ -338,13 +436,26 @@ class TrainReactor final : public PipelinedStream {
           BindStreamModel(*registry_, name, "TrainRequest", call_.principal(),
                           Permission::kTrain, model);
       if (!s.ok()) return s;
-      if (s = CheckNotReplicated(*model, "a fan-out stream"); !s.ok()) return s;
       if (std::find(models_.begin(), models_.end(), model) != models_.end()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "models names model ", Quoted(model->name()),
             " twice (an alias is its model); name each model once"));
       }
       models_.push_back(std::move(model));
+    }
+    // Paired mistakes against a peer are counted in the records of the
+    // models after it: of one server's log, or of the replicated streams.
+    for (const std::shared_ptr<Model>& model : models_) {
+      const std::shared_ptr<Model>& first = models_.front();
+      if (IsReplicated(model->spec()) != IsReplicated(first->spec())) {
+        const bool replicated = IsReplicated(model->spec());
+        return absl::FailedPreconditionError(absl::StrCat(
+            "a fan-out stream trains replicated models or models of this "
+            "server, not both: model ",
+            Quoted(replicated ? model->name() : first->name()),
+            " is replicated and model ",
+            Quoted(replicated ? first->name() : model->name()), " is not"));
+      }
     }
     return absl::OkStatus();
   }

@@ -1016,16 +1016,23 @@ TEST(ReplicationTest, BadMessagesAreSkippedAlikeAndReadsSeeTheirWrites) {
       metrics,
       HasSubstr("halfspace_replica_skipped_total{model=\"perceptron\"} 5\n"));
 
-  // A fan-out stream, which would train it beside other models outside
-  // its stream, is refused.
+  // A fan-out stream that would train it beside a model of one server,
+  // whose records are not in any stream, is refused.
   {
+    v1::CreateModelRequest another = CreateRequest(kind);
+    another.set_model("another");
+    grpc::ClientContext context;
+    v1::CreateModelResponse created;
+    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, another, &created).ok());
     v1::TrainRequest fan_out = Batch(kind, 0, 2, "");
     fan_out.clear_model();
     fan_out.add_models(kind.name);
     fan_out.add_models("another");
     absl::StatusOr<v1::TrainResponse> refused =
         TrainOnce(replicas.stub(0), fan_out);
-    EXPECT_THAT(refused.status().message(), HasSubstr("a fan-out stream"));
+    EXPECT_THAT(refused.status().message(),
+                HasSubstr("a fan-out stream trains replicated models or "
+                          "models of this server, not both"));
   }
 
   // Deleted through replica 1: gone from both; the name can be used again.
@@ -1614,6 +1621,128 @@ TEST(ReplicationTest, AnAliasOfAReplicatedModelIsEveryServers) {
   set = SetAlias(replicas.stub(1), "prod", "perceptron", "");
   EXPECT_TRUE(set.ok()) << set.status();
   EXPECT_TRUE(AliasSeen(replicas.stub(0), "prod", "perceptron"));
+}
+
+// Requests `requests` on one fan-out stream through `stub`, all written
+// before the first response is read; the responses, or why not.
+absl::StatusOr<std::vector<v1::TrainResponse>> FanOut(
+    Stub& stub, const std::vector<v1::TrainRequest>& requests) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  auto stream = stub.Train(&context);
+  for (const v1::TrainRequest& request : requests) {
+    if (!stream->Write(request)) break;
+  }
+  stream->WritesDone();
+  std::vector<v1::TrainResponse> responses;
+  v1::TrainResponse response;
+  while (stream->Read(&response)) responses.push_back(response);
+  const grpc::Status status = stream->Finish();
+  if (!status.ok()) return StatusOf(status);
+  return responses;
+}
+
+// CompareModels of `models` on `stub`: each model's test against the
+// first, serialized.
+absl::StatusOr<std::vector<std::string>> Compared(
+    Stub& stub, const std::vector<std::string>& models) {
+  grpc::ClientContext context;
+  v1::CompareModelsRequest request;
+  for (const std::string& m : models) request.add_models(m);
+  v1::CompareModelsResponse response;
+  const grpc::Status status = stub.CompareModels(&context, request, &response);
+  if (!status.ok()) return StatusOf(status);
+  std::vector<std::string> tests;
+  for (const v1::ModelComparison& c : response.models()) {
+    tests.push_back(c.versus_first().SerializeAsString());
+  }
+  return tests;
+}
+
+// A fan-out stream on replicated models publishes each request to every
+// model's stream, each with what the models before it did: every replica
+// then counts the paired mistakes a local fan-out stream counts, bit for
+// bit, through streams on either replica and a kill of one.
+TEST(ReplicationTest, AFanOutStreamCountsPairedMistakesAlikeOnEveryReplica) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2);
+  const Kind kinds[] = {kKinds[0], kKinds[1]};
+  for (const Kind& kind : kinds) {
+    ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok())
+        << replicas.Log(0);
+    v1::CreateModelRequest local = CreateRequest(kind);
+    local.set_model(kind.name + "_local");
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, local, &response).ok());
+  }
+  for (const Kind& kind : kinds) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
+  }
+  // The same requests to the replicated models and to the local ones.
+  auto requests = [&](int first, int n, bool local) {
+    std::vector<v1::TrainRequest> out;
+    for (int r = 0; r < n; ++r) {
+      v1::TrainRequest request = Batch(kinds[0], first + 25 * r, 25, "fan");
+      request.clear_model();
+      for (const Kind& kind : kinds) {
+        request.add_models(local ? kind.name + "_local" : kind.name);
+      }
+      out.push_back(std::move(request));
+    }
+    return out;
+  };
+  std::vector<uint64_t> positions(2, 0);
+  for (int part = 0; part < 2; ++part) {
+    SCOPED_TRACE(absl::StrCat("part ", part));
+    // Part 0 through replica 1, part 1 through replica 0.
+    absl::StatusOr<std::vector<v1::TrainResponse>> replicated =
+        FanOut(replicas.stub(1 - part), requests(200 * part, 8, false));
+    ASSERT_TRUE(replicated.ok()) << replicated.status() << replicas.Log(1);
+    absl::StatusOr<std::vector<v1::TrainResponse>> local =
+        FanOut(replicas.stub(0), requests(200 * part, 8, true));
+    ASSERT_TRUE(local.ok()) << local.status();
+    ASSERT_EQ(replicated->size(), 8u);
+    ASSERT_EQ(local->size(), 8u);
+    for (size_t r = 0; r < 8; ++r) {
+      const v1::TrainResponse& a = (*replicated)[r];
+      const v1::TrainResponse& b = (*local)[r];
+      ASSERT_EQ(a.fan_out_results_size(), 25);
+      for (int i = 0; i < 25; ++i) {
+        EXPECT_EQ(a.fan_out_results(i).SerializeAsString(),
+                  b.fan_out_results(i).SerializeAsString())
+            << "request " << r << ", example " << i;
+      }
+      ASSERT_EQ(a.model_positions_size(), 2);
+      EXPECT_EQ(b.model_positions_size(), 0);
+      for (int k = 0; k < 2; ++k) {
+        EXPECT_GT(a.model_positions(k), positions[k]);
+        positions[k] = a.model_positions(k);
+      }
+    }
+  }
+  // Replica 1, killed, comes back with what it counted.
+  replicas.Kill(1);
+  replicas.Start(1);
+  const absl::StatusOr<std::vector<std::string>> expected =
+      Compared(replicas.stub(0), {"asgd_local", "perceptron_local"});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  v1::PairedTest paired;
+  ASSERT_TRUE(paired.ParseFromString((*expected)[1]));
+  EXPECT_EQ(paired.examples(), 400u);
+  EXPECT_GT(paired.only_first_wrong() + paired.only_this_wrong(), 0u);
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(absl::StrCat("replica ", i));
+    for (size_t k = 0; k < 2; ++k) {
+      ASSERT_TRUE(CaughtUp(replicas.stub(i), kinds[k].name, positions[k]));
+      EXPECT_EQ(WeightBits(replicas.stub(i), kinds[k].name),
+                WeightBits(replicas.stub(0), kinds[k].name + "_local"));
+    }
+    EXPECT_EQ(Compared(replicas.stub(i), {"asgd", "perceptron"})
+                  .value_or(std::vector<std::string>{}),
+              *expected);
+  }
 }
 
 TEST(ReplicationTest, AServerWithoutNatsRefusesAReplicatedModel) {

@@ -695,6 +695,14 @@ std::vector<std::string> ModelRegistry::AliasesOf(
   return out;
 }
 
+absl::Status ModelRegistry::CheckUnaliased(absl::string_view model) const {
+  const std::vector<std::string> aliases = AliasesOf(model);
+  if (aliases.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("alias ", Quoted(aliases.front()), " points to model ",
+                   Quoted(model), "; move or delete the alias first"));
+}
+
 AliasMap ModelRegistry::Aliases() const {
   ReaderMutexLock lock(mu_);
   AliasMap all = aliases_;
@@ -709,12 +717,7 @@ absl::Status ModelRegistry::Delete(absl::string_view name, uint64_t* lsn) {
   if (entry->unavailable.ok()) {
     if (absl::Status s = CheckLocal(*entry, name); !s.ok()) return s;
   }
-  if (const std::vector<std::string> aliases = AliasesOf(name);
-      !aliases.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("alias ", Quoted(aliases.front()), " points to model ",
-                     Quoted(name), "; move or delete the alias first"));
-  }
+  if (absl::Status s = CheckUnaliased(name); !s.ok()) return s;
   const std::string record = DeleteRecord();
   if (entry->model != nullptr) {
     absl::Status s =

@@ -187,6 +187,9 @@ class ModelRegistry {
   // The aliases that point to `model`, ordered.
   std::vector<std::string> AliasesOf(absl::string_view model) const;
 
+  // FAILED_PRECONDITION, naming one, while an alias points to `model`.
+  absl::Status CheckUnaliased(absl::string_view model) const;
+
   // Every alias and its model, shared ones among them.
   AliasMap Aliases() const;
 

@@ -768,12 +768,7 @@ absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
     return model.ok() ? absl::FailedPreconditionError("not replicated")
                       : model.status();
   }
-  if (const std::vector<std::string> aliases = registry_->AliasesOf(name);
-      !aliases.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("alias ", Quoted(aliases.front()), " points to model ",
-                     Quoted(name), "; move or delete the alias first"));
-  }
+  if (absl::Status s = registry_->CheckUnaliased(name); !s.ok()) return s;
   const std::string key(name);
   absl::StatusOr<AppliedBatch> applied =
       PublishAndWait(key, *replication, DeleteRecord(), deadline);
