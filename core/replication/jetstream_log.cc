@@ -93,12 +93,33 @@ class JetStreamReader final : public LogReader {
 
   absl::StatusOr<std::vector<LogMessage>> Next(
       int max, absl::Duration timeout) override {
+    // The client's fetch takes what is there at once, but when nothing is,
+    // it waits for a whole batch (or the timeout): a reader caught up with
+    // a stream of a few records a second would hold each up to `timeout`.
+    // So a reader with nothing known pending waits for one record, then
+    // takes at once those its metadata says came behind it.
+    std::vector<LogMessage> messages;
+    absl::Status s = Fetch(pending_ > 0 ? max : 1, timeout, messages);
+    if (s.ok() && messages.size() == 1 && pending_ > 0 && max > 1) {
+      s = Fetch(static_cast<int>(std::min<uint64_t>(pending_, max - 1)),
+                timeout, messages);
+    }
+    if (!s.ok()) return s;
+    return messages;
+  }
+
+  uint64_t Pending() const override { return pending_; }
+
+ private:
+  // Fetches up to `batch` messages into `messages`, waiting up to
+  // `timeout` for them.
+  absl::Status Fetch(int batch, absl::Duration timeout,
+                     std::vector<LogMessage>& messages) {
     natsMsgList list{};
     jsErrCode js_error = static_cast<jsErrCode>(0);
     const natsStatus s = natsSubscription_Fetch(
-        &list, sub_, max,
+        &list, sub_, batch,
         std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout)), &js_error);
-    std::vector<LogMessage> messages;
     if (s == NATS_TIMEOUT) {
       // Nothing came: the stream has nothing new, or, while the client
       // reconnects, the request never reached it.
@@ -106,7 +127,7 @@ class JetStreamReader final : public LogReader {
         return absl::UnavailableError(
             "not connected to NATS; reconnecting to the cluster");
       }
-      return messages;
+      return absl::OkStatus();
     }
     if (s != NATS_OK) return FromNats("reading the stream", s, js_error);
     for (int i = 0; i < list.Count; ++i) {
@@ -141,12 +162,9 @@ class JetStreamReader final : public LogReader {
       messages.push_back(std::move(m));
     }
     natsMsgList_Destroy(&list);
-    return messages;
+    return absl::OkStatus();
   }
 
-  uint64_t Pending() const override { return pending_; }
-
- private:
   natsConnection* const connection_;
   natsSubscription* const sub_;
   uint64_t pending_;
