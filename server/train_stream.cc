@@ -71,7 +71,12 @@ class TrainReactor final : public PipelinedStream {
   // publishes them and delivers the response later.
   absl::Status Learn(Reply& reply) {
     const bool first = models_.empty();
-    if (absl::Status s = Bind(); !s.ok()) return s;
+    if (absl::Status s = Bind(); !s.ok()) {
+      // A replicated model this server has not caught up with: retried.
+      return parts_.replicas == nullptr
+                 ? s
+                 : parts_.replicas->NotHeldYet(request_->model(), s);
+    }
     if (first) {
       spdlog::debug("rid={} train stream opened on {}", call_.request_id(),
                     Names());

@@ -317,6 +317,15 @@ absl::StatusOr<v1::Model> GetModel(Stub& stub, const std::string& model) {
   return response.model();
 }
 
+absl::Status DeleteModel(Stub& stub, const std::string& model) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  v1::DeleteModelRequest request;
+  request.set_model(model);
+  v1::DeleteModelResponse response;
+  return StatusOf(stub.DeleteModel(&context, request, &response));
+}
+
 // Waits until replica `stub` of `model` has applied its stream up to
 // `position` with no lag; whether it did within 30 s.
 testing::AssertionResult CaughtUp(Stub& stub, const std::string& model,
@@ -885,6 +894,19 @@ TEST(ReplicationTest, AClaimWhoseCreatorGaveUpIsTakenOver) {
   const absl::Time gave_up = absl::Now() + absl::Seconds(2);
   claim.set_creating_until_micros(absl::ToUnixMicros(gave_up));
   producer.Claim(ghost.name, claim);
+  // Listed, held by no server: a reader is told to retry (the model may be
+  // on its way); a deletion finds nothing to delete.
+  {
+    grpc::ClientContext context;
+    v1::GetModelRequest request;
+    request.set_model(ghost.name);
+    v1::GetModelResponse response;
+    const grpc::Status got =
+        replicas.stub(1).GetModel(&context, request, &response);
+    EXPECT_EQ(got.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(got.error_message(), HasSubstr("does not hold it yet"));
+    EXPECT_TRUE(absl::IsNotFound(DeleteModel(replicas.stub(1), ghost.name)));
+  }
 
   // Taken while its creator may still be at work, and a while after.
   auto create = [&](int replica) {
@@ -1337,10 +1359,11 @@ TEST(ReplicationTest, DelayedFeedbackAndNewWeightsReachEveryReplica) {
   }
 
   // Replica 1 restarts after a kill: what it remembered is still there,
-  // and it learns the rest of the labels.
+  // and it learns the rest of the labels, once it holds the model again.
   replicas.Kill(1);
   replicas.Start(1);
   for (const Kind& kind : kinds) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
     const std::string local = kind.name + "_local";
     std::vector<std::string> rest;
     for (int i = 112; i < 120; ++i) rest.push_back(absl::StrCat("e", i));
@@ -1471,15 +1494,6 @@ absl::StatusOr<std::string> DeleteAlias(Stub& stub, const std::string& alias) {
   const grpc::Status status = stub.DeleteAlias(&context, request, &response);
   if (!status.ok()) return StatusOf(status);
   return response.model();
-}
-
-absl::Status DeleteModel(Stub& stub, const std::string& model) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-  v1::DeleteModelRequest request;
-  request.set_model(model);
-  v1::DeleteModelResponse response;
-  return StatusOf(stub.DeleteModel(&context, request, &response));
 }
 
 // The model `name` names on `stub` (itself, or an alias's), or why none.

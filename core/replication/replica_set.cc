@@ -722,6 +722,19 @@ absl::Status ReplicaSet::CheckUnclaimed(absl::string_view model) const {
       s.message(), " (this server may not have caught up with it yet)"));
 }
 
+absl::Status ReplicaSet::NotHeldYet(absl::string_view name,
+                                    absl::Status status) const {
+  if (!absl::IsNotFound(status) || name.empty()) return status;
+  // An alias whose model is gone says so.
+  if (registry_->Aliases().count(name) > 0) return status;
+  if (!absl::IsNotFound(registry_->Lookup(name).status())) return status;
+  if (!absl::IsAlreadyExists(log_->CheckFree(name))) return status;
+  return absl::UnavailableError(absl::StrCat(
+      "the catalog lists ", Quoted(name),
+      ", but this server does not hold it yet (it is catching up with the "
+      "catalog and the model's stream); retry, here or on another replica"));
+}
+
 void ReplicaSet::Train(const Model& model, const TrainBatch& batch,
                        absl::Time deadline, Applied done) {
   Publish(model.name(), model.spec().replication, TrainRecord(batch), deadline,

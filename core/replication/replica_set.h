@@ -138,6 +138,12 @@ class ReplicaSet {
   // model of this server alone then cannot take; the log's error.
   absl::Status CheckUnclaimed(absl::string_view model) const;
 
+  // `status`, a NOT_FOUND for the name `name`, or UNAVAILABLE when this
+  // server holds nothing of the name but the catalog lists it: a
+  // replicated model (or its alias) this server has not caught up with
+  // yet (it has just started, say), which another replica may hold.
+  absl::Status NotHeldYet(absl::string_view name, absl::Status status) const;
+
   // What a change published here did on this server's replica, or why it
   // did not apply.
   using Applied = std::function<void(absl::StatusOr<AppliedBatch>)>;
