@@ -296,6 +296,11 @@ absl::Status HalfspaceService::DoCreateModel(
     return absl::AlreadyExistsError(absl::StrCat(
         "model ", Quoted(request.model()), " already exists on this server"));
   } else {
+    // Every replica decides by this server's per-model limits.
+    const Limits& limits = parts_.registry->budget().limits();
+    spec->replication.limits = {limits.max_model_bytes, limits.max_classes,
+                                limits.max_named_features,
+                                limits.max_interaction_products};
     model = parts_.replicas->Create(request.model(), *spec, classes,
                                     ReplicaDeadline(call.deadline));
   }

@@ -685,7 +685,7 @@ TEST(ModelRegistryTest, AReplicaAppliesOnlyItsOwnModelsCreation) {
   ModelRegistry registry(store->get());
   auto replicated = [](const std::string& creation) {
     ModelSpec spec = Spec();
-    spec.replication = {"s", "halfspace.train.m", 1, creation};
+    spec.replication = {"s", "halfspace.train.m", 1, creation, {}};
     return spec;
   };
   const auto train = [](Model&, TrainBatch&, const Trainer&) {

@@ -1759,6 +1759,54 @@ TEST(ReplicationTest, AFanOutStreamCountsPairedMistakesAlikeOnEveryReplica) {
   }
 }
 
+// A replicated model's per-model limits are its creating server's, kept
+// in its creation record: every replica decides by them, whatever its own
+// flags, so that none learns what another refuses.
+TEST(ReplicationTest, EveryReplicaDecidesByTheLimitsItsModelWasCreatedWith) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2, {{}, {"--max_classes=2"}});
+  Kind wide = kKinds[2], narrow = kKinds[2];  // softmax: up, flat, down
+  wide.name = "wide";
+  narrow.name = "narrow";
+  ASSERT_TRUE(CreateReplicated(replicas.stub(0), wide).ok()) << replicas.Log(0);
+  ASSERT_TRUE(CreateReplicated(replicas.stub(1), narrow).ok())
+      << replicas.Log(1);
+  for (const Kind& kind : {wide, narrow}) {
+    SCOPED_TRACE(kind.name);
+    // Trained through the replica whose flags differ from the creator's.
+    Stub& through = replicas.stub(kind.name == "wide" ? 1 : 0);
+    ASSERT_TRUE(CaughtUp(through, kind.name, 1));
+    absl::StatusOr<v1::TrainResponse> trained =
+        TrainOnce(through, Batch(kind, 0, 30, ""));
+    ASSERT_TRUE(trained.ok()) << trained.status();
+    int refused = 0;
+    for (const v1::ExampleResult& r : trained->results()) {
+      if (!r.has_error()) continue;
+      ++refused;
+      EXPECT_EQ(r.error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+      EXPECT_THAT(r.error().message(), HasSubstr("max_classes"));
+    }
+    // Three classes: all learned by the wide model; the narrow one refuses
+    // those of its third.
+    if (kind.name == "wide") {
+      EXPECT_EQ(refused, 0);
+    } else {
+      EXPECT_GT(refused, 0);
+    }
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(CaughtUp(replicas.stub(i), kind.name, trained->position()));
+      absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+      ASSERT_TRUE(m.ok());
+      EXPECT_EQ(m->stats().examples_seen(), 30u - refused) << "replica " << i;
+      EXPECT_EQ(m->classes_size(), kind.name == "wide" ? 3 : 2)
+          << "replica " << i;
+    }
+    EXPECT_EQ(WeightBits(replicas.stub(0), kind.name),
+              WeightBits(replicas.stub(1), kind.name));
+  }
+}
+
 TEST(ReplicationTest, AServerWithoutNatsRefusesAReplicatedModel) {
   TestServer server;
   Client client = server.NewClient();

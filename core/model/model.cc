@@ -10,6 +10,20 @@
 #include "core/base/quoted.h"
 
 namespace halfspace {
+
+Limits LimitsFor(const ModelSpec& spec, const Limits& server) {
+  Limits limits = server;
+  const ReplicaLimits& kept = spec.replication.limits;
+  auto keep = [](int64_t value, int64_t& limit) {
+    if (value > 0) limit = value;  // else not kept: the server's
+  };
+  keep(kept.max_model_bytes, limits.max_model_bytes);
+  keep(kept.max_classes, limits.max_classes);
+  keep(kept.max_named_features, limits.max_named_features);
+  keep(kept.max_interaction_products, limits.max_interaction_products);
+  return limits;
+}
+
 namespace {
 
 // A model's incarnation (see Model::incarnation), never 0: the time it was
@@ -70,7 +84,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(
   if (absl::Status s = ValidateModelSpec(spec); !s.ok()) return s;
   const int64_t bytes = ModelBytes(spec, classes.size());
   if (budget->enforcing()) {
-    const Limits& limits = budget->limits();
+    const Limits limits = LimitsFor(spec, budget->limits());
     if (static_cast<int64_t>(classes.size()) > limits.max_classes) {
       return LimitExceeded(absl::StrCat("model ", Quoted(name), " lists ",
                                         classes.size(), " classes"),
@@ -144,7 +158,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
 
 absl::Status Model::CheckFeatureLimits(const FeatureInput& input) const {
   if (!budget_->enforcing()) return absl::OkStatus();
-  const Limits& limits = budget_->limits();
+  const Limits limits = LimitsFor(spec_, budget_->limits());
   const int64_t named = input.named.size();
   if (named > limits.max_named_features) {
     return LimitExceeded(
@@ -276,7 +290,7 @@ absl::Status Model::RecordCreation(const WriteAhead& write_ahead) {
 
 int64_t Model::ClassRoom() const {
   if (!multiclass()) return 0;
-  const Limits& limits = budget_->limits();
+  const Limits limits = LimitsFor(spec_, budget_->limits());
   ReaderMutexLock lock(mu_);
   const int64_t classes = learner_->classes().size();
   const int64_t by_count = std::max<int64_t>(0, limits.max_classes - classes);

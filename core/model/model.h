@@ -73,6 +73,11 @@ struct LearnPlan {
   PendingLimits pending_limits;
 };
 
+// The per-model limits a model of `spec` decides by: the server's, but a
+// replicated model's kept ones (ReplicaLimits) where it has them, so that
+// every replica decides alike.
+Limits LimitsFor(const ModelSpec& spec, const Limits& server);
+
 class Model {
  public:
   // A fresh model: w = 0, b = 0, zero counters. A multiclass model starts

@@ -218,7 +218,7 @@ int64_t Model::Writer::Admit(absl::Span<const PreparedExample> examples,
 absl::Status Model::AdmitClass(absl::string_view label, int64_t classes) {
   const int64_t bytes = ClassBytes(spec_);
   if (budget_->enforcing()) {
-    const Limits& limits = budget_->limits();
+    const Limits limits = LimitsFor(spec_, budget_->limits());
     if (classes > limits.max_classes) {
       return LimitExceeded(
           absl::StrCat("cannot add class ", Quoted(label), ": model ",

@@ -105,6 +105,18 @@ inline constexpr int64_t kMaxMulticlassWeights = int64_t{1} << 25;
 // Where a replicated model's changes are ordered: a stream of a replicated
 // log and the subject its records go to (see core/replication/), and how
 // many servers of the log store the stream.
+// The per-model limits (see limits.h) by which every replica of a
+// replicated model decides its records alike, whatever its own server's
+// flags: the creating server's, kept in the creation record and the
+// model's files. 0 for one not kept (a model created before they were):
+// the server's own then.
+struct ReplicaLimits {
+  int64_t max_model_bytes = 0;
+  int64_t max_classes = 0;
+  int64_t max_named_features = 0;
+  int64_t max_interaction_products = 0;
+};
+
 struct Replication {
   std::string stream;
   std::string subject;
@@ -115,6 +127,7 @@ struct Replication {
   // of the same name left in the stream. Empty for models created before
   // it was kept (all of a stream's then match).
   std::string creation;
+  ReplicaLimits limits;
 };
 
 struct ModelSpec {

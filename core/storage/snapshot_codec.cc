@@ -264,10 +264,25 @@ void ToProto(const Replication& replication, storage::v1::Replication& out) {
   out.set_subject(replication.subject);
   out.set_replicas(replication.replicas);
   out.set_creation(replication.creation);
+  const ReplicaLimits& limits = replication.limits;
+  if (limits.max_model_bytes != 0 || limits.max_classes != 0 ||
+      limits.max_named_features != 0 || limits.max_interaction_products != 0) {
+    storage::v1::ReplicaLimits* kept = out.mutable_limits();
+    kept->set_max_model_bytes(limits.max_model_bytes);
+    kept->set_max_classes(limits.max_classes);
+    kept->set_max_named_features(limits.max_named_features);
+    kept->set_max_interaction_products(limits.max_interaction_products);
+  }
 }
 
 Replication ReplicationOf(const storage::v1::Replication& r) {
-  return Replication{r.stream(), r.subject(), r.replicas(), r.creation()};
+  const storage::v1::ReplicaLimits& l = r.limits();
+  return Replication{r.stream(),
+                     r.subject(),
+                     r.replicas(),
+                     r.creation(),
+                     {l.max_model_bytes(), l.max_classes(),
+                      l.max_named_features(), l.max_interaction_products()}};
 }
 
 }  // namespace halfspace
