@@ -40,6 +40,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -54,6 +55,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "client/halfspace_client.h"
 #include "grpcpp/grpcpp.h"
@@ -987,9 +989,10 @@ uint64_t PositionOf(Stub& stub, const std::string& model) {
 // Replication's delays under a steady stream of training: `rate` examples
 // a second, in messages of 1000, sent to `writer` for `length`. Per
 // message, the time from its sending to `writer`'s answer (stored by the
-// log's quorum and applied by `writer`'s replica), and from that answer to
-// the first moment `reader`'s replica (polled every millisecond) holds its
-// position (0 when it held it first): p50 and p99 in µs of each.
+// log's quorum and applied by `writer`'s replica), and from that answer
+// until `reader`'s replica holds it: a Predict there with min_position,
+// sent as the answer comes, returns once it does (at once if it already
+// does). p50 and p99 in µs of each.
 struct SteadyLag {
   Latency acknowledged, replica;
 };
@@ -1001,14 +1004,33 @@ SteadyLag LagUnderSteadyLoad(Stub& writer, Stub& reader, const Data& data,
   const size_t messages = length / interval;
   const std::vector<v1::TrainRequest> requests =
       TrainRequests(data, messages * kBatch, kBatch, model);
-  std::vector<absl::Time> sent(requests.size()), answered;
-  std::vector<uint64_t> positions;                    // as answered
-  std::vector<std::pair<absl::Time, uint64_t>> seen;  // on the reader
-  std::atomic<bool> done{false};
-  std::thread poller([&] {
-    while (!done.load()) {
-      seen.emplace_back(absl::Now(), PositionOf(reader, model));
-      absl::SleepFor(absl::Milliseconds(1));
+  std::vector<absl::Time> sent(requests.size());
+  std::vector<double> acknowledged, replica;
+  // The answers the reader has not been asked about yet: position, when.
+  absl::Mutex mu;
+  std::deque<std::pair<uint64_t, absl::Time>> answers;  // guarded by mu
+  std::thread asker([&] {
+    v1::PredictRequest predict;
+    predict.set_model(model);
+    AddDense(data.x[0], predict.add_instances());
+    while (true) {
+      std::pair<uint64_t, absl::Time> answer;
+      {
+        absl::MutexLock lock(&mu);
+        mu.Await(absl::Condition(
+            +[](decltype(answers)* a) { return !a->empty(); }, &answers));
+        answer = answers.front();
+        answers.pop_front();
+        if (answer.first == 0) return;  // the end
+      }
+      predict.set_min_position(answer.first);
+      grpc::ClientContext context;
+      context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+      v1::PredictResponse out;
+      if (reader.Predict(&context, predict, &out).ok()) {
+        replica.push_back(absl::ToDoubleMicroseconds(
+            std::max(absl::ZeroDuration(), absl::Now() - answer.second)));
+      }
     }
   });
   grpc::ClientContext context;
@@ -1024,32 +1046,22 @@ SteadyLag LagUnderSteadyLoad(Stub& writer, Stub& reader, const Data& data,
   });
   v1::TrainResponse response;
   while (stream->Read(&response)) {
-    answered.push_back(absl::Now());
-    positions.push_back(response.position());
+    const absl::Time now = absl::Now();
+    acknowledged.push_back(
+        absl::ToDoubleMicroseconds(now - sent[acknowledged.size()]));
+    absl::MutexLock lock(&mu);
+    answers.emplace_back(response.position(), now);
   }
   sender.join();
   stream->Finish();
-  // Until the reader holds the last message, or 5 s more.
-  const absl::Time until = absl::Now() + absl::Seconds(5);
-  while (!positions.empty() && PositionOf(reader, model) < positions.back() &&
-         absl::Now() < until) {
-    absl::SleepFor(absl::Milliseconds(1));
+  {
+    absl::MutexLock lock(&mu);
+    answers.emplace_back(0, absl::Now());
   }
-  absl::SleepFor(absl::Milliseconds(5));
-  done.store(true);
-  poller.join();
-  std::vector<double> acknowledged, replica;
-  size_t next = 0;
-  for (size_t i = 0; i < positions.size(); ++i) {
-    acknowledged.push_back(absl::ToDoubleMicroseconds(answered[i] - sent[i]));
-    while (next < seen.size() && seen[next].second < positions[i]) ++next;
-    if (next == seen.size()) continue;  // never held: left out, and said
-    replica.push_back(std::max(
-        0.0, absl::ToDoubleMicroseconds(seen[next].first - answered[i])));
-  }
+  asker.join();
   if (replica.size() < requests.size()) {
     std::fprintf(stderr, "lag: %zu of %zu messages answered, %zu held\n",
-                 positions.size(), requests.size(), replica.size());
+                 acknowledged.size(), requests.size(), replica.size());
   }
   auto percentiles = [](std::vector<double> v) -> Latency {
     if (v.empty()) return {};
