@@ -110,6 +110,55 @@ natsStatus Purge(jsCtx* js, const std::string& subject, uint64_t before) {
   return js_PurgeStream(js, kSnapshotStream, &options, nullptr);
 }
 
+// How often a reader tries again when the snapshot it read was replaced,
+// and its chunks purged, meanwhile.
+constexpr int kSnapshotReads = 3;
+
+// The model file `entry` indexes, from its chunks: DATA_LOSS when they are
+// not all there (purged by a later snapshot, say) or do not add up.
+absl::StatusOr<std::string> ReadChunks(
+    jsCtx* js, absl::string_view model,
+    const storage::v1::SnapshotIndex& entry) {
+  const std::string subject = Subject(model);
+  jsStreamInfo* info = nullptr;
+  jsErrCode info_error = static_cast<jsErrCode>(0);
+  natsStatus got =
+      js_GetStreamInfo(&info, js, kSnapshotStream, nullptr, &info_error);
+  if (got != NATS_OK) {
+    return FromNats("reading the snapshot stream", got, info_error);
+  }
+  const uint64_t last = info->State.LastSeq;
+  jsStreamInfo_Destroy(info);
+  std::string file;
+  uint32_t found = 0;
+  // The chunks in order from the first, among other writers' and models'.
+  for (uint64_t seq = entry.first_sequence();
+       found < entry.chunks() && seq <= last; ++seq) {
+    natsMsg* msg = nullptr;
+    jsErrCode js_error = static_cast<jsErrCode>(0);
+    const natsStatus s =
+        js_GetMsg(&msg, js, kSnapshotStream, seq, nullptr, &js_error);
+    if (s == NATS_NOT_FOUND) continue;  // purged
+    if (s != NATS_OK) return FromNats("reading a snapshot chunk", s, js_error);
+    const char* tag = nullptr;
+    natsMsgHeader_Get(msg, kSnapshotHeader, &tag);
+    if (subject == natsMsg_GetSubject(msg) && tag != nullptr &&
+        entry.tag() == tag) {
+      file.append(natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
+      ++found;
+    }
+    natsMsg_Destroy(msg);
+  }
+  if (found != entry.chunks() || file.size() != entry.bytes() ||
+      Crc32c(file) != entry.crc32c()) {
+    return absl::DataLossError(
+        absl::StrCat("the snapshot of ", Quoted(model), " at position ",
+                     entry.position(), " is incomplete or damaged (", found,
+                     " of ", entry.chunks(), " chunks)"));
+  }
+  return file;
+}
+
 }  // namespace
 
 natsStatus OpenSnapshots(JetStreamLog::Handles& h, int replicas) {
@@ -184,52 +233,30 @@ absl::StatusOr<std::optional<SnapshotInfo>> JetStreamLog::SnapshotOf(
 
 absl::StatusOr<std::pair<SnapshotInfo, std::string>> JetStreamLog::ReadSnapshot(
     absl::string_view model) {
-  auto kept = GetIndex(handles_->js, model);
-  if (!kept.ok()) return kept.status();
-  if (!kept->first.has_value()) {
-    return absl::NotFoundError(
-        absl::StrCat("no snapshot of ", Quoted(model), " is kept"));
-  }
-  const storage::v1::SnapshotIndex& entry = *kept->first;
-  const std::string subject = Subject(model);
-  jsStreamInfo* info = nullptr;
-  jsErrCode info_error = static_cast<jsErrCode>(0);
-  natsStatus got = js_GetStreamInfo(&info, handles_->js, kSnapshotStream,
-                                    nullptr, &info_error);
-  if (got != NATS_OK) {
-    return FromNats("reading the snapshot stream", got, info_error);
-  }
-  const uint64_t last = info->State.LastSeq;
-  jsStreamInfo_Destroy(info);
-  std::string file;
-  uint32_t found = 0;
-  // The chunks in order from the first, among other writers' and models'.
-  for (uint64_t seq = entry.first_sequence();
-       found < entry.chunks() && seq <= last; ++seq) {
-    natsMsg* msg = nullptr;
-    jsErrCode js_error = static_cast<jsErrCode>(0);
-    const natsStatus s =
-        js_GetMsg(&msg, handles_->js, kSnapshotStream, seq, nullptr, &js_error);
-    if (s == NATS_NOT_FOUND) continue;  // purged
-    if (s != NATS_OK) return FromNats("reading a snapshot chunk", s, js_error);
-    const char* tag = nullptr;
-    natsMsgHeader_Get(msg, kSnapshotHeader, &tag);
-    if (subject == natsMsg_GetSubject(msg) && tag != nullptr &&
-        entry.tag() == tag) {
-      file.append(natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
-      ++found;
+  absl::Status damaged;
+  std::string damaged_tag;  // of the snapshot found damaged
+  // A snapshot read while another server keeps a later one may find its
+  // chunks purged: then the later one is read.
+  for (int attempt = 0; attempt < kSnapshotReads; ++attempt) {
+    auto kept = GetIndex(handles_->js, model);
+    if (!kept.ok()) return kept.status();
+    if (!kept->first.has_value()) {
+      return absl::NotFoundError(
+          absl::StrCat("no snapshot of ", Quoted(model), " is kept"));
     }
-    natsMsg_Destroy(msg);
+    const storage::v1::SnapshotIndex& entry = *kept->first;
+    if (!damaged.ok() && entry.tag() == damaged_tag) return damaged;
+    absl::StatusOr<std::string> file = ReadChunks(handles_->js, model, entry);
+    if (file.ok()) {
+      return std::make_pair(
+          SnapshotInfo{entry.position(), entry.trimmed_below()},
+          *std::move(file));
+    }
+    if (!absl::IsDataLoss(file.status())) return file.status();
+    damaged = file.status();
+    damaged_tag = entry.tag();
   }
-  if (found != entry.chunks() || file.size() != entry.bytes() ||
-      Crc32c(file) != entry.crc32c()) {
-    return absl::DataLossError(
-        absl::StrCat("the snapshot of ", Quoted(model), " at position ",
-                     entry.position(), " is incomplete or damaged (", found,
-                     " of ", entry.chunks(), " chunks)"));
-  }
-  return std::make_pair(SnapshotInfo{entry.position(), entry.trimmed_below()},
-                        std::move(file));
+  return damaged;
 }
 
 absl::Status JetStreamLog::DropSnapshot(absl::string_view model) {
