@@ -9,6 +9,7 @@
 #include "core/monitors/evaluation.h"
 #include "server/convert.h"
 #include "server/raw_message.h"
+#include "server/replication.h"
 #include "server/status.h"
 #include "server/stream_call.h"
 #include "server/stream_model.h"
@@ -23,6 +24,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                   grpc::CallbackServerContext* context,
                   grpc::ByteBuffer* response)
       : registry_(parts.registry),
+        replicas_(parts.replicas),
         max_message_bytes_(parts.max_message_bytes),
         response_(response),
         call_("Evaluate", parts, context) {
@@ -61,7 +63,10 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     absl::Status bound =
         BindStreamModel(*registry_, request_.model(), "EvaluateRequest",
                         call_.principal(), Permission::kPredict, model_);
-    if (!bound.ok()) return bound;
+    // A replicated model this server has not caught up with: retried.
+    if (!bound.ok()) {
+      return NotHeldYet(replicas_, request_.model(), std::move(bound));
+    }
     if (first) {
       if (request_.has_threshold()) {
         if (absl::Status s = model_->CheckThreshold(request_.threshold());
@@ -116,6 +121,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   }
 
   ModelRegistry* const registry_;
+  const ReplicaSet* const replicas_;  // null without NATS
   const size_t max_message_bytes_;
   grpc::ByteBuffer* const response_;
   const StreamCall call_;

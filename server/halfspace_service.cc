@@ -104,9 +104,7 @@ HalfspaceService::Unary HalfspaceService::Serve(
   if (status.ok()) status = (this->*handler)(request, response, call);
   if constexpr (NamesOneModel<Request>::value &&
                 !std::is_same_v<Request, v1::DeleteModelRequest>) {
-    if (parts_.replicas != nullptr && absl::IsNotFound(status)) {
-      status = parts_.replicas->NotHeldYet(request.model(), status);
-    }
+    status = NotHeldYet(parts_.replicas, request.model(), std::move(status));
   }
   if (status.ok()) EncodeMessage(response, *response_bytes);
   if (call.lsn == 0 || parts_.log == nullptr) {

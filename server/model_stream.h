@@ -19,6 +19,7 @@
 #include "server/metrics.h"
 #include "server/pipelined_stream.h"
 #include "server/raw_message.h"
+#include "server/replication.h"
 #include "server/service_parts.h"
 #include "server/status.h"
 #include "server/stream_call.h"
@@ -58,7 +59,8 @@ class ModelStream : public PipelinedStream {
     absl::Status s = call_.Charge(1, ExamplesIn(request_));
     if (s.ok()) s = Bind();
     if (s.ok()) s = Answer(model_, request_, response_, reply.lsn);
-    if (!s.ok()) Refuse(s);
+    // A replicated model this server has not caught up with: retried.
+    if (!s.ok()) Refuse(NotHeldYet(parts_.replicas, model_, std::move(s)));
     EncodeMessage(response_, response_bytes);
     return absl::OkStatus();
   }

@@ -135,6 +135,12 @@ absl::Status NotFollowed(const Model& model) {
                    "stream"));
 }
 
+absl::Status NotHeldYet(const ReplicaSet* replicas, absl::string_view model,
+                        absl::Status status) {
+  if (replicas == nullptr) return status;
+  return replicas->NotHeldYet(model, std::move(status));
+}
+
 absl::Time ReplicaDeadline(absl::Time call_deadline) {
   return std::min(call_deadline, absl::Now() + kReplicaWait);
 }

@@ -32,6 +32,12 @@ absl::StatusOr<std::optional<Replication>> ReplicationFromRequest(
 // server no longer follows the streams (it is stopping).
 absl::Status NotFollowed(const Model& model);
 
+// `status`, or UNAVAILABLE when it is NOT_FOUND for a replicated model the
+// catalog lists but this server does not hold yet (ReplicaSet::NotHeldYet),
+// so that the client retries; `replicas` is null without NATS.
+absl::Status NotHeldYet(const ReplicaSet* replicas, absl::string_view model,
+                        absl::Status status);
+
 // How long a replicated change waits for its replica at most when the call
 // sets no deadline.
 inline constexpr absl::Duration kReplicaWait = absl::Seconds(30);

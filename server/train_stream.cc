@@ -73,9 +73,7 @@ class TrainReactor final : public PipelinedStream {
     const bool first = models_.empty();
     if (absl::Status s = Bind(); !s.ok()) {
       // A replicated model this server has not caught up with: retried.
-      return parts_.replicas == nullptr
-                 ? s
-                 : parts_.replicas->NotHeldYet(request_->model(), s);
+      return NotHeldYet(parts_.replicas, request_->model(), std::move(s));
     }
     if (first) {
       spdlog::debug("rid={} train stream opened on {}", call_.request_id(),

@@ -908,6 +908,53 @@ TEST(ReplicationTest, AClaimWhoseCreatorGaveUpIsTakenOver) {
     EXPECT_TRUE(absl::IsNotFound(DeleteModel(replicas.stub(1), ghost.name)));
   }
 
+  // So are the streams' callers: in-band where a stream goes on, else as
+  // the stream's end.
+  {
+    grpc::ClientContext context;
+    auto stream = replicas.stub(1).PredictStream(&context);
+    v1::PredictStreamRequest request;
+    request.set_model(ghost.name);
+    request.add_instances()->add_dense(1);
+    ASSERT_TRUE(stream->Write(request));
+    v1::PredictStreamResponse response;
+    ASSERT_TRUE(stream->Read(&response));
+    EXPECT_EQ(response.error().code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(response.error().message(), HasSubstr("does not hold it yet"));
+    stream->WritesDone();
+    EXPECT_TRUE(stream->Finish().ok());
+  }
+  {
+    grpc::ClientContext context;
+    auto stream = replicas.stub(1).FeedbackStream(&context);
+    v1::FeedbackStreamRequest request;
+    request.set_model(ghost.name);
+    v1::ExampleFeedback* label = request.add_feedback();
+    label->set_example_id("p1");
+    label->set_label(1);
+    ASSERT_TRUE(stream->Write(request));
+    v1::FeedbackStreamResponse response;
+    ASSERT_TRUE(stream->Read(&response));
+    EXPECT_EQ(response.error().code(), grpc::StatusCode::UNAVAILABLE);
+    stream->WritesDone();
+    EXPECT_TRUE(stream->Finish().ok());
+  }
+  {
+    grpc::ClientContext context;
+    v1::EvaluateResponse response;
+    auto stream = replicas.stub(1).Evaluate(&context, &response);
+    v1::EvaluateRequest request;
+    request.set_model(ghost.name);
+    v1::Example* e = request.add_examples();
+    e->mutable_features()->add_dense(1);
+    e->set_label(1);
+    stream->Write(request);  // the server may have ended the stream already
+    stream->WritesDone();
+    const grpc::Status got = stream->Finish();
+    EXPECT_EQ(got.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(got.error_message(), HasSubstr("does not hold it yet"));
+  }
+
   // Taken while its creator may still be at work, and a while after.
   auto create = [&](int replica) {
     v1::CreateModelRequest request = CreateRequest(ghost);
