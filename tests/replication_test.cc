@@ -347,6 +347,32 @@ testing::AssertionResult CaughtUp(Stub& stub, const std::string& model,
          << m->replica().stalled() << "', not caught up with " << position;
 }
 
+// Creates `kind` replicated through the first of `replicas` and, on that
+// server, its local twin NAME_local, which a test gives the same calls to
+// compare with; holds once every replica holds the replicated one.
+testing::AssertionResult CreateWithLocalTwin(Replicas& replicas,
+                                             const Kind& kind) {
+  if (grpc::Status s = CreateReplicated(replicas.stub(0), kind); !s.ok()) {
+    return testing::AssertionFailure() << s.error_message() << replicas.Log(0);
+  }
+  v1::CreateModelRequest local = CreateRequest(kind);
+  local.set_model(kind.name + "_local");
+  grpc::ClientContext context;
+  v1::CreateModelResponse response;
+  if (grpc::Status s = replicas.stub(0).CreateModel(&context, local, &response);
+      !s.ok()) {
+    return testing::AssertionFailure() << s.error_message();
+  }
+  for (int i = 1; i < replicas.size(); ++i) {
+    if (testing::AssertionResult held =
+            CaughtUp(replicas.stub(i), kind.name, 1);
+        !held) {
+      return held << " (replica " << i << ")";
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
 TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
   TempDir dir;
   NatsCluster nats(dir, 3);
@@ -907,7 +933,6 @@ TEST(ReplicationTest, AClaimWhoseCreatorGaveUpIsTakenOver) {
     EXPECT_THAT(got.error_message(), HasSubstr("does not hold it yet"));
     EXPECT_TRUE(absl::IsNotFound(DeleteModel(replicas.stub(1), ghost.name)));
   }
-
   // So are the streams' callers: in-band where a stream goes on, else as
   // the stream's end.
   {
@@ -1317,17 +1342,7 @@ TEST(ReplicationTest, DelayedFeedbackAndNewWeightsReachEveryReplica) {
   Replicas replicas(dir, nats, 2);
   const Kind kinds[] = {kKinds[1], kKinds[2]};
   for (const Kind& kind : kinds) {
-    ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok())
-        << replicas.Log(0);
-    v1::CreateModelRequest local = CreateRequest(kind);
-    local.set_model(kind.name + "_local");
-    grpc::ClientContext context;
-    v1::CreateModelResponse response;
-    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, local, &response).ok());
-  }
-  for (const Kind& kind : kinds) {
-    // A replica answers for a model once it holds it.
-    ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
+    ASSERT_TRUE(CreateWithLocalTwin(replicas, kind));
   }
   for (const Kind& kind : kinds) {
     const std::string local = kind.name + "_local";
@@ -1730,16 +1745,7 @@ TEST(ReplicationTest, AFanOutStreamCountsPairedMistakesAlikeOnEveryReplica) {
   Replicas replicas(dir, nats, 2);
   const Kind kinds[] = {kKinds[0], kKinds[1]};
   for (const Kind& kind : kinds) {
-    ASSERT_TRUE(CreateReplicated(replicas.stub(0), kind).ok())
-        << replicas.Log(0);
-    v1::CreateModelRequest local = CreateRequest(kind);
-    local.set_model(kind.name + "_local");
-    grpc::ClientContext context;
-    v1::CreateModelResponse response;
-    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, local, &response).ok());
-  }
-  for (const Kind& kind : kinds) {
-    ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
+    ASSERT_TRUE(CreateWithLocalTwin(replicas, kind));
   }
   // The same requests to the replicated models and to the local ones.
   auto requests = [&](int first, int n, bool local) {
