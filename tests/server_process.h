@@ -77,11 +77,15 @@ inline std::string Tail(const std::string& path, size_t bytes = 4000) {
 
 // A channel that reconnects within 100 ms of a server coming back (gRPC's
 // default backoff would wait seconds after the first refused connection).
+// gRPC takes the "min reconnect backoff" as the time a connection attempt
+// is given to complete its handshake: it stays long (5 s), so that a server
+// slow to answer on a loaded machine is still reached, rather than every
+// attempt timing out after 100 ms.
 inline std::shared_ptr<grpc::Channel> FastReconnectingChannel(
     const std::string& target) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
                                    args);
