@@ -537,8 +537,10 @@ TEST(ReplicationTest, EveryReplicaEqualsOneUninterruptedRunThroughKills) {
 // while no leader answers fail, the stream ends at the first of them after
 // answering every request before it, in order, and the producer resumes
 // from its last answer on the other replica. A record that follows a lost
-// one is not learned (it was published, but its predecessor was not), so
-// every example is learned once, in the producer's order.
+// one is not learned (it was published, but its predecessor was not), nor
+// is one stored before the record it follows (NATS can store them out of
+// order while it elects the leader): its answer, ABORTED, ends the stream.
+// So every example is learned once, in the producer's order.
 TEST(ReplicationTest, APipelinedStreamResumesExactlyOnceThroughALeaderKill) {
   TempDir dir;
   NatsCluster nats(dir, 3);

@@ -50,14 +50,14 @@ absl::StatusOr<uint64_t> Trainer::Train(
   // last.
   const uint64_t last = tagged ? writer.LastSequence(batch.source) : 0;
   if (tagged && batch.follows > last) {
-    // The batch before it on its stream was lost: learning this one would
-    // make that one a duplicate when it is sent again.
-    const absl::Status lost = absl::AbortedError(absl::StrCat(
+    // The batch before it on its stream was lost, or is stored after it:
+    // learning this one would make that one a duplicate when it is sent
+    // again, or skip its examples.
+    return absl::AbortedError(absl::StrCat(
         "not learned: the request before it on this stream (source ",
         Quoted(batch.source), " up to sequence ", batch.follows,
-        ") was not stored; send again from the last acknowledged sequence"));
-    for (ExampleOutcome& outcome : outcomes) outcome.error = lost;
-    return 0;
+        ") was not learned before it; send again from the last "
+        "acknowledged request"));
   }
   size_t fresh = 0;
   if (last != 0 && batch.first_sequence <= last) {

@@ -46,13 +46,13 @@ class Trainer {
   // outcome per example (see Model::Learn). Fills batch.refused (while the
   // budget enforces limits; in recovery it is taken as given). Returns the
   // LSN of the batch's record, or 0 if nothing was written down (no
-  // journal, or every example a duplicate, or a batch whose `follows` its
-  // source has not reached: each example refused). Returns, learning
-  // nothing:
+  // journal, or every example a duplicate). Returns, learning nothing:
   // NOT_FOUND once the model is deleted; INVALID_ARGUMENT for a tagged
   // batch starting at sequence 0 or feedback ids that do not match the
-  // examples; RESOURCE_EXHAUSTED for a source past kMaxSources; the
-  // journal's error.
+  // examples; ABORTED for a tagged batch whose `follows` its source has
+  // not reached (the batch before it was lost, or comes after it);
+  // RESOURCE_EXHAUSTED for a source past kMaxSources; the journal's
+  // error.
   absl::StatusOr<uint64_t> Train(
       Model& model, TrainBatch& batch,
       absl::Span<const PreparedExample> examples,
