@@ -4,24 +4,17 @@
 #include <cmath>
 #include <string>
 
-#include "absl/strings/cord.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace halfspace {
 namespace {
 
-// The payload a refusal carries its delay in, in milliseconds.
-constexpr absl::string_view kRetryAfterPayload = "halfspace/retry-after-ms";
-
 absl::Status Refused(absl::string_view what, absl::Duration wait) {
-  const int64_t ms = std::max<int64_t>(
-      1, absl::ToInt64Milliseconds(absl::Ceil(wait, absl::Milliseconds(1))));
-  absl::Status status = absl::ResourceExhaustedError(
-      absl::StrCat(what, "; retry in ", ms, " ms"));
-  status.SetPayload(kRetryAfterPayload, absl::Cord(absl::StrCat(ms)));
-  return status;
+  return WithRetryAfter(
+      absl::ResourceExhaustedError(
+          absl::StrCat(what, "; retry in ", RetryAfterMillis(wait), " ms")),
+      wait);
 }
 
 }  // namespace
@@ -52,15 +45,6 @@ absl::Duration TokenBucket::Take(double n, absl::Time now) {
   const absl::Duration wait = Wait(n, now);
   if (wait == absl::ZeroDuration() && rate_.limited()) tokens_ -= n;
   return wait;
-}
-
-absl::Duration RetryAfter(const absl::Status& status) {
-  const auto ms = status.GetPayload(kRetryAfterPayload);
-  int64_t value = 0;
-  if (!ms.has_value() || !absl::SimpleAtoi(std::string(*ms), &value)) {
-    return absl::ZeroDuration();
-  }
-  return absl::Milliseconds(value);
 }
 
 RateLimiter::Buckets& RateLimiter::Find(const std::string& key,

@@ -29,6 +29,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
+#include "core/base/retry_after.h"
 
 namespace halfspace {
 
@@ -69,9 +70,6 @@ class TokenBucket {
   double tokens_;
   absl::Time last_;
 };
-
-// The delay a refusal asks its caller to wait; zero if it asks none.
-absl::Duration RetryAfter(const absl::Status& status);
 
 class RateLimiter {
  public:

@@ -883,13 +883,34 @@ TEST(ReplicationTest, AReplicaIsCaughtUpOnlyOnceItIsAndStalledWhileNatsIsDown) {
                 HasSubstr("  stalled: "))
         << "replica " << i;
   }
+  // A Train is refused UNAVAILABLE, saying when to send it again. (Tagged:
+  // the client may have handed the record to NATS, to be stored once the
+  // cluster is back, and it is sent again below.)
+  const v1::TrainRequest again = Batch(kind, 200, 4, "retried");
+  {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    auto train = replicas.stub(0).Train(&context);
+    train->Write(again);
+    train->WritesDone();
+    v1::TrainResponse response;
+    EXPECT_FALSE(train->Read(&response));
+    const grpc::Status status = train->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE)
+        << status.error_message();
+    const auto& trailers = context.GetServerTrailingMetadata();
+    auto pushback = trailers.find("grpc-retry-pushback-ms");
+    ASSERT_NE(pushback, trailers.end()) << status.error_message();
+    EXPECT_EQ(std::string(pushback->second.data(), pushback->second.size()),
+              "1000");
+  }
 
   // Back: a Train goes through once a leader is elected; all catch up.
   for (int node = 0; node < 3; ++node) nats.Start(node);
   absl::StatusOr<v1::TrainResponse> trained;
   const absl::Time back_by = absl::Now() + absl::Seconds(60);
   do {
-    trained = TrainOnce(replicas.stub(0), Batch(kind, 200, 4, ""));
+    trained = TrainOnce(replicas.stub(0), again);
     if (!trained.ok()) absl::SleepFor(absl::Milliseconds(500));
   } while (!trained.ok() && absl::Now() < back_by);
   ASSERT_TRUE(trained.ok()) << trained.status() << replicas.Log(0);

@@ -13,11 +13,25 @@
 #include "absl/strings/str_replace.h"
 #include "core/base/mutex.h"
 #include "core/base/quoted.h"
+#include "core/base/retry_after.h"
 #include "core/replication/jetstream_handles.h"
 #include "core/storage/snapshot_codec.h"
 #include "halfspace/storage/v1/storage.pb.h"
 
 namespace halfspace {
+
+namespace {
+
+// How long a caller told UNAVAILABLE waits before it sends again: about
+// the time a stream's new leader takes to be elected in a small cluster,
+// or the client to reconnect to another NATS server.
+constexpr absl::Duration kRetryAfter = absl::Seconds(1);
+
+absl::Status Unavailable(absl::string_view message) {
+  return WithRetryAfter(absl::UnavailableError(message), kRetryAfter);
+}
+
+}  // namespace
 
 absl::Status FromNats(absl::string_view what, natsStatus s,
                       jsErrCode js_error) {
@@ -37,10 +51,10 @@ absl::Status FromNats(absl::string_view what, natsStatus s,
     case NATS_NOT_YET_CONNECTED:
     case NATS_STALE_CONNECTION:
     case NATS_IO_ERROR:
-      return absl::UnavailableError(message);
+      return Unavailable(message);
     default:
       // JetStream answers errors while a stream's leader is elected.
-      return js_error == 0 ? absl::UnavailableError(message)
+      return js_error == 0 ? Unavailable(message)
                            : absl::InternalError(message);
   }
 }
@@ -274,14 +288,14 @@ void OnPublishAck(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
   const std::string what =
       absl::StrCat("publishing to ", Quoted(pending->subject));
   if (error->Err == NATS_NO_RESPONDERS) {
-    pending->done(absl::UnavailableError(absl::StrCat(
+    pending->done(Unavailable(absl::StrCat(
         what,
         ": the stream has no leader (one is being elected); retry in a "
         "moment")));
     return;
   }
   if (error->Err == NATS_TIMEOUT) {
-    pending->done(absl::UnavailableError(absl::StrCat(
+    pending->done(Unavailable(absl::StrCat(
         what,
         ": no acknowledgement in time (the stream's leader may be gone); the "
         "record may still be stored")));
@@ -302,7 +316,7 @@ void OnPublishAck(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
   if (error->ErrText != nullptr && *error->ErrText != '\0') {
     absl::StrAppend(&message, ": ", error->ErrText);
   }
-  pending->done(absl::UnavailableError(message));
+  pending->done(Unavailable(message));
 }
 
 }  // namespace
@@ -540,7 +554,7 @@ void JetStreamLog::Publish(const Replication& replication,
     MutexLock lock(acks.mu);
     if (acks.closed) {
       natsMsg_Destroy(msg);
-      return done(absl::UnavailableError(
+      return done(Unavailable(
           absl::StrCat(what, ": the connection to NATS is closed")));
     }
     acks.pending[key] = {std::move(done), replication.subject};
@@ -562,7 +576,7 @@ void JetStreamLog::Publish(const Replication& replication,
   }
   natsMsg_Destroy(msg);  // after its key is gone: the address may be reused
   if (failed.has_value()) {
-    failed->done(absl::UnavailableError(FromNats(what, s).message()));
+    failed->done(FromNats(what, s));
   }
 }
 
