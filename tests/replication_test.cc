@@ -1695,6 +1695,11 @@ TEST(ReplicationTest, AnAliasOfAReplicatedModelIsEveryServers) {
   replicas.Kill(1);
   replicas.Start(1);
   EXPECT_TRUE(AliasSeen(replicas.stub(1), "prod", "asgd"));
+  // It holds each model once it has caught up with that model's stream;
+  // until then a call naming it answers UNAVAILABLE.
+  for (const Kind& kind : {kKinds[0], kKinds[1]}) {
+    ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
+  }
   {
     grpc::ClientContext context;
     v1::ListAliasesResponse response;
