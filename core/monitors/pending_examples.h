@@ -21,13 +21,13 @@
 #define HALFSPACE_CORE_MONITORS_PENDING_EXAMPLES_H_
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/base/fifo.h"
 
 namespace halfspace {
 
@@ -140,12 +140,12 @@ class PendingExamples {
   void Trim();
 
   absl::flat_hash_map<std::string, Waiting> waiting_;
-  std::deque<std::pair<std::string, uint64_t>> order_;  // oldest first
+  Fifo<std::pair<std::string, uint64_t>> order_;  // oldest first
   uint64_t next_order_ = 0;
   absl::flat_hash_map<std::string, State> tombstones_;
-  std::deque<std::string> tombstone_order_;  // oldest first
-  int64_t waiting_bytes_ = 0;                // what max_bytes bounds
-  int64_t bytes_ = 0;  // waiting_bytes_ and the tombstones'
+  Fifo<std::string> tombstone_order_;  // oldest first
+  int64_t waiting_bytes_ = 0;          // what max_bytes bounds
+  int64_t bytes_ = 0;                  // waiting_bytes_ and the tombstones'
   Counters counters_;
 };
 
