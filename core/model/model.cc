@@ -72,7 +72,7 @@ Model::Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
                         ? std::make_unique<Standardizer>(spec.dimension)
                         : nullptr),
       reserved_(reserved),
-      window_(spec.progress_window) {}
+      window_(spec.progress_window, spec.window_losses) {}
 
 Model::~Model() { budget_->Release(reserved_ + pending_reserved_); }
 
@@ -147,10 +147,14 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   }
   s = m.paired_.Import(std::move(snapshot.paired));
   if (!s.ok()) return s;
-  m.pending_.Import(std::move(snapshot.pending));
-  s = m.budget_->Reserve(m.pending_.bytes(), m.name_);
+  if (snapshot.pending.counters.remembered > 0 ||
+      !snapshot.pending.waiting.empty() ||
+      !snapshot.pending.tombstones.empty()) {
+    m.MutablePending().Import(std::move(snapshot.pending));
+  }
+  s = m.budget_->Reserve(m.pending().bytes(), m.name_);
   if (!s.ok()) return s;
-  m.pending_reserved_ = m.pending_.bytes();
+  m.pending_reserved_ = m.pending().bytes();
   m.lsn_ = snapshot.lsn;
   m.sources_.insert(snapshot.sources.begin(), snapshot.sources.end());
   return model;
@@ -325,14 +329,24 @@ PendingStats Model::pending_stats() const {
   return PendingStatsLocked();
 }
 
+const PendingExamples& Model::pending() const {
+  static const PendingExamples* const kNone = new PendingExamples();
+  return pending_ != nullptr ? *pending_ : *kNone;
+}
+
+PendingExamples& Model::MutablePending() {
+  if (pending_ == nullptr) pending_ = std::make_unique<PendingExamples>();
+  return *pending_;
+}
+
 PendingStats Model::PendingStatsLocked() const {
   // Examples past their deadline count as expired already; their memory is
   // given back at the next change to the pending examples.
-  const size_t due = pending_.Due(absl::ToUnixMicros(absl::Now()));
+  const size_t due = pending().Due(absl::ToUnixMicros(absl::Now()));
   PendingStats stats;
-  stats.waiting = pending_.waiting() - due;
-  stats.bytes = pending_.bytes();
-  stats.counters = pending_.counters();
+  stats.waiting = pending().waiting() - due;
+  stats.bytes = pending().bytes();
+  stats.counters = pending().counters();
   stats.counters.expired += due;
   return stats;
 }
@@ -385,7 +399,7 @@ ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   snapshot.counters = counters_;
   snapshot.lsn = lsn_;
   snapshot.sources.insert(sources_.begin(), sources_.end());
-  snapshot.pending = pending_.Export();
+  snapshot.pending = pending().Export();
   snapshot.progress = window_.Export();
   snapshot.paired = paired_.peers();
   snapshot.incarnation = incarnation_;

@@ -294,6 +294,9 @@ class Model {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // See pending_stats.
   PendingStats PendingStatsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The remembered examples, perhaps none; to change them, made if need be.
+  const PendingExamples& pending() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  PendingExamples& MutablePending() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives back to the budget what the pending examples no longer take.
   void ReleasePendingBytes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Learns one prepared example, or refuses it, leaving the model as it
@@ -343,7 +346,9 @@ class Model {
   uint64_t lsn_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, uint64_t, std::less<>> sources_ ABSL_GUARDED_BY(mu_);
   int64_t reserved_ ABSL_GUARDED_BY(mu_);  // the bytes it holds in budget_
-  PendingExamples pending_ ABSL_GUARDED_BY(mu_);
+  // The examples remembered for delayed labels: made when the first one is
+  // (most models never remember any); read through pending().
+  std::unique_ptr<PendingExamples> pending_ ABSL_GUARDED_BY(mu_);
   // The bytes pending_ holds in budget_.
   int64_t pending_reserved_ ABSL_GUARDED_BY(mu_) = 0;
   ProgressWindow window_ ABSL_GUARDED_BY(mu_);

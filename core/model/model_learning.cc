@@ -124,7 +124,7 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
   const absl::Span<const uint32_t> refused = plan.refused;
   size_t next = 0;
   bool removed_class = false;
-  const uint64_t joined = m.pending_.counters().joined;
+  const uint64_t joined = m.pending().counters().joined;
   for (size_t i = plan.from; i < examples.size(); ++i) {
     while (next < refused.size() && refused[next] < i) ++next;
     if (next < refused.size() && refused[next] == i) continue;
@@ -132,9 +132,10 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
     removed_class |= !m.LearnOne(examples[i], outcomes[i]);
     if (!outcomes[i].error.ok()) continue;
     changed_ = true;
-    if (!plan.ids.empty()) m.pending_.Join(plan.ids[i], plan.pending_limits);
+    if (!plan.ids.empty())
+      m.MutablePending().Join(plan.ids[i], plan.pending_limits);
   }
-  changed_ |= m.pending_.counters().joined != joined;
+  changed_ |= m.pending().counters().joined != joined;
   m.undo_.Release();
   m.learner_->EndBatch();
   if (removed_class) {  // give back what Admit reserved for it
@@ -148,10 +149,11 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
 void Model::Writer::ExpirePending(int64_t now_micros,
                                   const PendingLimits& limits) {
   model_.mu_.AssertHeld();
-  const uint64_t expired = model_.pending_.counters().expired;
-  model_.pending_.Expire(now_micros, limits);
+  if (model_.pending_ == nullptr) return;  // none ever remembered
+  const uint64_t expired = model_.pending_->counters().expired;
+  model_.pending_->Expire(now_micros, limits);
   model_.ReleasePendingBytes();
-  changed_ |= model_.pending_.counters().expired != expired;
+  changed_ |= model_.pending_->counters().expired != expired;
 }
 
 void Model::Writer::CountPeers(absl::Span<const PeerOutcomes> peers,
@@ -247,7 +249,7 @@ bool Model::JoinsPending(const LearnPlan& plan, size_t i,
                          ExampleOutcome& outcome) {
   if (plan.ids.empty()) return true;
   const absl::string_view id = plan.ids[i];
-  switch (pending_.Check(id, plan.now_micros)) {
+  switch (pending().Check(id, plan.now_micros)) {
     case PendingExamples::State::kWaiting:
       return true;
     case PendingExamples::State::kJoined:
@@ -272,7 +274,7 @@ bool Model::JoinsPending(const LearnPlan& plan, size_t i,
 }
 
 void Model::ReleasePendingBytes() {
-  const int64_t unused = pending_reserved_ - pending_.bytes();
+  const int64_t unused = pending_reserved_ - pending().bytes();
   if (unused > 0) {
     budget_->Release(unused);
     pending_reserved_ -= unused;
@@ -296,7 +298,7 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry>&& entries,
   WriterMutexLock lock(mu_);
   if (deleted_.load(std::memory_order_acquire)) return Deleted(name_);
   for (const PendingExamples::Entry& e : entries) {
-    if (pending_.Taken(e.id) || !ids.insert(e.id).second) {
+    if (pending().Taken(e.id) || !ids.insert(e.id).second) {
       return absl::AlreadyExistsError(
           absl::StrCat("example id ", Quoted(e.id), " of model ", Quoted(name_),
                        " was used before; give each prediction a new id"));
@@ -308,9 +310,10 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry>&& entries,
     ReleasePendingBytes();
     return s;
   }
-  pending_.Expire(now_micros, limits);
+  PendingExamples& remembered = MutablePending();
+  remembered.Expire(now_micros, limits);
   for (PendingExamples::Entry& e : entries) {
-    pending_.Remember(std::move(e), limits);
+    remembered.Remember(std::move(e), limits);
   }
   ReleasePendingBytes();
   generation_.fetch_add(1, std::memory_order_acq_rel);
@@ -320,9 +323,9 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry>&& entries,
 PendingExamples::State Model::Pending(absl::string_view id, int64_t now_micros,
                                       std::string* features) const {
   ReaderMutexLock lock(mu_);
-  const PendingExamples::State state = pending_.Check(id, now_micros);
+  const PendingExamples::State state = pending().Check(id, now_micros);
   if (state == PendingExamples::State::kWaiting && features != nullptr) {
-    *features = *pending_.Features(id);
+    *features = *pending().Features(id);
   }
   return state;
 }
