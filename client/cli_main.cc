@@ -6,7 +6,7 @@
 //               e.g. perceptron or 'sgd { loss: LOSS_LOG alpha: 0.001 }']
 //               [--one_vs_rest] [--classes=a,b,c] [--standardize]
 //               [--hash_bits=B]
-//               [--progress_window=N]
+//               [--progress_window=N] [--window_losses]
 //               [--replicate [--stream=S] [--subject=S] [--replicas=N]]
 //   get NAME | list | delete NAME | weights NAME
 //   aliases | promote ALIAS MODEL [--expected_model=M] | unalias ALIAS
@@ -125,6 +125,9 @@ ABSL_FLAG(std::vector<std::string>, example_ids, {},
 ABSL_FLAG(uint32_t, progress_window, 0,
           "create: the recent window progressive validation keeps, in "
           "examples (default 1000)");
+ABSL_FLAG(bool, window_losses, false,
+          "create: the window keeps each example's loss too, for the exact "
+          "mean loss over it (8 bytes an example)");
 ABSL_FLAG(bool, replicate, false,
           "create: replicate the model over the servers of the NATS cluster "
           "the server follows (see README, Replicated models)");
@@ -285,9 +288,9 @@ void PrintModel(const v1::Model& m) {
   }
   if (s.window_examples() > 0) {
     std::cout << "  last " << s.window_examples()
-              << ": accuracy=" << s.window_accuracy()
-              << "  loss=" << s.window_loss()
-              << "  decayed: accuracy=" << s.decayed_accuracy()
+              << ": accuracy=" << s.window_accuracy();
+    if (s.has_window_loss()) std::cout << "  loss=" << s.window_loss();
+    std::cout << "  decayed: accuracy=" << s.decayed_accuracy()
               << "  loss=" << s.decayed_loss() << "\n";
   }
   if (s.pending_remembered() > 0) {
@@ -313,6 +316,7 @@ absl::Status Create(Client& client, const std::string& name) {
   if (absl::GetFlag(FLAGS_progress_window) != 0) {
     request.set_progress_window(absl::GetFlag(FLAGS_progress_window));
   }
+  request.set_window_losses(absl::GetFlag(FLAGS_window_losses));
   for (const std::string& label : absl::GetFlag(FLAGS_classes)) {
     request.add_classes(label);
   }
@@ -903,12 +907,14 @@ absl::Status Compare(Client& client, const std::vector<char*>& args) {
   }
   for (const v1::ModelComparison& m : r->models()) {
     const v1::ModelStats& s = m.stats();
+    // The window's mean loss if it keeps its losses, else the decayed one.
     std::cout << absl::StreamFormat(
         "%s  examples=%d  accuracy=%.4f  loss=%.4f  last %d: accuracy=%.4f "
-        " loss=%.4f\n",
+        " %s=%.4f\n",
         m.model(), s.examples_seen(), s.progressive_accuracy(),
         s.average_loss(), s.window_examples(), s.window_accuracy(),
-        s.window_loss());
+        s.has_window_loss() ? "loss" : "decayed loss",
+        s.has_window_loss() ? s.window_loss() : s.decayed_loss());
     if (!m.has_versus_first()) continue;
     const v1::PairedTest& t = m.versus_first();
     std::cout << absl::StreamFormat(
@@ -1256,7 +1262,7 @@ int main(int argc, char** argv) {
       "halfspace [--server=HOST:PORT] [--json] COMMAND [ARGS]\n"
       "  create NAME --dimension=D [--algorithm=NAME|'NAME { PARAMETERS }']\n"
       "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hash_bits=B]\n"
-      "    [--fit_intercept=false] [--progress_window=N]\n"
+      "    [--fit_intercept=false] [--progress_window=N] [--window_losses]\n"
       "    [--replicate [--stream=S] [--subject=S] [--replicas=N]]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  health [SERVICE]  (SERVING or not; exit status 0 only if SERVING)\n"

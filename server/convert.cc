@@ -19,6 +19,7 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
   spec.standardize = req.standardize();
   spec.fit_intercept = !req.has_fit_intercept() || req.fit_intercept();
   if (req.has_progress_window()) spec.progress_window = req.progress_window();
+  spec.window_losses = req.window_losses();
   spec.hash_bits = static_cast<int>(std::min(req.hash_bits(), 1u << 30));
   for (const v1::Interaction& i : req.interactions()) {
     spec.interactions.push_back({i.first_group(), i.second_group()});
@@ -36,6 +37,7 @@ void ToProto(const Model& model, v1::Model* out) {
   out->set_standardize(spec.standardize);
   out->set_fit_intercept(spec.fit_intercept);
   out->set_progress_window(static_cast<uint32_t>(spec.progress_window));
+  out->set_window_losses(spec.window_losses);
   out->set_hash_bits(spec.hash_bits);
   for (const Interaction& i : spec.interactions) {
     v1::Interaction* pair = out->add_interactions();
@@ -71,7 +73,7 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
   const ProgressWindow::Summary& w = stats.window;
   s->set_window_examples(w.examples);
   s->set_window_accuracy(w.accuracy);
-  s->set_window_loss(w.loss);
+  if (w.loss.has_value()) s->set_window_loss(*w.loss);
   s->set_decayed_accuracy(w.decayed_accuracy);
   s->set_decayed_loss(w.decayed_loss);
 }

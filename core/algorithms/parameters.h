@@ -60,6 +60,7 @@ enum class ParameterKey : uint32_t {
   kR = 22,
   kMaxVectors = 23,
   kProgressWindow = 24,
+  kWindowLosses = 25,
 };
 
 // One parameter: its name in the API, its key in model files, and `of`,

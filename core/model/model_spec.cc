@@ -78,7 +78,7 @@ int64_t ModelBytes(const ModelSpec& spec, int64_t classes) {
   const int64_t standardizer =
       spec.standardize ? 3 * spec.dimension * int64_t{sizeof(double)} : 0;
   return kModelOverheadBytes + standardizer +
-         ProgressWindow::Bytes(spec.progress_window) +
+         ProgressWindow::Bytes(spec.progress_window, spec.window_losses) +
          (IsMulticlass(spec) ? classes : 1) * ClassBytes(spec);
 }
 

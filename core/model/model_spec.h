@@ -139,6 +139,10 @@ struct ModelSpec {
   // Progressive validation's recent window, in examples (see
   // progress_window.h).
   int64_t progress_window = kDefaultProgressWindow;
+  // Whether the window keeps each example's loss, for the exact mean loss
+  // over it (8 bytes an example); without, it keeps mistakes alone (a bit
+  // each).
+  bool window_losses = false;
   int hash_bits = 0;  // 2^hash_bits buckets after the dense part
   std::vector<Interaction> interactions;  // with buckets
   // A replicated model's stream; an empty one for a model of this server

@@ -18,16 +18,19 @@ double Normal(double x) {
 
 }  // namespace
 
-ProgressWindow::ProgressWindow(int64_t size)
+ProgressWindow::ProgressWindow(int64_t size, bool keep_losses)
     : size_(size),
       decay_(1.0 - 1.0 / static_cast<double>(size)),
-      losses_(size, 0.0),
-      mistakes_(size, 0) {}
+      losses_(keep_losses ? size : 0, 0.0),
+      mistakes_((size + 63) / 64, 0) {}
 
 void ProgressWindow::Add(bool mistake, double loss) {
-  window_mistakes_ += static_cast<int64_t>(mistake) - mistakes_[next_];
-  losses_[next_] = loss;
-  mistakes_[next_] = mistake;
+  window_mistakes_ +=
+      static_cast<int64_t>(mistake) - static_cast<int64_t>(MistakeAt(next_));
+  if (!losses_.empty()) losses_[next_] = loss;
+  const uint64_t bit = uint64_t{1} << (next_ % 64);
+  uint64_t& word = mistakes_[static_cast<size_t>(next_ / 64)];
+  word = mistake ? word | bit : word & ~bit;
   if (++next_ == size_) next_ = 0;
   ++seen_;
   decayed_correct_ = Normal(decay_ * decayed_correct_ + (mistake ? 0.0 : 1.0));
@@ -39,16 +42,19 @@ ProgressWindow::Summary ProgressWindow::summary() const {
   Summary s;
   s.examples = std::min(seen_, size_);
   if (s.examples == 0) return s;
-  // Oldest first, so that the sum does not depend on where the ring starts.
-  double loss = 0.0;
-  const int64_t oldest = seen_ < size_ ? 0 : next_;
-  for (int64_t i = 0; i < s.examples; ++i) {
-    const int64_t slot = oldest + i;
-    loss += losses_[slot < size_ ? slot : slot - size_];
-  }
   const double n = static_cast<double>(s.examples);
   s.accuracy = 1.0 - static_cast<double>(window_mistakes_) / n;
-  s.loss = std::min(loss, std::numeric_limits<double>::max()) / n;
+  if (!losses_.empty()) {
+    // Oldest first, so that the sum does not depend on where the ring
+    // starts.
+    double loss = 0.0;
+    const int64_t oldest = seen_ < size_ ? 0 : next_;
+    for (int64_t i = 0; i < s.examples; ++i) {
+      const int64_t slot = oldest + i;
+      loss += losses_[slot < size_ ? slot : slot - size_];
+    }
+    s.loss = std::min(loss, std::numeric_limits<double>::max()) / n;
+  }
   s.decayed_accuracy = decayed_correct_ / decayed_weight_;
   s.decayed_loss = decayed_loss_ / decayed_weight_;
   return s;
@@ -58,8 +64,12 @@ std::vector<double> ProgressWindow::Export() const {
   std::vector<double> state = {static_cast<double>(size_),
                                static_cast<double>(seen_), decayed_correct_,
                                decayed_loss_, decayed_weight_};
-  state.insert(state.end(), losses_.begin(), losses_.end());
-  for (const uint8_t m : mistakes_) state.push_back(m);
+  if (losses_.empty()) {
+    state.resize(state.size() + size_, 0.0);
+  } else {
+    state.insert(state.end(), losses_.begin(), losses_.end());
+  }
+  for (int64_t i = 0; i < size_; ++i) state.push_back(MistakeAt(i) ? 1.0 : 0.0);
   return state;
 }
 
@@ -76,12 +86,17 @@ absl::Status ProgressWindow::Import(absl::Span<const double> state) {
   decayed_correct_ = state[2];
   decayed_loss_ = state[3];
   decayed_weight_ = state[4];
-  std::copy(state.begin() + 5, state.begin() + 5 + size_, losses_.begin());
+  if (!losses_.empty()) {
+    std::copy(state.begin() + 5, state.begin() + 5 + size_, losses_.begin());
+  }
   window_mistakes_ = 0;
+  std::fill(mistakes_.begin(), mistakes_.end(), 0);
   for (int64_t i = 0; i < size_; ++i) {
     // A slot not used yet holds 0: it takes no mistake away when reused.
-    mistakes_[i] = i < seen_ && state[5 + size_ + i] != 0.0;
-    window_mistakes_ += mistakes_[i];
+    if (i < seen_ && state[5 + size_ + i] != 0.0) {
+      mistakes_[static_cast<size_t>(i / 64)] |= uint64_t{1} << (i % 64);
+      ++window_mistakes_;
+    }
   }
   return absl::OkStatus();
 }

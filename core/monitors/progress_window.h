@@ -1,21 +1,26 @@
 // Progressive validation over a recent window: how a model has done lately,
 // besides since creation. Each example learned is predicted before its
 // update (progressive validation, Blum, Kalai & Langford 1999); this keeps
-// its mistake and loss for the last `size` examples, exactly, and an
-// exponentially decayed average with weight λ = 1 − 1/size per example,
+// whether it was a mistake for the last `size` examples, exactly, and an
+// exponentially decayed average of its mistake and loss with weight
+// λ = 1 − 1/size per example,
 //
 //   decayed(x) = Σ_i λ^(t−i)·x_i / Σ_i λ^(t−i),
 //
 // normalized, so that it is the plain mean at the start rather than biased
-// toward 0. A champion and its challengers on one stream compare on these.
+// toward 0. The exact mean loss over the window needs each example's loss:
+// kept only for a window made with `keep_losses`. A champion and its
+// challengers on one stream compare on these.
 //
-// Memory: 9 bytes per example of the window. A plain value type; not
-// thread-safe (its Model serializes access).
+// Memory: a bit per example of the window, and 8 bytes more with its
+// losses. A plain value type; not thread-safe (its Model serializes
+// access).
 
 #ifndef HALFSPACE_CORE_MONITORS_PROGRESS_WINDOW_H_
 #define HALFSPACE_CORE_MONITORS_PROGRESS_WINDOW_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,7 +35,7 @@ inline constexpr int64_t kMaxProgressWindow = 1000000;
 class ProgressWindow {
  public:
   // REQUIRES: 1 <= size <= kMaxProgressWindow.
-  explicit ProgressWindow(int64_t size);
+  ProgressWindow(int64_t size, bool keep_losses);
 
   // Counts one example's progressive mistake and loss.
   void Add(bool mistake, double loss);
@@ -38,31 +43,41 @@ class ProgressWindow {
   struct Summary {
     int64_t examples = 0;   // in the window: min(size, examples seen)
     double accuracy = 0.0;  // over the window; 0 while it is empty
-    double loss = 0.0;      // mean loss over the window
+    // The mean loss over the window, if the window keeps its losses.
+    std::optional<double> loss;
     double decayed_accuracy = 0.0;
     double decayed_loss = 0.0;
   };
-  // O(size): the window's losses are summed afresh, in order.
+  // O(size) with losses: they are summed afresh, in order.
   Summary summary() const;
 
-  // The state as numbers, and back (INVALID_ARGUMENT if it does not fit).
+  // The state as numbers, and back (INVALID_ARGUMENT if it does not fit):
+  // size, examples seen, the three decayed sums, then each slot's loss (0
+  // for a window without them) and mistake (0 or 1). A window without
+  // losses ignores those it is given.
   std::vector<double> Export() const;
   absl::Status Import(absl::Span<const double> state);
 
   // The bytes a window of `size` takes.
-  static int64_t Bytes(int64_t size) { return size * 9; }
+  static int64_t Bytes(int64_t size, bool keep_losses) {
+    return (size + 63) / 64 * 8 + (keep_losses ? size * 8 : 0);
+  }
 
  private:
+  bool MistakeAt(int64_t slot) const {
+    return (mistakes_[static_cast<size_t>(slot / 64)] >> (slot % 64)) & 1;
+  }
+
   const int64_t size_;
-  const double decay_;             // λ
-  std::vector<double> losses_;     // a ring: example t at t % size
-  std::vector<uint8_t> mistakes_;  // likewise, 1 for a mistake
-  int64_t next_ = 0;               // the slot of the next example
-  int64_t seen_ = 0;               // examples ever added
-  int64_t window_mistakes_ = 0;    // mistakes in the window
-  double decayed_correct_ = 0.0;   // Σ λ^(t−i)·[no mistake]
-  double decayed_loss_ = 0.0;      // Σ λ^(t−i)·loss
-  double decayed_weight_ = 0.0;    // Σ λ^(t−i)
+  const double decay_;              // λ
+  std::vector<double> losses_;      // a ring: example t at t % size; or none
+  std::vector<uint64_t> mistakes_;  // likewise, a bit each, 1 for a mistake
+  int64_t next_ = 0;                // the slot of the next example
+  int64_t seen_ = 0;                // examples ever added
+  int64_t window_mistakes_ = 0;     // mistakes in the window
+  double decayed_correct_ = 0.0;    // Σ λ^(t−i)·[no mistake]
+  double decayed_loss_ = 0.0;       // Σ λ^(t−i)·loss
+  double decayed_weight_ = 0.0;     // Σ λ^(t−i)
 };
 
 }  // namespace halfspace

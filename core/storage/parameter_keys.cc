@@ -69,6 +69,7 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
   add(Key::kHashBits, Stored(spec.hash_bits));
   add(Key::kFitIntercept, Stored(spec.fit_intercept));
   add(Key::kProgressWindow, Stored(spec.progress_window));
+  add(Key::kWindowLosses, Stored(spec.window_losses));
   std::visit(
       [&](const auto& params) {
         ForEachParameter(params, [&](const auto& value, const auto& parameter) {
@@ -86,11 +87,14 @@ bool SetParameters(uint32_t algorithm, const KeyedValues& values,
   spec.hash_bits = 0;
   spec.fit_intercept = true;
   spec.progress_window = kDefaultProgressWindow;
+  // A model stored before the key was kept its window's losses.
+  spec.window_losses = true;
   Load(values, Key::kOneVsRest, spec.one_vs_rest);
   Load(values, Key::kStandardize, spec.standardize);
   Load(values, Key::kHashBits, spec.hash_bits);
   Load(values, Key::kFitIntercept, spec.fit_intercept);
   Load(values, Key::kProgressWindow, spec.progress_window);
+  Load(values, Key::kWindowLosses, spec.window_losses);
   if (algorithm < 1 || algorithm > std::variant_size_v<AlgorithmParams>) {
     return false;
   }

@@ -147,7 +147,7 @@ class Client:
     def create_model(self, name, dimension, algorithm="perceptron", *,
                      classes=(), hash_bits=0, standardize=False,
                      fit_intercept=True, progress_window=None,
-                     replication=None, **parameters):
+                     window_losses=False, replication=None, **parameters):
         """Creates a model and returns its v1.Model. `algorithm` is a field
         of v1.Algorithm (perceptron, logistic_regression, sgd,
         softmax_regression, ...); `parameters` set that message's fields,
@@ -165,7 +165,7 @@ class Client:
         request = pb.CreateModelRequest(
             model=name, algorithm=spec, dimension=dimension,
             hash_bits=hash_bits, standardize=standardize, classes=classes,
-            fit_intercept=fit_intercept)
+            fit_intercept=fit_intercept, window_losses=window_losses)
         if progress_window is not None:
             request.progress_window = progress_window
         if replication is not None:
