@@ -81,7 +81,8 @@ absl::StatusOr<uint64_t> ModelRegistry::Load() {
       if (model.ok()) {
         entry->model = *std::move(model);
         if (IsReplicated(entry->model->spec())) {
-          entry->replication = entry->model->spec().replication;
+          entry->replication = std::make_unique<const Replication>(
+              entry->model->spec().replication);
         }
         entry->saved_generation = entry->model->generation();
       } else {
@@ -151,7 +152,7 @@ void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
   std::shared_ptr<Entry> entry = Find(model);
   // The log holds no change of a replicated model: its records are of an
   // earlier model of the name, which the replica's creation ended.
-  if (entry != nullptr && entry->replication.has_value()) return;
+  if (entry != nullptr && entry->replication != nullptr) return;
   if (entry != nullptr && !entry->unavailable.ok()) {
     // A deletion ends the model whatever it was, unless its state is of a
     // later model of the name (created after this record).
@@ -813,7 +814,7 @@ uint64_t ModelRegistry::DroppableLog(uint64_t covered) const {
   MutexLock io_lock(io_mu_);
   uint64_t droppable = covered;
   for (const std::shared_ptr<Entry>& entry : entries) {
-    if (entry->replication.has_value()) continue;  // not in the log
+    if (entry->replication != nullptr) continue;  // not in the log
     const bool log_only =
         !entry->unavailable.ok() || entry->model->lsn() > entry->saved_lsn;
     if (log_only) droppable = std::min(droppable, entry->saved_lsn);
@@ -831,7 +832,7 @@ absl::Status ModelRegistry::SaveLocked(Entry& entry) {
   const uint64_t generation = entry.model->generation();
   const ModelSnapshot snapshot = entry.model->Snapshot();
   // A replica's records are durable in its stream before they apply.
-  if (journal_ != nullptr && !entry.replication.has_value()) {
+  if (journal_ != nullptr && entry.replication == nullptr) {
     journal_->WaitDurable(snapshot.lsn);
   }
   if (!Finite(snapshot)) {
@@ -855,7 +856,7 @@ absl::Status ModelRegistry::SaveLocked(Entry& entry) {
 
 absl::Status ModelRegistry::CheckLocal(const Entry& entry,
                                        absl::string_view name) {
-  if (!entry.replication.has_value()) return absl::OkStatus();
+  if (entry.replication == nullptr) return absl::OkStatus();
   return absl::FailedPreconditionError(
       absl::StrCat("model ", Quoted(name), " is replicated (stream ",
                    Quoted(entry.replication->stream),
@@ -945,7 +946,7 @@ absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
   std::optional<MutexLock> io_lock;
   if (state) io_lock.emplace(io_mu_);
   std::shared_ptr<Entry> entry = Find(name);
-  if (entry != nullptr && !entry->replication.has_value()) {
+  if (entry != nullptr && entry->replication == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("a model of this server alone is named ", Quoted(name)));
   }
@@ -976,7 +977,8 @@ absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
   if (s.ok()) {
     if (std::shared_ptr<Entry> applied = Find(name); applied != nullptr) {
       if (IsReplicated(applied->model->spec())) {
-        applied->replication = applied->model->spec().replication;
+        applied->replication = std::make_unique<const Replication>(
+            applied->model->spec().replication);
       }
     }
     return absl::OkStatus();
@@ -986,7 +988,9 @@ absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
   WriterMutexLock lock(mu_);
   std::shared_ptr<Entry>& marked = entries_[name];
   if (marked == nullptr) marked = std::make_shared<Entry>();
-  if (!marked->replication.has_value()) marked->replication = created;
+  if (marked->replication == nullptr && created.has_value()) {
+    marked->replication = std::make_unique<const Replication>(*created);
+  }
   if (marked->unavailable.ok()) marked->unavailable = s;
   return s;
 }
@@ -994,7 +998,7 @@ absl::Status ModelRegistry::ApplyReplicated(uint64_t sequence,
 void ModelRegistry::DropReplica(absl::string_view name) {
   MutexLock io_lock(io_mu_);
   std::shared_ptr<Entry> entry = Find(name);
-  if (entry == nullptr || !entry->replication.has_value()) return;
+  if (entry == nullptr || entry->replication == nullptr) return;
   if (entry->model != nullptr) entry->model->MarkDeleted().IgnoreError();
   {
     WriterMutexLock lock(mu_);
@@ -1007,7 +1011,7 @@ std::vector<ModelRegistry::Replica> ModelRegistry::Replicas() const {
   std::vector<Replica> replicas;
   ReaderMutexLock lock(mu_);
   for (const auto& [name, entry] : entries_) {
-    if (!entry->replication.has_value()) continue;
+    if (entry->replication == nullptr) continue;
     const bool has_state = entry->model != nullptr;
     replicas.push_back({name, *entry->replication,
                         has_state ? entry->model->lsn() : 0,

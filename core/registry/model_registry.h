@@ -303,8 +303,9 @@ class ModelRegistry {
  private:
   struct Entry {
     // A replicated model's stream; set for its whole life, also while it
-    // is unavailable.
-    std::optional<Replication> replication;
+    // is unavailable. Null for a local one (most: a pointer, not the 136
+    // bytes of an empty Replication).
+    std::unique_ptr<const Replication> replication;
     // If unavailable: its last good state, or its previous snapshot's if
     // `restorable`, or none.
     std::shared_ptr<Model> model;
