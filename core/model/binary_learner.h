@@ -35,7 +35,11 @@ class BinaryLearner final : public Learner {
                 std::optional<double> threshold,
                 Evaluation& evaluation) const override;
   bool HasClass(absl::string_view) const override { return true; }
-  const std::vector<std::string>& classes() const override { return none_; }
+  const std::vector<std::string>& classes() const override {
+    static const std::vector<std::string>* const kNone =
+        new std::vector<std::string>();
+    return *kNone;
+  }
   absl::Status AddClass(absl::string_view label) override;
   void RemoveLastClass() override {}
   absl::Status CheckSetWeights(absl::string_view label) const override;
@@ -57,7 +61,6 @@ class BinaryLearner final : public Learner {
 
  private:
   const std::unique_ptr<OnlineClassifier> classifier_;
-  const std::vector<std::string> none_;
   // ‖w‖ of the weights predicted with, for signed distances: O(d), so
   // computed once per change, not per prediction.
   Lazy<double> norm_{0.0, /*stale=*/true};

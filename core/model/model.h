@@ -20,11 +20,11 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "absl/container/btree_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -344,7 +344,9 @@ class Model {
   std::vector<double> scratch_ ABSL_GUARDED_BY(mu_);
   ModelCounters counters_ ABSL_GUARDED_BY(mu_);
   uint64_t lsn_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, uint64_t, std::less<>> sources_ ABSL_GUARDED_BY(mu_);
+  // Each training source's last sequence number (a B-tree: 24 bytes while
+  // empty, where a std::map takes 48).
+  absl::btree_map<std::string, uint64_t> sources_ ABSL_GUARDED_BY(mu_);
   int64_t reserved_ ABSL_GUARDED_BY(mu_);  // the bytes it holds in budget_
   // The examples remembered for delayed labels: made when the first one is
   // (most models never remember any); read through pending().
