@@ -186,7 +186,7 @@ class ClientTest(unittest.TestCase):
         self.client.create_model("py-champion", dimension=2)
         self.client.create_model("py-challenger", dimension=2,
                                  algorithm="logistic_regression",
-                                 progress_window=2)
+                                 progress_window=2, window_losses=True)
         self.assertEqual(self.client.set_alias("py-prod", "py-champion"), "")
         data = [([1, 2], 1), ([2, 1], -1), ([0, 0], -1), ([2, 2], 1)]
         results = list(self.client.train(["py-champion", "py-challenger"],
@@ -199,6 +199,9 @@ class ClientTest(unittest.TestCase):
             ["py-champion", "py-challenger"])
         self.assertFalse(champion.HasField("versus_first"))
         self.assertEqual(challenger.stats.window_examples, 2)
+        # Only a model that keeps its window's losses reports their mean.
+        self.assertTrue(challenger.stats.HasField("window_loss"))
+        self.assertFalse(champion.stats.HasField("window_loss"))
         test = challenger.versus_first
         self.assertEqual(test.examples, 4)
         wrong = [[r[k].predicted_label != y for r, (_, y) in zip(results, data)]
