@@ -81,14 +81,17 @@ inline std::string Tail(const std::string& path, size_t bytes = 4000) {
 // is given to complete its handshake: it stays long (5 s), so that a server
 // slow to answer on a loaded machine is still reached, rather than every
 // attempt timing out after 100 ms.
-inline std::shared_ptr<grpc::Channel> FastReconnectingChannel(
-    const std::string& target) {
+inline grpc::ChannelArguments FastReconnectingArguments() {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+  return args;
+}
+inline std::shared_ptr<grpc::Channel> FastReconnectingChannel(
+    const std::string& target) {
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
-                                   args);
+                                   FastReconnectingArguments());
 }
 
 // The server binary running as a child, its output going to `log`.
@@ -140,9 +143,16 @@ class ServerProcess {
     return absl::StrCat("pid ", pid_, " state ", state, " in ", waits);
   }
 
+  // Whether the server takes connections within 30 s. The probe's channel
+  // keeps a subchannel of its own: sharing gRPC's global pool, it once
+  // stayed unconnected for 20 s while a client's channel to the same
+  // address, busy reconnecting through restarts, was served.
   bool WaitUntilReady() const {
-    return FastReconnectingChannel(target())->WaitForConnected(
-        absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+    grpc::ChannelArguments args = FastReconnectingArguments();
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    return grpc::CreateCustomChannel(target(),
+                                     grpc::InsecureChannelCredentials(), args)
+        ->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
   }
 
   // Sends `signal` and returns the exit status (-1 if it did not exit).
