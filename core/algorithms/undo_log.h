@@ -52,9 +52,17 @@ class UndoLog {
     flags_.clear();
   }
 
-  // Clear(), and gives back the memory: for the end of a batch, so that a
-  // model holds none between batches.
-  void Release() {
+  // Clear(), and gives back the memory if it holds more than `max_bytes`:
+  // for the end of a batch, so that one large example does not keep its
+  // log's memory for good.
+  void Trim(size_t max_bytes) {
+    Clear();
+    const size_t bytes = places_.capacity() * sizeof(Place) +
+                         values_.capacity() * sizeof(double) +
+                         scalars_.capacity() * sizeof(scalars_[0]) +
+                         counts_.capacity() * sizeof(counts_[0]) +
+                         flags_.capacity() * sizeof(flags_[0]);
+    if (bytes <= max_bytes) return;
     std::vector<Place>().swap(places_);
     std::vector<double>().swap(values_);
     std::vector<std::pair<double*, double>>().swap(scalars_);

@@ -28,6 +28,7 @@ class BinaryLearner final : public Learner {
     classifier_->EndBatch();
     norm_.MarkStale();
   }
+  void set_undo_log(UndoLog* log) override { classifier_->set_undo_log(log); }
   absl::Status Predict(absl::Span<const Features> xs,
                        absl::Span<Prediction> out) const override;
   void StartEvaluation(Evaluation& evaluation) const override;

@@ -6,17 +6,12 @@
 
 namespace halfspace {
 
-std::unique_ptr<Learner> MakeLearner(const ModelSpec& spec, UndoLog* undo) {
+std::unique_ptr<Learner> MakeLearner(const ModelSpec& spec) {
   if (IsMulticlass(spec)) {
-    std::unique_ptr<MulticlassClassifier> classifier =
-        MakeMulticlassClassifier(spec);
-    classifier->set_undo_log(undo);
-    return std::make_unique<MulticlassLearner>(std::move(classifier),
+    return std::make_unique<MulticlassLearner>(MakeMulticlassClassifier(spec),
                                                FeatureWidth(spec));
   }
-  std::unique_ptr<OnlineClassifier> classifier = MakeBinaryClassifier(spec);
-  classifier->set_undo_log(undo);
-  return std::make_unique<BinaryLearner>(std::move(classifier));
+  return std::make_unique<BinaryLearner>(MakeBinaryClassifier(spec));
 }
 
 absl::Status ScoreOverflowError(double score) {

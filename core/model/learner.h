@@ -51,6 +51,11 @@ class Learner {
   // Brings lazily kept prediction weights up to date after a batch.
   virtual void EndBatch() = 0;
 
+  // Makes Learn save into `log` every value it is about to change (see
+  // UndoLog), until set again; UndoLog::Off() (the default) saves nothing.
+  // The log must outlive its use.
+  virtual void set_undo_log(UndoLog* log) = 0;
+
   // One prediction per x. FAILED_PRECONDITION while there is nothing to
   // predict with (a multiclass learner that knows no class).
   virtual absl::Status Predict(absl::Span<const Features> xs,
@@ -109,11 +114,9 @@ class Learner {
   virtual absl::Status ImportState(absl::Span<const double> state) = 0;
 };
 
-// A fresh learner for the spec: binary or multiclass as IsMulticlass says,
-// whose classifier saves what each example changes into `undo` (see
-// UndoLog).  REQUIRES: ValidateModelSpec(spec) is OK; `undo` outlives the
-// learner.
-std::unique_ptr<Learner> MakeLearner(const ModelSpec& spec, UndoLog* undo);
+// A fresh learner for the spec: binary or multiclass as IsMulticlass says.
+// REQUIRES: ValidateModelSpec(spec) is OK.
+std::unique_ptr<Learner> MakeLearner(const ModelSpec& spec);
 
 // The error of an example or instance whose score w·x + b is not finite:
 // its features are too large for the weights.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/base/quoted.h"
+#include "core/model/shared_spec.h"
 
 namespace halfspace {
 
@@ -64,10 +65,10 @@ Model::Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
              std::shared_ptr<ResourceBudget> budget, int64_t reserved)
     : name_(std::move(name)),
       incarnation_(incarnation),
-      spec_(spec),
+      spec_(SharedSpec(spec)),
       space_(MakeFeatureSpace(spec)),
       budget_(std::move(budget)),
-      learner_(MakeLearner(spec, &undo_)),
+      learner_(MakeLearner(spec)),
       standardizer_(spec.standardize
                         ? std::make_unique<Standardizer>(spec.dimension)
                         : nullptr),
@@ -145,8 +146,11 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
     s = m.window_.Import(snapshot.progress);
     if (!s.ok()) return s;
   }
-  s = m.paired_.Import(std::move(snapshot.paired));
-  if (!s.ok()) return s;
+  if (!snapshot.paired.empty()) {
+    m.paired_ = std::make_unique<PairedMistakes>();
+    s = m.paired_->Import(std::move(snapshot.paired));
+    if (!s.ok()) return s;
+  }
   if (snapshot.pending.counters.remembered > 0 ||
       !snapshot.pending.waiting.empty() ||
       !snapshot.pending.tombstones.empty()) {
@@ -162,7 +166,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
 
 absl::Status Model::CheckFeatureLimits(const FeatureInput& input) const {
   if (!budget_->enforcing()) return absl::OkStatus();
-  const Limits limits = LimitsFor(spec_, budget_->limits());
+  const Limits limits = LimitsFor(*spec_, budget_->limits());
   const int64_t named = input.named.size();
   if (named > limits.max_named_features) {
     return LimitExceeded(
@@ -215,8 +219,8 @@ void Model::Prepare(const Example& example, PreparedExample& prepared) const {
 }
 
 bool Model::PreparesLike(const Model& other) const {
-  const ModelSpec& a = spec_;
-  const ModelSpec& b = other.spec_;
+  const ModelSpec& a = *spec_;
+  const ModelSpec& b = *other.spec_;
   if (multiclass() != other.multiclass() || a.dimension != b.dimension ||
       a.hash_bits != b.hash_bits ||
       a.interactions.size() != b.interactions.size()) {
@@ -254,11 +258,11 @@ absl::Status Model::SetClassWeights(absl::string_view label,
                                     std::vector<double> w, double b,
                                     const WriteAhead& write_ahead) {
   absl::StatusOr<LinearWeights> weights =
-      CheckedWeights(std::move(w), b, FeatureWidth(spec_));
+      CheckedWeights(std::move(w), b, FeatureWidth(*spec_));
   if (!weights.ok()) return weights.status();
   WriterMutexLock lock(mu_);
   if (absl::Status s = learner_->CheckSetWeights(label); !s.ok()) return s;
-  const int64_t added = learner_->HasClass(label) ? 0 : ClassBytes(spec_);
+  const int64_t added = learner_->HasClass(label) ? 0 : ClassBytes(*spec_);
   if (added > 0) {
     absl::Status s = AdmitClass(label, learner_->classes().size() + 1);
     if (!s.ok()) return s;
@@ -294,12 +298,12 @@ absl::Status Model::RecordCreation(const WriteAhead& write_ahead) {
 
 int64_t Model::ClassRoom() const {
   if (!multiclass()) return 0;
-  const Limits limits = LimitsFor(spec_, budget_->limits());
+  const Limits limits = LimitsFor(*spec_, budget_->limits());
   ReaderMutexLock lock(mu_);
   const int64_t classes = learner_->classes().size();
   const int64_t by_count = std::max<int64_t>(0, limits.max_classes - classes);
   const int64_t by_bytes = std::max<int64_t>(
-      0, (limits.max_model_bytes - reserved_) / ClassBytes(spec_));
+      0, (limits.max_model_bytes - reserved_) / ClassBytes(*spec_));
   return std::min({by_count, by_bytes, int64_t{kMaxClasses} - classes});
 }
 
@@ -334,6 +338,11 @@ const PendingExamples& Model::pending() const {
   return pending_ != nullptr ? *pending_ : *kNone;
 }
 
+const PairedMistakes& Model::paired() const {
+  static const PairedMistakes* const kNone = new PairedMistakes();
+  return paired_ != nullptr ? *paired_ : *kNone;
+}
+
 PendingExamples& Model::MutablePending() {
   if (pending_ == nullptr) pending_ = std::make_unique<PendingExamples>();
   return *pending_;
@@ -353,7 +362,7 @@ PendingStats Model::PendingStatsLocked() const {
 
 PairedCounts Model::Paired(absl::string_view peer, uint64_t incarnation) const {
   ReaderMutexLock lock(mu_);
-  return paired_.Find(peer, incarnation);
+  return paired().Find(peer, incarnation);
 }
 
 PairedCounts Model::PairedWith(const Model& champion) const {
@@ -377,21 +386,21 @@ ModelSnapshot Model::Weights(int64_t offset, std::optional<int64_t> count,
                              uint64_t* generation) const {
   ModelSnapshot weights;
   weights.name = name_;
-  weights.spec = spec_;
+  weights.spec = *spec_;
   ReaderMutexLock lock(mu_);
   if (generation != nullptr) *generation = this->generation();
   learner_->CopyWeights(weights, offset,
-                        count.value_or(FeatureWidth(spec_) - offset));
+                        count.value_or(FeatureWidth(*spec_) - offset));
   return weights;
 }
 
 ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   ModelSnapshot snapshot;
   snapshot.name = name_;
-  snapshot.spec = spec_;
+  snapshot.spec = *spec_;
   ReaderMutexLock lock(mu_);
   if (generation != nullptr) *generation = this->generation();
-  learner_->CopyWeights(snapshot, 0, FeatureWidth(spec_));
+  learner_->CopyWeights(snapshot, 0, FeatureWidth(*spec_));
   snapshot.state = learner_->ExportState();
   if (standardizer_ != nullptr) {
     snapshot.standardizer = standardizer_->Export();
@@ -401,7 +410,7 @@ ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   snapshot.sources.insert(sources_.begin(), sources_.end());
   snapshot.pending = pending().Export();
   snapshot.progress = window_.Export();
-  snapshot.paired = paired_.peers();
+  snapshot.paired = paired().peers();
   snapshot.incarnation = incarnation_;
   return snapshot;
 }

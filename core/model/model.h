@@ -106,8 +106,8 @@ class Model {
   // time of its creation, kept in its snapshots (0 in files from before
   // it).
   uint64_t incarnation() const { return incarnation_; }
-  const ModelSpec& spec() const { return spec_; }
-  bool multiclass() const { return IsMulticlass(spec_); }
+  const ModelSpec& spec() const { return *spec_; }
+  bool multiclass() const { return IsMulticlass(*spec_); }
 
   // A multiclass model's classes, in index order.
   std::vector<std::string> classes() const;
@@ -166,7 +166,7 @@ class Model {
                         const StopCheck& stop = nullptr) const;
 
   // Whether the model gives probabilities.
-  bool probabilistic() const { return IsProbabilistic(spec_); }
+  bool probabilistic() const { return IsProbabilistic(*spec_); }
 
   // INVALID_ARGUMENT unless `threshold` is a probability in [0, 1] and the
   // model is binary and gives probabilities: the thresholds Evaluate takes.
@@ -297,12 +297,16 @@ class Model {
   // The remembered examples, perhaps none; to change them, made if need be.
   const PendingExamples& pending() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   PendingExamples& MutablePending() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The paired mistakes, perhaps none counted.
+  const PairedMistakes& paired() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Gives back to the budget what the pending examples no longer take.
   void ReleasePendingBytes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Learns one prepared example, or refuses it, leaving the model as it
   // was, when learning it overflows. Returns false if it refused the
-  // example and removed the class it had added.
-  bool LearnOne(const PreparedExample& example, ExampleOutcome& outcome)
+  // example and removed the class it had added. `undo` is the log the
+  // learner saves into; `standardized` holds a standardized example.
+  bool LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
+                UndoLog& undo, std::vector<double>& standardized)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes the change ahead, if it is written down, and notes its LSN.
   absl::Status WriteDown(const WriteAhead& write_ahead)
@@ -331,17 +335,15 @@ class Model {
 
   const std::string name_;
   uint64_t incarnation_;  // set before the model is shared
-  const ModelSpec spec_;
+  // Shared with the models of an equal spec (see shared_spec.h).
+  const std::shared_ptr<const ModelSpec> spec_;
   const FeatureSpace space_;
   const std::shared_ptr<ResourceBudget> budget_;
 
   mutable SharedMutex mu_;
-  UndoLog undo_ ABSL_GUARDED_BY(mu_);  // what the example being learned changed
   const std::unique_ptr<Learner> learner_ ABSL_PT_GUARDED_BY(mu_);
-  // If spec_.standardize.
+  // If spec_->standardize.
   const std::unique_ptr<Standardizer> standardizer_ ABSL_PT_GUARDED_BY(mu_);
-  // A standardized example, while learning.
-  std::vector<double> scratch_ ABSL_GUARDED_BY(mu_);
   ModelCounters counters_ ABSL_GUARDED_BY(mu_);
   uint64_t lsn_ ABSL_GUARDED_BY(mu_) = 0;
   // Each training source's last sequence number (a B-tree: 24 bytes while
@@ -354,9 +356,9 @@ class Model {
   // The bytes pending_ holds in budget_.
   int64_t pending_reserved_ ABSL_GUARDED_BY(mu_) = 0;
   ProgressWindow window_ ABSL_GUARDED_BY(mu_);
-  PairedMistakes paired_ ABSL_GUARDED_BY(mu_);
-  // A batch's outcomes, while counting pairs.
-  std::vector<uint8_t> own_outcomes_ ABSL_GUARDED_BY(mu_);
+  // Paired mistakes against peers: made when the first is counted (most
+  // models have no peer); read through paired().
+  std::unique_ptr<PairedMistakes> paired_ ABSL_GUARDED_BY(mu_);
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};

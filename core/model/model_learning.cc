@@ -16,6 +16,27 @@
 namespace halfspace {
 namespace {
 
+// What learning a batch uses for a while and no model keeps between
+// batches: one per thread, its memory kept for the thread's next batch up
+// to kKeptScratchBytes (a model that kept its own would carry it always).
+struct LearningScratch {
+  UndoLog undo;                       // what the example being learned changed
+  std::vector<double> standardized;   // a standardized example
+  std::vector<uint8_t> own_outcomes;  // a batch's outcomes, to count pairs
+};
+constexpr size_t kKeptScratchBytes = size_t{64} << 10;
+
+LearningScratch& ThreadScratch() {
+  thread_local LearningScratch scratch;
+  return scratch;
+}
+
+// Gives back what a large batch took beyond kKeptScratchBytes.
+template <typename T>
+void Trim(std::vector<T>& v) {
+  if (v.capacity() * sizeof(T) > kKeptScratchBytes) std::vector<T>().swap(v);
+}
+
 absl::Status Deleted(absl::string_view name) {
   return absl::NotFoundError(
       absl::StrCat("model ", Quoted(name), " was deleted"));
@@ -125,22 +146,27 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
   size_t next = 0;
   bool removed_class = false;
   const uint64_t joined = m.pending().counters().joined;
+  LearningScratch& scratch = ThreadScratch();
+  m.learner_->set_undo_log(&scratch.undo);
   for (size_t i = plan.from; i < examples.size(); ++i) {
     while (next < refused.size() && refused[next] < i) ++next;
     if (next < refused.size() && refused[next] == i) continue;
     if (!m.JoinsPending(plan, i, outcomes[i])) continue;
-    removed_class |= !m.LearnOne(examples[i], outcomes[i]);
+    removed_class |= !m.LearnOne(examples[i], outcomes[i], scratch.undo,
+                                 scratch.standardized);
     if (!outcomes[i].error.ok()) continue;
     changed_ = true;
     if (!plan.ids.empty())
       m.MutablePending().Join(plan.ids[i], plan.pending_limits);
   }
   changed_ |= m.pending().counters().joined != joined;
-  m.undo_.Release();
+  m.learner_->set_undo_log(UndoLog::Off());
+  scratch.undo.Trim(kKeptScratchBytes);
+  Trim(scratch.standardized);
   m.learner_->EndBatch();
   if (removed_class) {  // give back what Admit reserved for it
     const int64_t unused =
-        m.reserved_ - ModelBytes(m.spec_, m.learner_->classes().size());
+        m.reserved_ - ModelBytes(*m.spec_, m.learner_->classes().size());
     if (unused > 0) m.Unreserve(unused);
   }
   m.AppendClassNames(class_names);
@@ -159,16 +185,19 @@ void Model::Writer::ExpirePending(int64_t now_micros,
 void Model::Writer::CountPeers(absl::Span<const PeerOutcomes> peers,
                                absl::Span<const ExampleOutcome> outcomes) {
   model_.mu_.AssertHeld();
-  std::vector<uint8_t>& own = model_.own_outcomes_;
+  std::vector<uint8_t>& own = ThreadScratch().own_outcomes;
   own.resize(outcomes.size());
   for (size_t i = 0; i < outcomes.size(); ++i) {
     own[i] = PeerOutcomeOf(outcomes[i]);
   }
   for (const PeerOutcomes& peer : peers) {
-    if (peer.outcomes.size() == outcomes.size()) {
-      model_.paired_.Count(peer, own);
+    if (peer.outcomes.size() != outcomes.size()) continue;
+    if (model_.paired_ == nullptr) {
+      model_.paired_ = std::make_unique<PairedMistakes>();
     }
+    model_.paired_->Count(peer, own);
   }
+  Trim(own);
 }
 
 int64_t Model::Writer::Admit(absl::Span<const PreparedExample> examples,
@@ -204,7 +233,7 @@ int64_t Model::Writer::Admit(absl::Span<const PreparedExample> examples,
       s = m.AdmitClass(e.class_label, classes + 1);
       if (s.ok()) {
         admitted.insert(e.class_label);
-        reserved += ClassBytes(m.spec_);
+        reserved += ClassBytes(*m.spec_);
         ++classes;
         continue;
       }
@@ -218,9 +247,9 @@ int64_t Model::Writer::Admit(absl::Span<const PreparedExample> examples,
 }
 
 absl::Status Model::AdmitClass(absl::string_view label, int64_t classes) {
-  const int64_t bytes = ClassBytes(spec_);
+  const int64_t bytes = ClassBytes(*spec_);
   if (budget_->enforcing()) {
-    const Limits limits = LimitsFor(spec_, budget_->limits());
+    const Limits limits = LimitsFor(*spec_, budget_->limits());
     if (classes > limits.max_classes) {
       return LimitExceeded(
           absl::StrCat("cannot add class ", Quoted(label), ": model ",
@@ -330,7 +359,8 @@ PendingExamples::State Model::Pending(absl::string_view id, int64_t now_micros,
   return state;
 }
 
-bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome) {
+bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
+                     UndoLog& undo, std::vector<double>& standardized) {
   const size_t classes = learner_->classes().size();
   absl::StatusOr<int> target =
       example.error.ok() ? learner_->Target(example) : example.error;
@@ -340,19 +370,19 @@ bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome) {
   }
   outcome.error = absl::OkStatus();
   outcome.duplicate = false;
-  undo_.Clear();
+  undo.Clear();
   Features x = example.x;
   double squared_norm = example.squared_norm;
   if (standardizer_ != nullptr) {
-    if (example.weight > 0.0) standardizer_->Observe(x, undo_);
-    x = Standardized(x, scratch_);
+    if (example.weight > 0.0) standardizer_->Observe(x, undo);
+    x = Standardized(x, standardized);
     squared_norm = FastSquaredNorm(x);
   }
   if (std::isfinite(squared_norm)) {
     learner_->Learn(x, *target, example.weight, outcome);
   }
-  if (absl::Status s = Overflow(squared_norm, outcome, undo_); !s.ok()) {
-    undo_.Undo();
+  if (absl::Status s = Overflow(squared_norm, outcome, undo); !s.ok()) {
+    undo.Undo();
     Reject(std::move(s), outcome);
     if (learner_->classes().size() == classes) return true;
     learner_->RemoveLastClass();

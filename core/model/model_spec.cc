@@ -75,8 +75,10 @@ int64_t ClassBytes(const ModelSpec& spec) {
 }
 
 int64_t ModelBytes(const ModelSpec& spec, int64_t classes) {
+  // Its means and sums of squares (the standardized copy of an example
+  // being learned is the learning thread's, for the batch).
   const int64_t standardizer =
-      spec.standardize ? 3 * spec.dimension * int64_t{sizeof(double)} : 0;
+      spec.standardize ? 2 * spec.dimension * int64_t{sizeof(double)} : 0;
   return kModelOverheadBytes + standardizer +
          ProgressWindow::Bytes(spec.progress_window, spec.window_losses) +
          (IsMulticlass(spec) ? classes : 1) * ClassBytes(spec);

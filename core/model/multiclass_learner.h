@@ -31,6 +31,7 @@ class MulticlassLearner final : public Learner {
   }
   void Learn(Features x, int y, double s, ExampleOutcome& outcome) override;
   void EndBatch() override { classifier_->EndBatch(); }
+  void set_undo_log(UndoLog* log) override { classifier_->set_undo_log(log); }
   absl::Status Predict(absl::Span<const Features> xs,
                        absl::Span<Prediction> out) const override;
   void Evaluate(Features x, const PreparedExample& example,
