@@ -13,16 +13,18 @@
 // challengers on one stream compare on these.
 //
 // Memory: a bit per example of the window, and 8 bytes more with its
-// losses. A plain value type; not thread-safe (its Model serializes
-// access).
+// losses, in one allocation beside 56 bytes of its own. Movable, not
+// copyable; not thread-safe (its Model serializes access).
 
 #ifndef HALFSPACE_CORE_MONITORS_PROGRESS_WINDOW_H_
 #define HALFSPACE_CORE_MONITORS_PROGRESS_WINDOW_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 
@@ -64,20 +66,30 @@ class ProgressWindow {
   }
 
  private:
+  // The words of the mistakes' bits, which the losses follow.
+  int64_t words() const { return (size_ + 63) / 64; }
   bool MistakeAt(int64_t slot) const {
-    return (mistakes_[static_cast<size_t>(slot / 64)] >> (slot % 64)) & 1;
+    return (ring_[static_cast<size_t>(slot / 64)] >> (slot % 64)) & 1;
+  }
+  // A loss is kept as its double's bits. REQUIRES: keep_losses_.
+  double LossAt(int64_t slot) const {
+    return absl::bit_cast<double>(ring_[static_cast<size_t>(words() + slot)]);
+  }
+  void SetLoss(int64_t slot, double loss) {
+    ring_[static_cast<size_t>(words() + slot)] = absl::bit_cast<uint64_t>(loss);
   }
 
-  const int64_t size_;
-  const double decay_;              // λ
-  std::vector<double> losses_;      // a ring: example t at t % size; or none
-  std::vector<uint64_t> mistakes_;  // likewise, a bit each, 1 for a mistake
-  int64_t next_ = 0;                // the slot of the next example
-  int64_t seen_ = 0;                // examples ever added
-  int64_t window_mistakes_ = 0;     // mistakes in the window
-  double decayed_correct_ = 0.0;    // Σ λ^(t−i)·[no mistake]
-  double decayed_loss_ = 0.0;       // Σ λ^(t−i)·loss
-  double decayed_weight_ = 0.0;     // Σ λ^(t−i)
+  // Two rings in one block: example t's mistake at bit t % size (1 for a
+  // mistake), then, if kept, its loss at t % size.
+  std::unique_ptr<uint64_t[]> ring_;
+  int32_t size_;                 // at most kMaxProgressWindow
+  int32_t next_ = 0;             // the slot of the next example
+  int32_t window_mistakes_ = 0;  // mistakes in the window
+  bool keep_losses_;
+  int64_t seen_ = 0;              // examples ever added
+  double decayed_correct_ = 0.0;  // Σ λ^(t−i)·[no mistake]
+  double decayed_loss_ = 0.0;     // Σ λ^(t−i)·loss
+  double decayed_weight_ = 0.0;   // Σ λ^(t−i)
 };
 
 }  // namespace halfspace
