@@ -6,17 +6,20 @@
 // batch's end (or at every prediction) cost O(d).
 //
 // Thread safety: readers run concurrently (under the model's shared lock);
-// the first to see them stale recomputes under a mutex while the others
-// wait. Marking stale and writing happen under the model's exclusive lock,
-// with no reader.
+// the first to see the value stale claims it and recomputes while the
+// others wait. Marking stale and writing happen under the model's exclusive
+// lock, with no reader. The claim is an atomic state, not a mutex: a model
+// keeps a few of these, and a mutex would take 40 bytes each, more than a
+// small model's lock and counters together.
 
 #ifndef HALFSPACE_CORE_ALGORITHMS_LAZY_H_
 #define HALFSPACE_CORE_ALGORITHMS_LAZY_H_
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
 #include <utility>
-
-#include "core/base/mutex.h"
 
 namespace halfspace {
 
@@ -24,35 +27,47 @@ template <typename T>
 class Lazy {
  public:
   explicit Lazy(T initial, bool stale = false)
-      : stale_(stale), value_(std::move(initial)) {}
+      : state_(stale ? kStale : kFresh), value_(std::move(initial)) {}
 
   // The value, brought up to date by `compute(T&)` if stale.
   template <typename Compute>
   const T& Get(Compute compute) const {
-    if (stale_.load(std::memory_order_acquire)) {
-      MutexLock lock(mu_);
-      if (stale_.load(std::memory_order_relaxed)) {
+    uint8_t state = state_.load(std::memory_order_acquire);
+    for (int waits = 0; state != kFresh;
+         state = state_.load(std::memory_order_acquire)) {
+      if (state == kStale &&
+          state_.compare_exchange_strong(state, kComputing,
+                                         std::memory_order_acquire)) {
         compute(value_);
-        stale_.store(false, std::memory_order_release);
+        state_.store(kFresh, std::memory_order_release);
+        break;
+      }
+      // Another reader computes: O(d), microseconds for most models and
+      // milliseconds for the widest, so yield first and then sleep.
+      if (++waits < 64) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     }
     return value_;
   }
 
   // After learning: the next Get recomputes.
-  void MarkStale() { stale_.store(true, std::memory_order_release); }
+  void MarkStale() { state_.store(kStale, std::memory_order_release); }
 
   // Makes `value` the current value.
   void Set(T value) {
     value_ = std::move(value);
-    stale_.store(false, std::memory_order_release);
+    state_.store(kFresh, std::memory_order_release);
   }
 
  private:
-  // Taken by the reader that recomputes; value_ is read without it once
-  // stale_ is false (the acquire load orders the read after the write).
-  mutable Mutex mu_;
-  mutable std::atomic<bool> stale_;
+  enum : uint8_t { kFresh, kStale, kComputing };
+  // value_ is written only by the reader that moved the state from kStale
+  // to kComputing, and read once it is kFresh (the release store after the
+  // write and the acquire load before the read order them).
+  mutable std::atomic<uint8_t> state_;
   mutable T value_;
 };
 
