@@ -18,10 +18,11 @@ ModelSpec Perceptron(int64_t dimension) {
 }
 
 TEST(SharedSpecTest, EqualSpecsShareOneCopy) {
-  const std::shared_ptr<const ModelSpec> a = SharedSpec(Perceptron(10));
-  const std::shared_ptr<const ModelSpec> b = SharedSpec(Perceptron(10));
+  const std::shared_ptr<const SpecAndSpace> a = SharedSpec(Perceptron(10));
+  const std::shared_ptr<const SpecAndSpace> b = SharedSpec(Perceptron(10));
   EXPECT_EQ(a.get(), b.get());
-  EXPECT_EQ(a->dimension, 10);
+  EXPECT_EQ(a->spec.dimension, 10);
+  EXPECT_EQ(a->space.width(), 10);
 }
 
 TEST(SharedSpecTest, ModelsMadeAlikeShareTheirSpec) {
@@ -71,7 +72,7 @@ TEST(SharedSpecTest, SpecsDifferingInAnyFieldAreNotShared) {
       [](ModelSpec& s) { s.replication.limits.max_interaction_products = 1; },
   };
   const ModelSpec base = Perceptron(10);
-  const std::shared_ptr<const ModelSpec> shared = SharedSpec(base);
+  const std::shared_ptr<const SpecAndSpace> shared = SharedSpec(base);
   std::vector<std::string> identities = {SpecIdentity(base)};
   for (size_t i = 0; i < changes.size(); ++i) {
     ModelSpec changed = base;
@@ -87,10 +88,10 @@ TEST(SharedSpecTest, SpecsDifferingInAnyFieldAreNotShared) {
 // Specs no model holds are forgotten, and one made again is right.
 TEST(SharedSpecTest, ForgottenSpecsComeBackRight) {
   for (int round = 0; round < 3; ++round) {
-    std::vector<std::shared_ptr<const ModelSpec>> held;
+    std::vector<std::shared_ptr<const SpecAndSpace>> held;
     for (int64_t d = 1; d <= 500; ++d) {
       held.push_back(SharedSpec(Perceptron(d)));
-      ASSERT_EQ(held.back()->dimension, d);
+      ASSERT_EQ(held.back()->spec.dimension, d);
     }
     for (int64_t d = 1; d <= 500; ++d) {
       EXPECT_EQ(SharedSpec(Perceptron(d)).get(), held[d - 1].get());
@@ -100,20 +101,20 @@ TEST(SharedSpecTest, ForgottenSpecsComeBackRight) {
 
 TEST(SharedSpecTest, ThreadsShareSafely) {
   std::vector<std::thread> threads;
-  std::vector<const ModelSpec*> seen(4);
+  std::vector<const SpecAndSpace*> seen(4);
   std::atomic<int> wrong{0};
-  const std::shared_ptr<const ModelSpec> kept = SharedSpec(Perceptron(3));
+  const std::shared_ptr<const SpecAndSpace> kept = SharedSpec(Perceptron(3));
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t, &seen, &wrong] {
       for (int64_t d = 1; d <= 300; ++d) {
-        if (SharedSpec(Perceptron(d))->dimension != d) ++wrong;
+        if (SharedSpec(Perceptron(d))->spec.dimension != d) ++wrong;
       }
       seen[t] = SharedSpec(Perceptron(3)).get();
     });
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(wrong.load(), 0);
-  for (const ModelSpec* spec : seen) EXPECT_EQ(spec, kept.get());
+  for (const SpecAndSpace* spec : seen) EXPECT_EQ(spec, kept.get());
 }
 
 }  // namespace

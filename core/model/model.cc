@@ -65,8 +65,7 @@ Model::Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
              std::shared_ptr<ResourceBudget> budget, int64_t reserved)
     : name_(std::move(name)),
       incarnation_(incarnation),
-      spec_(SharedSpec(spec)),
-      space_(MakeFeatureSpace(spec)),
+      shared_(SharedSpec(spec)),
       budget_(std::move(budget)),
       learner_(MakeLearner(spec)),
       standardizer_(spec.standardize
@@ -75,7 +74,10 @@ Model::Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
       reserved_(reserved),
       window_(spec.progress_window, spec.window_losses) {}
 
-Model::~Model() { budget_->Release(reserved_ + pending_reserved_); }
+// Nothing else holds the model once it is destroyed.
+Model::~Model() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  budget_->Release(reserved_ + pending_reserved());
+}
 
 absl::StatusOr<std::unique_ptr<Model>> Model::Create(
     std::string name, const ModelSpec& spec,
@@ -147,8 +149,9 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
     if (!s.ok()) return s;
   }
   if (!snapshot.paired.empty()) {
-    m.paired_ = std::make_unique<PairedMistakes>();
-    s = m.paired_->Import(std::move(snapshot.paired));
+    std::unique_ptr<PairedMistakes>& paired = m.MutableOccasional().paired;
+    paired = std::make_unique<PairedMistakes>();
+    s = paired->Import(std::move(snapshot.paired));
     if (!s.ok()) return s;
   }
   if (snapshot.pending.counters.remembered > 0 ||
@@ -158,22 +161,27 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   }
   s = m.budget_->Reserve(m.pending().bytes(), m.name_);
   if (!s.ok()) return s;
-  m.pending_reserved_ = m.pending().bytes();
+  if (m.pending().bytes() > 0) {
+    m.MutableOccasional().pending_reserved = m.pending().bytes();
+  }
   m.lsn_ = snapshot.lsn;
-  m.sources_.insert(snapshot.sources.begin(), snapshot.sources.end());
+  if (!snapshot.sources.empty()) {
+    m.MutableOccasional().sources.insert(snapshot.sources.begin(),
+                                         snapshot.sources.end());
+  }
   return model;
 }
 
 absl::Status Model::CheckFeatureLimits(const FeatureInput& input) const {
   if (!budget_->enforcing()) return absl::OkStatus();
-  const Limits limits = LimitsFor(*spec_, budget_->limits());
+  const Limits limits = LimitsFor(spec(), budget_->limits());
   const int64_t named = input.named.size();
   if (named > limits.max_named_features) {
     return LimitExceeded(
         absl::StrCat("the example has ", named, " named features"),
         limits.max_named_features, "max_named_features");
   }
-  const int64_t products = space_.InteractionProducts(input.named);
+  const int64_t products = shared_->space.InteractionProducts(input.named);
   if (products > limits.max_interaction_products) {
     return LimitExceeded(absl::StrCat("the example's named features make ",
                                       products, " interaction products"),
@@ -188,7 +196,7 @@ absl::Status Model::PrepareFeatures(const FeatureInput& input,
   if (!input.named.empty()) {
     if (absl::Status s = CheckFeatureLimits(input); !s.ok()) return s;
   }
-  absl::Status s = space_.Prepare(input, prepared.scratch, prepared.x);
+  absl::Status s = shared_->space.Prepare(input, prepared.scratch, prepared.x);
   if (!s.ok()) return s;
   // ‖x‖² is finite exactly when every value is (barring overflow of huge
   // values, which ValidateFinite then accepts), so one pass serves both R
@@ -219,8 +227,8 @@ void Model::Prepare(const Example& example, PreparedExample& prepared) const {
 }
 
 bool Model::PreparesLike(const Model& other) const {
-  const ModelSpec& a = *spec_;
-  const ModelSpec& b = *other.spec_;
+  const ModelSpec& a = spec();
+  const ModelSpec& b = other.spec();
   if (multiclass() != other.multiclass() || a.dimension != b.dimension ||
       a.hash_bits != b.hash_bits ||
       a.interactions.size() != b.interactions.size()) {
@@ -258,11 +266,11 @@ absl::Status Model::SetClassWeights(absl::string_view label,
                                     std::vector<double> w, double b,
                                     const WriteAhead& write_ahead) {
   absl::StatusOr<LinearWeights> weights =
-      CheckedWeights(std::move(w), b, FeatureWidth(*spec_));
+      CheckedWeights(std::move(w), b, FeatureWidth(spec()));
   if (!weights.ok()) return weights.status();
   WriterMutexLock lock(mu_);
   if (absl::Status s = learner_->CheckSetWeights(label); !s.ok()) return s;
-  const int64_t added = learner_->HasClass(label) ? 0 : ClassBytes(*spec_);
+  const int64_t added = learner_->HasClass(label) ? 0 : ClassBytes(spec());
   if (added > 0) {
     absl::Status s = AdmitClass(label, learner_->classes().size() + 1);
     if (!s.ok()) return s;
@@ -298,19 +306,20 @@ absl::Status Model::RecordCreation(const WriteAhead& write_ahead) {
 
 int64_t Model::ClassRoom() const {
   if (!multiclass()) return 0;
-  const Limits limits = LimitsFor(*spec_, budget_->limits());
+  const Limits limits = LimitsFor(spec(), budget_->limits());
   ReaderMutexLock lock(mu_);
   const int64_t classes = learner_->classes().size();
   const int64_t by_count = std::max<int64_t>(0, limits.max_classes - classes);
   const int64_t by_bytes = std::max<int64_t>(
-      0, (limits.max_model_bytes - reserved_) / ClassBytes(*spec_));
+      0, (limits.max_model_bytes - reserved_) / ClassBytes(spec()));
   return std::min({by_count, by_bytes, int64_t{kMaxClasses} - classes});
 }
 
 uint64_t Model::LastSequence(absl::string_view source) const {
   ReaderMutexLock lock(mu_);
-  auto it = sources_.find(source);
-  return it == sources_.end() ? 0 : it->second;
+  if (occasional_ == nullptr) return 0;
+  auto it = occasional_->sources.find(source);
+  return it == occasional_->sources.end() ? 0 : it->second;
 }
 
 uint64_t Model::lsn() const {
@@ -325,7 +334,7 @@ ModelCounters Model::counters() const {
 
 int64_t Model::memory_bytes() const {
   ReaderMutexLock lock(mu_);
-  return reserved_ + pending_reserved_;
+  return reserved_ + pending_reserved();
 }
 
 PendingStats Model::pending_stats() const {
@@ -335,17 +344,27 @@ PendingStats Model::pending_stats() const {
 
 const PendingExamples& Model::pending() const {
   static const PendingExamples* const kNone = new PendingExamples();
-  return pending_ != nullptr ? *pending_ : *kNone;
+  return occasional_ != nullptr && occasional_->pending != nullptr
+             ? *occasional_->pending
+             : *kNone;
 }
 
 const PairedMistakes& Model::paired() const {
   static const PairedMistakes* const kNone = new PairedMistakes();
-  return paired_ != nullptr ? *paired_ : *kNone;
+  return occasional_ != nullptr && occasional_->paired != nullptr
+             ? *occasional_->paired
+             : *kNone;
 }
 
 PendingExamples& Model::MutablePending() {
-  if (pending_ == nullptr) pending_ = std::make_unique<PendingExamples>();
-  return *pending_;
+  std::unique_ptr<PendingExamples>& pending = MutableOccasional().pending;
+  if (pending == nullptr) pending = std::make_unique<PendingExamples>();
+  return *pending;
+}
+
+Model::Occasional& Model::MutableOccasional() {
+  if (occasional_ == nullptr) occasional_ = std::make_unique<Occasional>();
+  return *occasional_;
 }
 
 PendingStats Model::PendingStatsLocked() const {
@@ -386,28 +405,31 @@ ModelSnapshot Model::Weights(int64_t offset, std::optional<int64_t> count,
                              uint64_t* generation) const {
   ModelSnapshot weights;
   weights.name = name_;
-  weights.spec = *spec_;
+  weights.spec = spec();
   ReaderMutexLock lock(mu_);
   if (generation != nullptr) *generation = this->generation();
   learner_->CopyWeights(weights, offset,
-                        count.value_or(FeatureWidth(*spec_) - offset));
+                        count.value_or(FeatureWidth(spec()) - offset));
   return weights;
 }
 
 ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   ModelSnapshot snapshot;
   snapshot.name = name_;
-  snapshot.spec = *spec_;
+  snapshot.spec = spec();
   ReaderMutexLock lock(mu_);
   if (generation != nullptr) *generation = this->generation();
-  learner_->CopyWeights(snapshot, 0, FeatureWidth(*spec_));
+  learner_->CopyWeights(snapshot, 0, FeatureWidth(spec()));
   snapshot.state = learner_->ExportState();
   if (standardizer_ != nullptr) {
     snapshot.standardizer = standardizer_->Export();
   }
   snapshot.counters = counters_;
   snapshot.lsn = lsn_;
-  snapshot.sources.insert(sources_.begin(), sources_.end());
+  if (occasional_ != nullptr) {
+    snapshot.sources.insert(occasional_->sources.begin(),
+                            occasional_->sources.end());
+  }
   snapshot.pending = pending().Export();
   snapshot.progress = window_.Export();
   snapshot.paired = paired().peers();

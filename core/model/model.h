@@ -35,6 +35,7 @@
 #include "core/model/limits.h"
 #include "core/model/model_spec.h"
 #include "core/model/model_state.h"
+#include "core/model/shared_spec.h"
 #include "core/model/standardizer.h"
 #include "core/monitors/evaluation.h"
 
@@ -106,8 +107,8 @@ class Model {
   // time of its creation, kept in its snapshots (0 in files from before
   // it).
   uint64_t incarnation() const { return incarnation_; }
-  const ModelSpec& spec() const { return *spec_; }
-  bool multiclass() const { return IsMulticlass(*spec_); }
+  const ModelSpec& spec() const { return shared_->spec; }
+  bool multiclass() const { return IsMulticlass(spec()); }
 
   // A multiclass model's classes, in index order.
   std::vector<std::string> classes() const;
@@ -166,7 +167,7 @@ class Model {
                         const StopCheck& stop = nullptr) const;
 
   // Whether the model gives probabilities.
-  bool probabilistic() const { return IsProbabilistic(*spec_); }
+  bool probabilistic() const { return IsProbabilistic(spec()); }
 
   // INVALID_ARGUMENT unless `threshold` is a probability in [0, 1] and the
   // model is binary and gives probabilities: the thresholds Evaluate takes.
@@ -333,32 +334,41 @@ class Model {
   Features Standardized(Features x, std::vector<double>& scratch) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
+  // The parts of a model that few models use: a pointer where they take
+  // 48 bytes, and each made when first needed.
+  struct Occasional {
+    // Each training source's last sequence number.
+    absl::btree_map<std::string, uint64_t> sources;
+    // The examples remembered for delayed labels (read through pending()),
+    // and the bytes they hold in budget_.
+    std::unique_ptr<PendingExamples> pending;
+    int64_t pending_reserved = 0;
+    // Paired mistakes against peers (read through paired()).
+    std::unique_ptr<PairedMistakes> paired;
+  };
+  Occasional& MutableOccasional() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The bytes the remembered examples hold in budget_.
+  int64_t pending_reserved() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return occasional_ != nullptr ? occasional_->pending_reserved : 0;
+  }
+
   const std::string name_;
   uint64_t incarnation_;  // set before the model is shared
-  // Shared with the models of an equal spec (see shared_spec.h).
-  const std::shared_ptr<const ModelSpec> spec_;
-  const FeatureSpace space_;
+  // The spec and its feature space, shared with the models of an equal
+  // spec (see shared_spec.h).
+  const std::shared_ptr<const SpecAndSpace> shared_;
   const std::shared_ptr<ResourceBudget> budget_;
 
   mutable SharedMutex mu_;
   const std::unique_ptr<Learner> learner_ ABSL_PT_GUARDED_BY(mu_);
-  // If spec_->standardize.
+  // If spec().standardize.
   const std::unique_ptr<Standardizer> standardizer_ ABSL_PT_GUARDED_BY(mu_);
   ModelCounters counters_ ABSL_GUARDED_BY(mu_);
   uint64_t lsn_ ABSL_GUARDED_BY(mu_) = 0;
-  // Each training source's last sequence number (a B-tree: 24 bytes while
-  // empty, where a std::map takes 48).
-  absl::btree_map<std::string, uint64_t> sources_ ABSL_GUARDED_BY(mu_);
   int64_t reserved_ ABSL_GUARDED_BY(mu_);  // the bytes it holds in budget_
-  // The examples remembered for delayed labels: made when the first one is
-  // (most models never remember any); read through pending().
-  std::unique_ptr<PendingExamples> pending_ ABSL_GUARDED_BY(mu_);
-  // The bytes pending_ holds in budget_.
-  int64_t pending_reserved_ ABSL_GUARDED_BY(mu_) = 0;
   ProgressWindow window_ ABSL_GUARDED_BY(mu_);
-  // Paired mistakes against peers: made when the first is counted (most
-  // models have no peer); read through paired().
-  std::unique_ptr<PairedMistakes> paired_ ABSL_GUARDED_BY(mu_);
+  // What few models use, made when the first part is (see Occasional).
+  std::unique_ptr<Occasional> occasional_ ABSL_GUARDED_BY(mu_);
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};
@@ -390,7 +400,8 @@ class Model::Writer {
   uint64_t LastSequence(absl::string_view source) const;
   size_t sources() const {
     model_.mu_.AssertHeld();
-    return model_.sources_.size();
+    return model_.occasional_ != nullptr ? model_.occasional_->sources.size()
+                                         : 0;
   }
   void SetLastSequence(absl::string_view source, uint64_t sequence);
 

@@ -121,14 +121,16 @@ absl::Status Model::Writer::CheckNotDeleted() const {
 
 uint64_t Model::Writer::LastSequence(absl::string_view source) const {
   model_.mu_.AssertHeld();
-  auto it = model_.sources_.find(source);
-  return it == model_.sources_.end() ? 0 : it->second;
+  if (model_.occasional_ == nullptr) return 0;
+  const auto& sources = model_.occasional_->sources;
+  auto it = sources.find(source);
+  return it == sources.end() ? 0 : it->second;
 }
 
 void Model::Writer::SetLastSequence(absl::string_view source,
                                     uint64_t sequence) {
   model_.mu_.AssertHeld();
-  model_.sources_[std::string(source)] = sequence;
+  model_.MutableOccasional().sources[std::string(source)] = sequence;
   changed_ = true;
 }
 
@@ -166,7 +168,7 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
   m.learner_->EndBatch();
   if (removed_class) {  // give back what Admit reserved for it
     const int64_t unused =
-        m.reserved_ - ModelBytes(*m.spec_, m.learner_->classes().size());
+        m.reserved_ - ModelBytes(m.spec(), m.learner_->classes().size());
     if (unused > 0) m.Unreserve(unused);
   }
   m.AppendClassNames(class_names);
@@ -175,11 +177,14 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
 void Model::Writer::ExpirePending(int64_t now_micros,
                                   const PendingLimits& limits) {
   model_.mu_.AssertHeld();
-  if (model_.pending_ == nullptr) return;  // none ever remembered
-  const uint64_t expired = model_.pending_->counters().expired;
-  model_.pending_->Expire(now_micros, limits);
+  if (model_.occasional_ == nullptr || model_.occasional_->pending == nullptr) {
+    return;  // none ever remembered
+  }
+  PendingExamples& pending = *model_.occasional_->pending;
+  const uint64_t expired = pending.counters().expired;
+  pending.Expire(now_micros, limits);
   model_.ReleasePendingBytes();
-  changed_ |= model_.pending_->counters().expired != expired;
+  changed_ |= pending.counters().expired != expired;
 }
 
 void Model::Writer::CountPeers(absl::Span<const PeerOutcomes> peers,
@@ -192,10 +197,9 @@ void Model::Writer::CountPeers(absl::Span<const PeerOutcomes> peers,
   }
   for (const PeerOutcomes& peer : peers) {
     if (peer.outcomes.size() != outcomes.size()) continue;
-    if (model_.paired_ == nullptr) {
-      model_.paired_ = std::make_unique<PairedMistakes>();
-    }
-    model_.paired_->Count(peer, own);
+    std::unique_ptr<PairedMistakes>& paired = model_.MutableOccasional().paired;
+    if (paired == nullptr) paired = std::make_unique<PairedMistakes>();
+    paired->Count(peer, own);
   }
   Trim(own);
 }
@@ -233,7 +237,7 @@ int64_t Model::Writer::Admit(absl::Span<const PreparedExample> examples,
       s = m.AdmitClass(e.class_label, classes + 1);
       if (s.ok()) {
         admitted.insert(e.class_label);
-        reserved += ClassBytes(*m.spec_);
+        reserved += ClassBytes(m.spec());
         ++classes;
         continue;
       }
@@ -247,9 +251,9 @@ int64_t Model::Writer::Admit(absl::Span<const PreparedExample> examples,
 }
 
 absl::Status Model::AdmitClass(absl::string_view label, int64_t classes) {
-  const int64_t bytes = ClassBytes(*spec_);
+  const int64_t bytes = ClassBytes(spec());
   if (budget_->enforcing()) {
-    const Limits limits = LimitsFor(*spec_, budget_->limits());
+    const Limits limits = LimitsFor(spec(), budget_->limits());
     if (classes > limits.max_classes) {
       return LimitExceeded(
           absl::StrCat("cannot add class ", Quoted(label), ": model ",
@@ -303,10 +307,10 @@ bool Model::JoinsPending(const LearnPlan& plan, size_t i,
 }
 
 void Model::ReleasePendingBytes() {
-  const int64_t unused = pending_reserved_ - pending().bytes();
+  const int64_t unused = pending_reserved() - pending().bytes();
   if (unused > 0) {
     budget_->Release(unused);
-    pending_reserved_ -= unused;
+    occasional_->pending_reserved -= unused;
   }
 }
 
@@ -334,7 +338,7 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry>&& entries,
     }
   }
   if (absl::Status s = budget_->Reserve(growth, name_); !s.ok()) return s;
-  pending_reserved_ += growth;
+  MutableOccasional().pending_reserved += growth;
   if (absl::Status s = WriteDown(write_ahead); !s.ok()) {
     ReleasePendingBytes();
     return s;

@@ -30,14 +30,14 @@ void AppendString(std::string& out, const std::string& s) {
 // more is swept when the table has doubled since the last sweep.
 class SpecTable {
  public:
-  std::shared_ptr<const ModelSpec> Share(const ModelSpec& spec) {
+  std::shared_ptr<const SpecAndSpace> Share(const ModelSpec& spec) {
     std::string identity = SpecIdentity(spec);
     MutexLock lock(mu_);
     auto [it, added] = specs_.try_emplace(std::move(identity));
-    if (std::shared_ptr<const ModelSpec> shared = it->second.lock()) {
+    if (std::shared_ptr<const SpecAndSpace> shared = it->second.lock()) {
       return shared;
     }
-    auto shared = std::make_shared<const ModelSpec>(spec);
+    auto shared = std::make_shared<const SpecAndSpace>(spec);
     it->second = shared;
     if (added && specs_.size() >= 2 * swept_size_) Sweep();
     return shared;
@@ -52,7 +52,7 @@ class SpecTable {
 
   static constexpr size_t kFirstSweep = 64;
   Mutex mu_;
-  absl::flat_hash_map<std::string, std::weak_ptr<const ModelSpec>> specs_
+  absl::flat_hash_map<std::string, std::weak_ptr<const SpecAndSpace>> specs_
       ABSL_GUARDED_BY(mu_);
   size_t swept_size_ ABSL_GUARDED_BY(mu_) = kFirstSweep;
 };
@@ -98,7 +98,7 @@ std::string SpecIdentity(const ModelSpec& spec) {
   return out;
 }
 
-std::shared_ptr<const ModelSpec> SharedSpec(const ModelSpec& spec) {
+std::shared_ptr<const SpecAndSpace> SharedSpec(const ModelSpec& spec) {
   static SpecTable* const table = new SpecTable;  // never destroyed
   return table->Share(spec);
 }
