@@ -118,15 +118,18 @@ void ModelRegistry::FallBack(const std::string& name,
   entry.model = *std::move(model);
   entry.saved_lsn = entry.previous_lsn = lsn;
   entry.has_previous = true;
-  entry.fallback_from = lsn + 1;
+  entry.recovered().fallback_from = lsn + 1;
 }
 
 std::vector<std::string> ModelRegistry::StartReplay(uint64_t first_lsn) {
   std::vector<std::string> recovered;
   WriterMutexLock lock(mu_);
   for (auto& [name, entry] : entries_) {
-    if (entry->fallback_from == 0) continue;
-    const bool complete = first_lsn != 0 && first_lsn <= entry->fallback_from;
+    if (entry->recovery == nullptr || entry->recovery->fallback_from == 0) {
+      continue;
+    }
+    const uint64_t fallback_from = entry->recovery->fallback_from;
+    const bool complete = first_lsn != 0 && first_lsn <= fallback_from;
     absl::Status aside = complete ? store_->SetAside(name) : absl::OkStatus();
     if (complete && aside.ok()) {
       entry->unavailable = absl::OkStatus();
@@ -136,11 +139,11 @@ std::vector<std::string> ModelRegistry::StartReplay(uint64_t first_lsn) {
       entry->restorable = true;
       entry->unavailable = absl::DataLossError(absl::StrCat(
           entry->unavailable.message(), "; its previous snapshot (LSN ",
-          entry->fallback_from - 1,
+          fallback_from - 1,
           ") lacks later changes the log no longer holds: RestoreModel "
           "rolls the model back to it"));
     }
-    entry->fallback_from = 0;
+    entry->recovery->fallback_from = 0;
   }
   return recovered;
 }
@@ -165,12 +168,13 @@ void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
     }
     // Its other changes wait for the operator, but a roll-back replaces it.
     if (!(record.ok() && record->has_restore())) {
-      entry->skipped_changes += 1;
+      Recovery& recovery = entry->recovered();
+      recovery.skipped_changes += 1;
       if (record.ok() && record->has_train() && examples) {
-        entry->skipped_examples += examples(record->train().request());
+        recovery.skipped_examples += examples(record->train().request());
       }
       if (record.ok() && record->has_feedback()) {
-        entry->skipped_examples += record->feedback().labels_size();
+        recovery.skipped_examples += record->feedback().labels_size();
       }
       return;
     }
@@ -188,12 +192,14 @@ void ModelRegistry::Replay(uint64_t lsn, absl::string_view model,
 void ModelRegistry::FinishReplay() {
   WriterMutexLock lock(mu_);
   for (auto& [name, entry] : entries_) {
-    if (entry->unavailable.ok() || !entry->restorable || !entry->log_damaged) {
+    if (entry->unavailable.ok() || !entry->restorable ||
+        entry->recovery == nullptr || !entry->recovery->log_damaged) {
       continue;
     }
+    const Recovery& recovery = *entry->recovery;
     const std::string damaged =
-        entry->damaged_lsn != 0
-            ? absl::StrCat("the damaged record (LSN ", entry->damaged_lsn,
+        recovery.damaged_lsn != 0
+            ? absl::StrCat("the damaged record (LSN ", recovery.damaged_lsn,
                            "; what it held cannot be read, so neither can "
                            "its examples be counted)")
             : std::string("whatever the damaged bytes held");
@@ -203,8 +209,9 @@ void ModelRegistry::FinishReplay() {
                      ". RestoreModel rolls it back to its state before the "
                      "damage (LSN ",
                      entry->model->lsn(), "), giving up ", damaged, " and ",
-                     entry->skipped_changes, " later change(s) of the model (",
-                     entry->skipped_examples, " example(s) trained)"));
+                     recovery.skipped_changes,
+                     " later change(s) of the model (",
+                     recovery.skipped_examples, " example(s) trained)"));
   }
 }
 
@@ -376,8 +383,8 @@ bool ModelRegistry::MarkUnavailable(absl::string_view model,
   auto mark = [&](Entry& entry) {
     if (!entry.unavailable.ok()) return;
     entry.unavailable = reason;
-    entry.log_damaged = true;
-    entry.damaged_lsn = lsn;
+    entry.recovered().log_damaged = true;
+    entry.recovered().damaged_lsn = lsn;
     // What the model holds is its state before the damage.
     entry.restorable = entry.model != nullptr;
   };
