@@ -242,12 +242,18 @@ void ToProto(const Evaluation& e, bool confusion, v1::EvaluateResponse* out) {
   if (e.log_loss().has_value()) out->set_log_loss(*e.log_loss());
 }
 
-FeatureInput FromProto(const v1::FeatureVector& x,
-                       std::vector<NamedFeature>& named) {
+FeatureInput FromProto(const v1::FeatureVector& x, NamedParts& parts) {
+  std::vector<NamedFeature>& named = parts.named;
   named.clear();
   for (const v1::NamedFeature& f : x.named()) {
     named.push_back(
         NamedFeature{f.group(), f.name(), f.has_value() ? f.value() : 1.0});
+  }
+  std::vector<HashedGroup>& hashed = parts.hashed;
+  hashed.clear();
+  for (const v1::HashedGroup& g : x.hashed()) {
+    hashed.push_back(HashedGroup{g.group(), absl::MakeConstSpan(g.hashes()),
+                                 absl::MakeConstSpan(g.values())});
   }
   FeatureInput input(absl::MakeConstSpan(x.dense()));
   if (x.has_sparse()) {
@@ -256,12 +262,12 @@ FeatureInput FromProto(const v1::FeatureVector& x,
     input.sparse_values = absl::MakeConstSpan(x.sparse().values());
   }
   input.named = named;
+  input.hashed = hashed;
   return input;
 }
 
-Example FromProto(const v1::Example& example,
-                  std::vector<NamedFeature>& named) {
-  return Example{FromProto(example.features(), named), example.label(),
+Example FromProto(const v1::Example& example, NamedParts& parts) {
+  return Example{FromProto(example.features(), parts), example.label(),
                  example.has_weight() ? example.weight() : 1.0,
                  example.class_label()};
 }

@@ -76,13 +76,20 @@ size_t EvaluateResponseBound(const Evaluation& evaluation, bool confusion);
 void ToProto(const Prediction& prediction,
              const std::vector<std::string>& class_names, v1::Prediction* out);
 
+// What a core feature input made from a proto views besides the proto: its
+// named features and its hashed groups, as core types.
+struct NamedParts {
+  std::vector<NamedFeature> named;
+  std::vector<HashedGroup> hashed;
+};
+
 // A core example viewing the proto's data (which must outlive it); its named
-// features go to `named`, which must outlive it too and not be resized.
-Example FromProto(const v1::Example& example, std::vector<NamedFeature>& named);
+// features and hashed groups go to `parts`, which must outlive it too and
+// not be changed.
+Example FromProto(const v1::Example& example, NamedParts& parts);
 
 // A core feature input viewing the proto's data, as above.
-FeatureInput FromProto(const v1::FeatureVector& x,
-                       std::vector<NamedFeature>& named);
+FeatureInput FromProto(const v1::FeatureVector& x, NamedParts& parts);
 
 }  // namespace halfspace
 

@@ -132,7 +132,7 @@ class EvaluateReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   bool confusion_ = true;
   v1::EvaluateRequest request_;
   std::vector<Example> examples_;
-  std::vector<std::vector<NamedFeature>> named_;  // one per example
+  std::vector<NamedParts> named_;  // one per example
   Evaluation evaluation_;
 };
 

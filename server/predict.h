@@ -11,13 +11,14 @@
 #include "core/model/model.h"
 #include "core/registry/model_registry.h"
 #include "halfspace/v1/halfspace.pb.h"
+#include "server/convert.h"
 
 namespace halfspace {
 
 // Buffers reused from request to request on a stream.
 struct PredictScratch {
   std::vector<FeatureInput> instances;
-  std::vector<std::vector<NamedFeature>> named;
+  std::vector<NamedParts> named;
   std::vector<Prediction> predictions;
   std::vector<std::string> class_names;
 };

@@ -15,13 +15,14 @@
 #include "core/training/batch.h"
 #include "core/training/trainer.h"
 #include "halfspace/v1/halfspace.pb.h"
+#include "server/convert.h"
 
 namespace halfspace {
 
 // Buffers reused from request to request, so that a stream does not
 // allocate per example after its first few messages.
 struct TrainScratch {
-  std::vector<NamedFeature> named;        // one example's, while preparing it
+  NamedParts named;                       // one example's, while preparing it
   std::vector<PreparedExample> prepared;  // only grows: scratch is reused
   std::vector<ExampleOutcome> outcomes;   // one per example of the request
   std::vector<std::string> class_names;   // the model's classes, cached

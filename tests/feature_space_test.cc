@@ -1,6 +1,7 @@
 #include "core/features/feature_space.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
+#include "core/features/feature_hash.h"
 #include "core/features/murmur_hash.h"
 #include "core/model/model.h"
 #include "gmock/gmock.h"
@@ -120,6 +122,108 @@ TEST(FeatureSpaceTest, NamedFeaturesHashIntoBucketsAndInteract) {
   EXPECT_THAT(f->dense, ElementsAre(0.5));
 
   FeatureSpace no_buckets(1, 0, {});
+  EXPECT_THAT(PrepareOr(no_buckets, input, scratch).status().message(),
+              HasSubstr("named features need hash buckets"));
+}
+
+// Named features as a sender hashes them: each run of one group a
+// HashedGroup, its values left out when all are 1. `hashes` and `values`
+// hold the groups' data.
+std::vector<HashedGroup> Hashed(absl::Span<const NamedFeature> named,
+                                std::vector<std::vector<uint32_t>>& hashes,
+                                std::vector<std::vector<double>>& values) {
+  hashes.clear();
+  values.clear();
+  std::vector<absl::string_view> groups;
+  for (size_t i = 0; i < named.size(); ++i) {
+    if (i == 0 || named[i].group != named[i - 1].group) {
+      groups.push_back(named[i].group);
+      hashes.emplace_back();
+      values.emplace_back();
+    }
+    hashes.back().push_back(
+        FeatureHash(named[i].name, GroupSeed(named[i].group)));
+    values.back().push_back(named[i].value);
+  }
+  std::vector<HashedGroup> out;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const bool ones = std::all_of(values[g].begin(), values[g].end(),
+                                  [](double v) { return v == 1.0; });
+    if (ones) values[g].clear();
+    out.push_back({groups[g], hashes[g], values[g]});
+  }
+  return out;
+}
+
+TEST(FeatureSpaceTest, HashedGroupsPrepareAsTheirNamedFeaturesBitForBit) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> uniform(-2, 2);
+  const FeatureSpace space(2, 8, {{"a", "b"}, {"a", "a"}, {"c", "c"}});
+  std::vector<std::string> names;
+  for (int k = 0; k < 40; ++k) names.push_back(absl::StrCat("f", k));
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE(absl::StrCat("round ", round));
+    std::vector<NamedFeature> named;
+    const int n = 1 + static_cast<int>(rng() % 40);
+    for (int k = 0; k < n; ++k) {
+      const char* group = k % 7 < 3 ? "a" : k % 7 < 5 ? "b" : "c";
+      // Whole groups of ones in some rounds: their values are left out.
+      const double value = round % 3 == 0 ? 1.0 : uniform(rng);
+      named.push_back({group, names[rng() % names.size()], value});
+    }
+    const std::vector<double> dense = {0.25, -4};
+    FeatureInput as_named(dense);
+    as_named.named = named;
+    FeatureSpace::Scratch scratch;
+    absl::StatusOr<Features> expected = PrepareOr(space, as_named, scratch);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    const std::vector<uint32_t> indices(expected->indices.begin(),
+                                        expected->indices.end());
+    const std::vector<double> values(expected->values.begin(),
+                                     expected->values.end());
+
+    // All hashed; then the first features named and the rest hashed.
+    for (const size_t split : {size_t{0}, named.size() / 2}) {
+      std::vector<std::vector<uint32_t>> hash_data;
+      std::vector<std::vector<double>> value_data;
+      const std::vector<HashedGroup> hashed = Hashed(
+          absl::MakeConstSpan(named).subspan(split), hash_data, value_data);
+      FeatureInput input(dense);
+      input.named = absl::MakeConstSpan(named).subspan(0, split);
+      input.hashed = hashed;
+      EXPECT_EQ(input.named_count(), named.size());
+      EXPECT_EQ(space.InteractionProducts(input),
+                space.InteractionProducts(as_named));
+      FeatureSpace::Scratch other;
+      absl::StatusOr<Features> got = PrepareOr(space, input, other);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_THAT(got->indices, ::testing::ElementsAreArray(indices));
+      ASSERT_EQ(got->values.size(), values.size());
+      for (size_t k = 0; k < values.size(); ++k) {
+        EXPECT_EQ(absl::bit_cast<uint64_t>(got->values[k]),
+                  absl::bit_cast<uint64_t>(values[k]));
+      }
+    }
+  }
+}
+
+TEST(FeatureSpaceTest, HashedGroupsAreChecked) {
+  const FeatureSpace space(0, 4, {});
+  FeatureSpace::Scratch scratch;
+  const std::vector<uint32_t> hashes = {7, 9};
+  const std::vector<double> one_value = {2.0};
+  std::vector<HashedGroup> hashed = {{"words", hashes, one_value}};
+  FeatureInput input;
+  input.hashed = hashed;
+  EXPECT_THAT(PrepareOr(space, input, scratch).status().message(),
+              HasSubstr("hashed group 'words' has 2 hashes but 1 values"));
+  const std::vector<double> not_finite = {1.0, std::nan("")};
+  hashed[0].values = not_finite;
+  EXPECT_THAT(ValidateFinite(input).message(),
+              HasSubstr("hashed feature 1 of group 'words' is nan"));
+  hashed[0].values = {};
+  ASSERT_TRUE(PrepareOr(space, input, scratch).ok());
+  const FeatureSpace no_buckets(1, 0, {});
   EXPECT_THAT(PrepareOr(no_buckets, input, scratch).status().message(),
               HasSubstr("named features need hash buckets"));
 }

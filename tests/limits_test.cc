@@ -241,16 +241,25 @@ TEST(ModelLimitsTest, NamedFeaturesAndInteractionProductsPerExample) {
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::Create("m", spec, {}, budget);
   ASSERT_TRUE(model.ok());
-  auto prepare = [&](int u, int v) {
+  // u features of group u named, v of group v named or, with `hashed`,
+  // hashed by the sender: the limits count both alike.
+  auto prepare = [&](int u, int v, bool hashed = false) {
     std::vector<NamedFeature> named;
     std::vector<std::string> names;
+    std::vector<uint32_t> hashes;
     names.reserve(u + v);
     for (int i = 0; i < u + v; ++i) {
       names.push_back(absl::StrCat("f", i));
-      named.push_back({i < u ? "u" : "v", names.back(), 1.0});
+      if (hashed && i >= u) {
+        hashes.push_back(static_cast<uint32_t>(i));
+      } else {
+        named.push_back({i < u ? "u" : "v", names.back(), 1.0});
+      }
     }
+    const std::vector<HashedGroup> groups = {{"v", hashes, {}}};
     Example e;
     e.features.named = named;
+    if (hashed) e.features.hashed = groups;
     e.label = 1;
     PreparedExample p;
     (*model)->Prepare(e, p);
@@ -267,6 +276,11 @@ TEST(ModelLimitsTest, NamedFeaturesAndInteractionProductsPerExample) {
   EXPECT_THAT(named.message(),
               HasSubstr("has 9 named features; the limit is 8, set by "
                         "--max_named_features"));
+  EXPECT_THAT(prepare(4, 3, /*hashed=*/true).message(),
+              HasSubstr("make 18 interaction products"));
+  EXPECT_TRUE(prepare(4, 2, /*hashed=*/true).ok());
+  EXPECT_THAT(prepare(1, 8, /*hashed=*/true).message(),
+              HasSubstr("has 9 named features"));
   budget->set_enforcing(false);
   EXPECT_TRUE(prepare(4, 3).ok());
 }

@@ -3,20 +3,32 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "core/features/murmur_hash.h"
+#include "core/base/quoted.h"
+#include "core/features/feature_hash.h"
 
 namespace halfspace {
 namespace {
 
 constexpr uint32_t kInteractionPrime = 16777619u;
 
-// The positions of the features of `group` in `named`, into `members`.
-void GroupMembers(absl::Span<const NamedFeature> named, absl::string_view group,
-                  std::vector<uint32_t>& members) {
+// The positions of the features of `group` among `groups` (each feature's
+// group), into `members`.
+void GroupMembers(absl::Span<const absl::string_view> groups,
+                  absl::string_view group, std::vector<uint32_t>& members) {
   members.clear();
-  for (size_t i = 0; i < named.size(); ++i) {
-    if (named[i].group == group) members.push_back(static_cast<uint32_t>(i));
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (groups[i] == group) members.push_back(static_cast<uint32_t>(i));
   }
+}
+
+// How many of `input`'s named features, hashed or not, are in `group`.
+int64_t InGroup(const FeatureInput& input, absl::string_view group) {
+  int64_t n = 0;
+  for (const NamedFeature& f : input.named) n += f.group == group ? 1 : 0;
+  for (const HashedGroup& g : input.hashed) {
+    if (g.group == group) n += static_cast<int64_t>(g.hashes.size());
+  }
+  return n;
 }
 
 using Entry = std::pair<uint32_t, double>;
@@ -66,15 +78,11 @@ void SortEntries(std::vector<Entry>& entries, std::vector<Entry>& buffer) {
 
 }  // namespace
 
-int64_t FeatureSpace::InteractionProducts(
-    absl::Span<const NamedFeature> named) const {
+int64_t FeatureSpace::InteractionProducts(const FeatureInput& input) const {
   int64_t products = 0;
   for (const Interaction& pair : interactions_) {
-    int64_t first = 0, second = 0;
-    for (const NamedFeature& f : named) {
-      first += f.group == pair.first ? 1 : 0;
-      second += f.group == pair.second ? 1 : 0;
-    }
+    const int64_t first = InGroup(input, pair.first);
+    const int64_t second = InGroup(input, pair.second);
     products +=
         pair.first == pair.second ? first * (first - 1) / 2 : first * second;
   }
@@ -104,36 +112,66 @@ absl::StatusOr<bool> FeatureSpace::CheckSparse(const FeatureInput& input,
   return ascending;
 }
 
-void FeatureSpace::AppendHashed(absl::Span<const NamedFeature> named,
+void FeatureSpace::AppendHashed(const FeatureInput& input,
                                 Scratch& scratch) const {
   std::vector<std::pair<uint32_t, double>>& entries = scratch.entries;
   std::vector<uint32_t>& hashes = scratch.hashes;
+  const bool crossed = !interactions_.empty();
   hashes.clear();
+  scratch.groups.clear();
+  scratch.named_values.clear();
+  // Interactions pair features by group, and read their hashes and values
+  // back: kept only when there are any.
+  auto add = [&](absl::string_view group, uint32_t hash, double value) {
+    entries.emplace_back(dimension_ + (hash & bucket_mask_), value);
+    hashes.push_back(hash);
+    if (crossed) {
+      scratch.groups.push_back(group);
+      scratch.named_values.push_back(value);
+    }
+  };
   // A group's hash seeds its names' hashes; features of one group tend to
   // come together, so it is hashed again only when the group changes.
   absl::string_view group;
-  uint32_t seed = MurmurHash3(group, 0);
-  for (const NamedFeature& f : named) {
+  uint32_t seed = GroupSeed(group);
+  for (const NamedFeature& f : input.named) {
     if (f.group != group) {
       group = f.group;
-      seed = MurmurHash3(group, 0);
+      seed = GroupSeed(group);
     }
-    hashes.push_back(MurmurHash3(f.name, seed));
-    entries.emplace_back(dimension_ + (hashes.back() & bucket_mask_), f.value);
+    add(f.group, FeatureHash(f.name, seed), f.value);
   }
+  for (const HashedGroup& g : input.hashed) {
+    for (size_t k = 0; k < g.hashes.size(); ++k) {
+      add(g.group, g.hashes[k], g.values.empty() ? 1.0 : g.values[k]);
+    }
+  }
+  const std::vector<double>& values = scratch.named_values;
   for (const Interaction& pair : interactions_) {
-    GroupMembers(named, pair.first, scratch.first);
-    GroupMembers(named, pair.second, scratch.second);
+    GroupMembers(scratch.groups, pair.first, scratch.first);
+    GroupMembers(scratch.groups, pair.second, scratch.second);
     const bool self = pair.first == pair.second;
     for (const uint32_t i : scratch.first) {
       for (const uint32_t j : scratch.second) {
         if (self && j <= i) continue;
         const uint32_t h = (hashes[i] * kInteractionPrime) ^ hashes[j];
         entries.emplace_back(dimension_ + (h & bucket_mask_),
-                             named[i].value * named[j].value);
+                             values[i] * values[j]);
       }
     }
   }
+}
+
+absl::Status FeatureSpace::CheckHashed(const FeatureInput& input) const {
+  for (const HashedGroup& g : input.hashed) {
+    if (!g.values.empty() && g.values.size() != g.hashes.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hashed group ", Quoted(g.group), " has ", g.hashes.size(),
+          " hashes but ", g.values.size(),
+          " values: give one value per hash, or none for values of 1"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status FeatureSpace::Prepare(const FeatureInput& input, Scratch& scratch,
@@ -152,13 +190,14 @@ absl::Status FeatureSpace::Prepare(const FeatureInput& input, Scratch& scratch,
         absl::StrCat("sparse features have ", input.sparse_indices.size(),
                      " indices but ", input.sparse_values.size(), " values"));
   }
-  if (!input.named.empty() && bucket_mask_ == 0) {
+  if (input.has_named() && bucket_mask_ == 0) {
     return absl::InvalidArgumentError(
         "named features need hash buckets: create the model with hash_bits");
   }
+  if (absl::Status s = CheckHashed(input); !s.ok()) return s;
   absl::StatusOr<bool> ascending = CheckSparse(input, has_dense);
   if (!ascending.ok()) return ascending.status();
-  if (*ascending && input.named.empty()) {
+  if (*ascending && !input.has_named()) {
     // Already as sorting would leave them: use them where they are.
     x.indices = input.sparse_indices;
     x.values = input.sparse_values;
@@ -169,7 +208,7 @@ absl::Status FeatureSpace::Prepare(const FeatureInput& input, Scratch& scratch,
   for (size_t k = 0; k < input.sparse_indices.size(); ++k) {
     entries.emplace_back(input.sparse_indices[k], input.sparse_values[k]);
   }
-  AppendHashed(input.named, scratch);
+  AppendHashed(input, scratch);
   SortEntries(entries, scratch.sorted);  // by index, then value
   scratch.indices.clear();
   scratch.values.clear();

@@ -6,7 +6,8 @@
 //                                   named features and their interactions
 //
 // A named feature (group g, name n, value v) adds v at bucket
-//   d + (MurmurHash3(n, seed = MurmurHash3(g, 0)) mod 2^b).
+//   d + (h mod 2^b),  h = MurmurHash3(n, seed = MurmurHash3(g, 0))
+// (FeatureHash; a sender may send h itself, in a HashedGroup).
 // An interaction of groups (g1, g2), as Vowpal Wabbit's -q, adds for every
 // pair of named features f1 in g1 and f2 in g2 (each unordered pair once
 // when g1 = g2) the value v1·v2 at bucket
@@ -46,6 +47,9 @@ class FeatureSpace {
     std::vector<std::pair<uint32_t, double>> entries;
     std::vector<std::pair<uint32_t, double>> sorted;  // the radix sort's
     std::vector<uint32_t> hashes;
+    // With interactions: each named feature's group and value.
+    std::vector<absl::string_view> groups;
+    std::vector<double> named_values;
     std::vector<uint32_t> indices;
     std::vector<double> values;
     std::vector<uint32_t> first, second;  // an interaction's groups' members
@@ -62,14 +66,16 @@ class FeatureSpace {
   // `scratch`.
   // INVALID_ARGUMENT for a dense part of another size than the dimension, an
   // example with no features, sparse indices out of range, overlapping the
-  // dense part or not matching the values in number, or named features in a
-  // space without buckets. Finiteness is the caller's to check.
+  // dense part or not matching the values in number, named features in a
+  // space without buckets, or a hashed group's values not matching its
+  // hashes in number. Finiteness is the caller's to check.
   absl::Status Prepare(const FeatureInput& input, Scratch& scratch,
                        Features& x) const;
 
-  // How many products the model's interactions make of `named`: Prepare's
-  // work beyond one step per feature. O(named features × interactions).
-  int64_t InteractionProducts(absl::Span<const NamedFeature> named) const;
+  // How many products the model's interactions make of `input`'s named
+  // features, hashed or not: Prepare's work beyond one step per feature.
+  // O(named features × interactions).
+  int64_t InteractionProducts(const FeatureInput& input) const;
 
  private:
   // INVALID_ARGUMENT for a sparse index out of range (or, with `has_dense`,
@@ -77,10 +83,14 @@ class FeatureSpace {
   absl::StatusOr<bool> CheckSparse(const FeatureInput& input,
                                    bool has_dense) const;
 
-  // Appends to scratch.entries each named feature's bucket and value, then
-  // each interaction's products; keeps the names' hashes in scratch.hashes.
-  void AppendHashed(absl::Span<const NamedFeature> named,
-                    Scratch& scratch) const;
+  // INVALID_ARGUMENT for a hashed group whose values do not match its
+  // hashes in number.
+  absl::Status CheckHashed(const FeatureInput& input) const;
+
+  // Appends to scratch.entries each named feature's bucket and value (those
+  // named, then those hashed), then each interaction's products; keeps the
+  // features' hashes in scratch.hashes.
+  void AppendHashed(const FeatureInput& input, Scratch& scratch) const;
 
   const int64_t dimension_;
   const uint32_t bucket_mask_;  // 2^b - 1; 0 without buckets

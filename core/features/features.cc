@@ -73,6 +73,15 @@ absl::Status ValidateFinite(const FeatureInput& input) {
           f.value, "; every value must be finite"));
     }
   }
+  for (const HashedGroup& g : input.hashed) {
+    for (size_t k = 0; k < g.values.size(); ++k) {
+      if (!std::isfinite(g.values[k])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("hashed feature ", k, " of group ", Quoted(g.group),
+                         " is ", g.values[k], "; every value must be finite"));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

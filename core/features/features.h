@@ -89,6 +89,15 @@ struct NamedFeature {
   double value = 1.0;
 };
 
+// Named features of one group that the sender hashed (see feature_hash.h):
+// hashes[k] is FeatureHash(name_k, GroupSeed(group)), values[k] its value,
+// or, with no values, every value 1.
+struct HashedGroup {
+  absl::string_view group;
+  absl::Span<const uint32_t> hashes;
+  absl::Span<const double> values;
+};
+
 // Features as a request gives them. The dense part, if any, has exactly the
 // model's dimension; sparse indices address the whole feature space; named
 // features need a model with hash buckets.
@@ -98,7 +107,18 @@ struct FeatureInput {
   FeatureInput(const std::vector<double>& dense_values) : dense(dense_values) {}
 
   bool only_dense() const {
-    return !has_sparse && sparse_indices.empty() && named.empty();
+    return !has_sparse && sparse_indices.empty() && named.empty() &&
+           hashed.empty();
+  }
+
+  // Whether it has named features, hashed or not.
+  bool has_named() const { return !named.empty() || !hashed.empty(); }
+
+  // How many named features it has, hashed ones included.
+  size_t named_count() const {
+    size_t n = named.size();
+    for (const HashedGroup& g : hashed) n += g.hashes.size();
+    return n;
   }
 
   absl::Span<const double> dense;
@@ -108,6 +128,7 @@ struct FeatureInput {
   absl::Span<const uint32_t> sparse_indices;
   absl::Span<const double> sparse_values;
   absl::Span<const NamedFeature> named;
+  absl::Span<const HashedGroup> hashed;
 };
 
 // A labeled example (x, y) with an importance weight s >= 0 (s = 2 counts as

@@ -175,13 +175,13 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
 absl::Status Model::CheckFeatureLimits(const FeatureInput& input) const {
   if (!budget_->enforcing()) return absl::OkStatus();
   const Limits limits = LimitsFor(spec(), budget_->limits());
-  const int64_t named = input.named.size();
+  const int64_t named = input.named_count();
   if (named > limits.max_named_features) {
     return LimitExceeded(
         absl::StrCat("the example has ", named, " named features"),
         limits.max_named_features, "max_named_features");
   }
-  const int64_t products = shared_->space.InteractionProducts(input.named);
+  const int64_t products = shared_->space.InteractionProducts(input);
   if (products > limits.max_interaction_products) {
     return LimitExceeded(absl::StrCat("the example's named features make ",
                                       products, " interaction products"),
@@ -193,7 +193,7 @@ absl::Status Model::CheckFeatureLimits(const FeatureInput& input) const {
 
 absl::Status Model::PrepareFeatures(const FeatureInput& input,
                                     PreparedExample& prepared) const {
-  if (!input.named.empty()) {
+  if (input.has_named()) {
     if (absl::Status s = CheckFeatureLimits(input); !s.ok()) return s;
   }
   absl::Status s = shared_->space.Prepare(input, prepared.scratch, prepared.x);

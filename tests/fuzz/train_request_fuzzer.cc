@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(response.ByteSizeLong() <= bound);  // the bound holds
 
     std::vector<FeatureInput> instances;
-    std::vector<std::vector<NamedFeature>> named(request.examples_size());
+    std::vector<NamedParts> named(request.examples_size());
     for (int i = 0; i < request.examples_size(); ++i) {
       instances.push_back(FromProto(request.examples(i).features(), named[i]));
     }
