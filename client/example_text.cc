@@ -1,5 +1,6 @@
 #include "client/example_text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/features/feature_hash.h"
 
 namespace halfspace {
 namespace {
@@ -188,6 +190,33 @@ absl::Status ParseLibsvm(absl::string_view line, bool multiclass,
   return absl::OkStatus();
 }
 
+}  // namespace
+
+void AddHashedFeature(uint32_t hash, double value, v1::HashedGroup& group) {
+  group.add_hashes(hash);
+  if (group.values_size() == 0) {
+    if (value == 1.0) return;  // every value so far 1: none sent
+    for (int k = 1; k < group.hashes_size(); ++k) group.add_values(1.0);
+  }
+  group.add_values(value);
+}
+
+namespace {
+
+// The next token of a VW section, which spaces and tabs separate, taken off
+// the front of `rest`; empty at its end.
+absl::string_view NextVwToken(absl::string_view& rest) {
+  size_t start = 0;
+  while (start < rest.size() && (rest[start] == ' ' || rest[start] == '\t')) {
+    ++start;
+  }
+  size_t end = start;
+  while (end < rest.size() && rest[end] != ' ' && rest[end] != '\t') ++end;
+  const absl::string_view token = rest.substr(start, end - start);
+  rest.remove_prefix(end);
+  return token;
+}
+
 absl::Status ParseVw(absl::string_view line, bool multiclass,
                      v1::Example& out) {
   const size_t bar = line.find('|');
@@ -213,31 +242,39 @@ absl::Status ParseVw(absl::string_view line, bool multiclass,
     out.set_weight(weight);
   }
   // Each "|namespace[:scale] feature[:value] ..." section; the features go
-  // in as named features of the group `namespace`.
+  // in as a hashed group `namespace` (the names hashed here as the server
+  // hashes named features, so the model learns the same), their values
+  // only if one is not 1.
   for (absl::string_view section : absl::StrSplit(line.substr(bar + 1), '|')) {
-    std::vector<absl::string_view> tokens =
-        absl::StrSplit(section, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    absl::string_view rest = section;
+    absl::string_view token = NextVwToken(rest);
     absl::string_view group;
     double scale = 1.0;
-    size_t first = 0;
-    if (!section.empty() && !IsBlank(section.front()) && !tokens.empty()) {
-      first = 1;  // "|ns feature": the section names its group
-      if (!SplitValue(tokens[0], group, scale)) {
+    if (!section.empty() && !IsBlank(section.front()) && !token.empty()) {
+      // "|ns feature": the section names its group
+      if (!SplitValue(token, group, scale)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "the namespace scale in '", Shown(tokens[0]), "' is not a number"));
+            "the namespace scale in '", Shown(token), "' is not a number"));
       }
+      token = NextVwToken(rest);
     }
-    for (size_t k = first; k < tokens.size(); ++k) {
+    if (token.empty()) continue;  // no features
+    v1::HashedGroup& hashed = *out.mutable_features()->add_hashed();
+    hashed.set_group(std::string(group));
+    // At most a feature per blank, and one more: room for them at once.
+    const int most =
+        1 + static_cast<int>(std::count(rest.begin(), rest.end(), ' ') +
+                             std::count(rest.begin(), rest.end(), '\t'));
+    hashed.mutable_hashes()->Reserve(most);
+    const uint32_t seed = GroupSeed(group);
+    for (; !token.empty(); token = NextVwToken(rest)) {
       absl::string_view name;
       double value = 1.0;
-      if (!SplitValue(tokens[k], name, value)) {
+      if (!SplitValue(token, name, value)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "'", Shown(tokens[k]), "' is not feature or feature:value"));
+            "'", Shown(token), "' is not feature or feature:value"));
       }
-      v1::NamedFeature* f = out.mutable_features()->add_named();
-      f->set_group(std::string(group));
-      f->set_name(std::string(name));
-      f->set_value(value * scale);
+      AddHashedFeature(FeatureHash(name, seed), value * scale, hashed);
     }
   }
   return absl::OkStatus();

@@ -9,7 +9,9 @@
 //                                              named features (Vowpal
 //                                              Wabbit's text format): each
 //                                              namespace their group,
-//                                              values 1 unless given
+//                                              values 1 unless given,
+//                                              hashed here (a HashedGroup
+//                                              per namespace)
 // A binary model's label is -1 or +1 (an integer); a multiclass model's is
 // the class's name.
 //
@@ -18,6 +20,8 @@
 
 #ifndef HALFSPACE_CLIENT_EXAMPLE_TEXT_H_
 #define HALFSPACE_CLIENT_EXAMPLE_TEXT_H_
+
+#include <cstdint>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -60,6 +64,10 @@ bool IsCsvHeader(absl::string_view line);
 // `out` is then partly filled.
 absl::Status ParseExampleLine(absl::string_view line, ExampleFormat format,
                               bool multiclass, v1::Example& out);
+
+// Adds a feature with hash `hash` (FeatureHash, core/features/feature_hash.h)
+// and value `value` to `group`, which sends values only once one is not 1.
+void AddHashedFeature(uint32_t hash, double value, v1::HashedGroup& group);
 
 // The features of one instance to predict: a line in `format` (kAuto: the
 // format it looks like) without its label, e.g. "0.5,2", "3:0.5 7:1" or

@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "client/example_text.h"
+#include "core/features/feature_hash.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/create_channel.h"
@@ -64,11 +66,17 @@ void AddExamples(absl::Span<const LabeledExample> examples,
       sparse->mutable_values()->Add(e.sparse_values.begin(),
                                     e.sparse_values.end());
     }
+    // Named features go hashed, as the server would hash them: a group's
+    // name once per run of its features, four bytes a name.
+    v1::HashedGroup* group = nullptr;
+    uint32_t seed = 0;
     for (const NamedValue& f : e.named) {
-      v1::NamedFeature* named = x->add_named();
-      named->set_group(f.group);
-      named->set_name(f.name);
-      if (f.value != 1.0) named->set_value(f.value);
+      if (group == nullptr || group->group() != f.group) {
+        group = x->add_hashed();
+        group->set_group(f.group);
+        seed = GroupSeed(f.group);
+      }
+      AddHashedFeature(FeatureHash(f.name, seed), f.value, *group);
     }
   }
 }

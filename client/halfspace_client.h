@@ -43,7 +43,8 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 // "sgd { loss: LOSS_LOG alpha: 0.001 }". INVALID_ARGUMENT otherwise.
 absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text);
 
-// A named feature (see v1::NamedFeature).
+// A named feature (see v1::NamedFeature). The client sends named features
+// hashed (v1::HashedGroup): the model learns the same.
 struct NamedValue {
   std::string group;
   std::string name;

@@ -1,11 +1,15 @@
 #include <atomic>
 #include <cmath>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "client/batching_trainer.h"
 #include "client/halfspace_client.h"
+#include "core/features/feature_hash.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_server.h"
@@ -187,6 +191,119 @@ TEST_F(ClientTest, InteractionsMakeXorSeparable) {
     EXPECT_EQ((*p)[i].label(), xor_data[i].label) << i;
   }
   EXPECT_EQ(client_.GetWeights("crossed")->weights_size(), 1024);
+}
+
+// A server learns from named features the client hashed (HashedGroup, as
+// this client and the CLI send them) exactly what it learns from the named
+// features themselves, interactions included, and predicts the same.
+TEST_F(ClientTest, HashedGroupsLearnWhatTheirNamedFeaturesLearn) {
+  v1::CreateModelRequest create;
+  *create.mutable_algorithm() = TextAlgorithm("sgd { loss: LOSS_LOG }");
+  create.set_dimension(1);
+  create.set_hash_bits(8);
+  for (const auto& [first, second] :
+       std::vector<std::pair<std::string, std::string>>{{"a", "b"},
+                                                        {"a", "a"}}) {
+    v1::Interaction* pair = create.add_interactions();
+    pair->set_first_group(first);
+    pair->set_second_group(second);
+  }
+  for (const char* name : {"named", "hashed"}) {
+    create.set_model(name);
+    ASSERT_TRUE(client_.CreateModel(create).ok());
+  }
+  std::vector<LabeledExample> data;
+  v1::TrainRequest as_named;
+  as_named.set_model("named");
+  for (int i = 0; i < 300; ++i) {
+    LabeledExample e;
+    e.features = {(i % 7) / 7.0};
+    e.label = i % 3 == 0 ? 1 : -1;
+    for (int k = 0; k < 1 + i % 5; ++k) {
+      e.named.push_back({k % 3 == 2 ? "b" : "a", absl::StrCat("w", i * k % 11),
+                         k == 1 ? 1.0 : (i % 13) / 4.0 - 1});
+    }
+    data.push_back(e);
+    v1::Example* example = as_named.add_examples();
+    example->set_label(e.label);
+    example->mutable_features()->add_dense(e.features[0]);
+    for (const NamedValue& f : e.named) {
+      v1::NamedFeature* named = example->mutable_features()->add_named();
+      named->set_group(f.group);
+      named->set_name(f.name);
+      named->set_value(f.value);
+    }
+  }
+  std::unique_ptr<TrainingStream> named = client_.Train("named");
+  ASSERT_TRUE(named->Send(as_named).ok());
+  ASSERT_TRUE(named->Receive().ok());
+  ASSERT_TRUE(named->Finish().ok());
+  std::unique_ptr<TrainingStream> hashed = client_.Train("hashed");
+  ASSERT_TRUE(hashed->Send(data).ok());
+  absl::StatusOr<v1::TrainResponse> r = hashed->Receive();
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const v1::ExampleResult& result : r->results()) {
+    ASSERT_FALSE(result.has_error()) << result.error().message();
+  }
+  ASSERT_TRUE(hashed->Finish().ok());
+  absl::StatusOr<v1::GetWeightsResponse> w_named = client_.GetWeights("named");
+  absl::StatusOr<v1::GetWeightsResponse> w_hashed =
+      client_.GetWeights("hashed");
+  ASSERT_TRUE(w_named.ok() && w_hashed.ok());
+  EXPECT_THAT(w_hashed->weights(), ElementsAreArray(w_named->weights()));
+  EXPECT_EQ(w_hashed->bias(), w_named->bias());
+  EXPECT_NE(w_named->bias(), 0.0);  // it learned
+
+  // Predicting with either form gives the same scores.
+  v1::PredictRequest predict;
+  predict.set_model("named");
+  for (const v1::Example& e : as_named.examples()) {
+    *predict.add_instances() = e.features();
+  }
+  for (int i = 0; i < 2; ++i) {
+    const v1::FeatureVector& x = as_named.examples(i).features();
+    v1::FeatureVector* y = predict.add_instances();
+    *y->mutable_dense() = x.dense();
+    v1::HashedGroup* g = nullptr;
+    for (const v1::NamedFeature& f : x.named()) {
+      if (g == nullptr || g->group() != f.group()) {
+        g = y->add_hashed();
+        g->set_group(f.group());
+      }
+      g->add_hashes(FeatureHash(f.name(), GroupSeed(f.group())));
+      g->add_values(f.value());
+    }
+  }
+  absl::StatusOr<std::vector<v1::Prediction>> p = client_.Predict(predict);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const size_t n = as_named.examples_size();
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ((*p)[n + i].score(), (*p)[i].score()) << i;
+  }
+
+  // A group whose values do not match its hashes is rejected in-band.
+  v1::TrainRequest bad;
+  *bad.add_examples() = as_named.examples(0);
+  v1::Example* mismatched = bad.add_examples();
+  mismatched->set_label(1);
+  mismatched->mutable_features()->add_dense(0.5);
+  v1::HashedGroup* g = mismatched->mutable_features()->add_hashed();
+  g->set_group("a");
+  g->add_hashes(1);
+  g->add_hashes(2);
+  g->add_values(3.0);
+  *bad.add_examples() = as_named.examples(1);
+  std::unique_ptr<TrainingStream> stream = client_.Train("hashed");
+  bad.set_model("hashed");
+  ASSERT_TRUE(stream->Send(bad).ok());
+  r = stream->Receive();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->results_size(), 3);
+  EXPECT_FALSE(r->results(0).has_error());
+  EXPECT_THAT(r->results(1).error().message(),
+              HasSubstr("hashed group 'a' has 2 hashes but 1 values"));
+  EXPECT_FALSE(r->results(2).has_error());
+  EXPECT_TRUE(stream->Finish().ok());
 }
 
 TEST_F(ClientTest, FeatureFormsAreCheckedInBand) {

@@ -15,6 +15,7 @@
 #include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/features/feature_hash.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/temp_dir.h"
@@ -89,7 +90,7 @@ TEST_F(ExampleReaderTest, ACsvHeaderLineIsSkippedOnlyFirst) {
               HasSubstr(":1: 'x1' is not a number"));
 }
 
-TEST_F(ExampleReaderTest, ReadsVowpalWabbitLinesIntoNamedFeatures) {
+TEST_F(ExampleReaderTest, ReadsVowpalWabbitLinesIntoHashedGroups) {
   absl::StatusOr<std::vector<v1::Example>> examples = ReadAll(
       "1 |animal legs:4 furry |sound bark\n"
       "-1 0.5 'tag|animal:2 legs:2 wings\n"
@@ -98,22 +99,37 @@ TEST_F(ExampleReaderTest, ReadsVowpalWabbitLinesIntoNamedFeatures) {
       ExampleFormat::kVw);
   ASSERT_TRUE(examples.ok()) << examples.status();
   ASSERT_EQ(examples->size(), 3u);
-  auto named = [](const v1::Example& e) {
+  // Each feature as group/hash=value; a group whose values are all 1 sends
+  // none.
+  auto hashed = [](const v1::Example& e) {
     std::vector<std::string> out;
-    for (const v1::NamedFeature& f : e.features().named()) {
-      out.push_back(absl::StrCat(f.group(), "/", f.name(), "=", f.value()));
+    EXPECT_EQ(e.features().named_size(), 0);
+    for (const v1::HashedGroup& g : e.features().hashed()) {
+      EXPECT_TRUE(g.values().empty() || g.values_size() == g.hashes_size());
+      for (int k = 0; k < g.hashes_size(); ++k) {
+        out.push_back(absl::StrCat(g.group(), "/", g.hashes(k), "=",
+                                   g.values().empty() ? 1.0 : g.values(k)));
+      }
     }
     return out;
   };
+  auto feature = [](absl::string_view group, absl::string_view name,
+                    double value) {
+    return absl::StrCat(group, "/", FeatureHash(name, GroupSeed(group)), "=",
+                        value);
+  };
   EXPECT_EQ((*examples)[0].label(), 1);
   EXPECT_FALSE((*examples)[0].has_weight());
-  EXPECT_THAT(named((*examples)[0]),
-              ElementsAre("animal/legs=4", "animal/furry=1", "sound/bark=1"));
+  EXPECT_THAT(hashed((*examples)[0]), ElementsAre(feature("animal", "legs", 4),
+                                                  feature("animal", "furry", 1),
+                                                  feature("sound", "bark", 1)));
+  EXPECT_EQ((*examples)[0].features().hashed(1).values_size(), 0);
   EXPECT_EQ((*examples)[1].label(), -1);
   EXPECT_EQ((*examples)[1].weight(), 0.5);
-  EXPECT_THAT(named((*examples)[1]),
-              ElementsAre("animal/legs=4", "animal/wings=2"));  // scale 2
-  EXPECT_THAT(named((*examples)[2]), ElementsAre("/plain=1"));
+  EXPECT_THAT(hashed((*examples)[1]),
+              ElementsAre(feature("animal", "legs", 4),
+                          feature("animal", "wings", 2)));  // scale 2
+  EXPECT_THAT(hashed((*examples)[2]), ElementsAre(feature("", "plain", 1)));
 
   for (const auto& [line, error] :
        std::vector<std::pair<std::string, std::string>>{
@@ -248,7 +264,7 @@ TEST_F(ExampleReaderTest, AutoTellsTheFormatFromTheFirstLine) {
   absl::StatusOr<std::vector<v1::Example>> vw =
       ReadAll("1 |words hello world\n-1 |words bye\n", ExampleFormat::kAuto);
   ASSERT_TRUE(vw.ok()) << vw.status();
-  EXPECT_EQ((*vw)[0].features().named_size(), 2);
+  EXPECT_EQ((*vw)[0].features().hashed(0).hashes_size(), 2);
   absl::StatusOr<std::vector<v1::Example>> libsvm =
       ReadAll("+1 1:0.5 3:-2\n-1 2:1\n", ExampleFormat::kAuto);
   ASSERT_TRUE(libsvm.ok()) << libsvm.status();

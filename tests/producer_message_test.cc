@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/features/feature_hash.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "halfspace/v1/halfspace.pb.h"
@@ -54,10 +55,13 @@ TEST(ProducerMessageTest, LibsvmAndVwLinesMakeSparseAndNamedFeatures) {
   ASSERT_EQ(n.examples_size(), 1);
   EXPECT_EQ(n.examples(0).class_label(), "cat");
   EXPECT_EQ(n.examples(0).weight(), 2);
-  ASSERT_EQ(n.examples(0).features().named_size(), 2);
-  EXPECT_EQ(n.examples(0).features().named(1).group(), "animal");
-  EXPECT_EQ(n.examples(0).features().named(1).name(), "tail");
-  EXPECT_EQ(n.examples(0).features().named(1).value(), 1.0);
+  ASSERT_EQ(n.examples(0).features().hashed_size(), 1);
+  const v1::HashedGroup& animal = n.examples(0).features().hashed(0);
+  EXPECT_EQ(animal.group(), "animal");
+  EXPECT_THAT(animal.hashes(),
+              ElementsAre(FeatureHash("whiskers", GroupSeed("animal")),
+                          FeatureHash("tail", GroupSeed("animal"))));
+  EXPECT_THAT(animal.values(), ElementsAre(2.0, 1.0));  // scale 2
 }
 
 TEST(ProducerMessageTest, AMulticlassModelReadsTheLabelAsAClass) {
