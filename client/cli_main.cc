@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -606,9 +607,15 @@ class InFlight {
 absl::Status SendExamples(ExampleReader& reader, size_t batch, bool summary,
                           TrainingStream& stream, InFlight& in_flight) {
   absl::Status read_status;
-  // Each request is built in an arena that is reset after it is sent: no
-  // allocation per example once the arena's blocks have grown.
+  // Each request is built in an arena that is reset after it is sent. Its
+  // first block is ours and outlives the resets, so a request that fits in
+  // it (a thousand examples of a few dozen features do) allocates nothing:
+  // blocks the allocator took back would fault their pages in again.
+  constexpr size_t kFirstBlockBytes = size_t{8} << 20;
+  const std::unique_ptr<char[]> first_block(new char[kFirstBlockBytes]);
   google::protobuf::ArenaOptions options;
+  options.initial_block = first_block.get();
+  options.initial_block_size = kFirstBlockBytes;
   options.start_block_size = size_t{1} << 16;
   options.max_block_size = size_t{1} << 22;
   google::protobuf::Arena arena(options);
