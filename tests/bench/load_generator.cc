@@ -5,7 +5,8 @@
 //       [--examples=200000] [--batch=1000] [--clients=8] [--calls=5000]
 //       [--durability=sync] [--transport=tcp|unix] [--rounds=3]
 //       [--json=FILE]
-//       [--sweep=batch|dimension|streams|models|export|replication]
+//       [--sweep=batch|dimension|streams|models|export|text|replication]
+//       [--vw=PATH]
 //
 // Without --target it starts the server binary (next to this one's build)
 // as a child on a temporary data directory with --durability, listening on
@@ -24,7 +25,9 @@
 // --sweep measures training throughput against one parameter instead (batch
 // size, dimension dense and sparse, concurrent streams), predictions and
 // the server's memory against the number of models, or the time to export a
-// model in pages against its size, or (replication, which starts three
+// model in pages against its size, the CLI reading CSV and Vowpal Wabbit
+// text against requests encoded beforehand (text; with --vw, Vowpal Wabbit
+// itself on the same text file), or (replication, which starts three
 // nats-server processes and the server with --nats_url) a replicated model
 // against a local one on the same server; tests/bench/plot.py
 // draws the JSON of the batch and dimension sweeps.
@@ -38,6 +41,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -57,7 +61,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "client/example_text.h"
 #include "client/halfspace_client.h"
+#include "core/features/feature_hash.h"
 #include "grpcpp/grpcpp.h"
 #include "halfspace/bench/noop.grpc.pb.h"
 #include "server/pipelined_stream.h"
@@ -81,6 +87,8 @@ ABSL_FLAG(std::string, sweep, "",
           "size (export), or a replicated model against a local one on a "
           "three-node NATS cluster started here (replication)");
 ABSL_FLAG(std::string, json, "", "also write the results to this file");
+ABSL_FLAG(std::string, vw, "",
+          "--sweep=text: a Vowpal Wabbit binary to time on the same text");
 ABSL_FLAG(std::string, transport, "tcp",
           "tcp (loopback) or unix (Unix-domain sockets) between the clients "
           "and the servers this starts");
@@ -922,6 +930,240 @@ void SweepExport(const std::string& target, Report& report) {
   }
 }
 
+// --- Text from files through the CLI (--sweep=text) --------------------------
+
+// Runs `argv` to its end, its output to `log`: the seconds it took, or 0
+// if it failed.
+double SecondsToRun(std::vector<std::string> argv, const std::string& log) {
+  std::fflush(stdout);  // or the child writes what is buffered again
+  std::fflush(stderr);
+  const absl::Time start = absl::Now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (freopen(log.c_str(), "a", stdout) == nullptr ||
+        freopen(log.c_str(), "a", stderr) == nullptr) {
+      _exit(126);
+    }
+    std::vector<char*> args;
+    for (std::string& arg : argv) args.push_back(arg.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "%s failed (see %s)\n", argv[0].c_str(), log.c_str());
+    return 0;
+  }
+  return absl::ToDoubleSeconds(absl::Now() - start);
+}
+
+// Examples of 30 named features in two groups, as a text pipeline has
+// them: 20 words of a 5000-word vocabulary in "words" (value 1) and 10 of
+// 300 in "meta" with values; the label from five of the words.
+std::vector<LabeledExample> NamedData(int n) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  std::vector<LabeledExample> data(n);
+  for (LabeledExample& e : data) {
+    int s = 0;
+    for (int k = 0; k < 20; ++k) {
+      const int word = static_cast<int>(rng() % 5000);
+      if (k < 5) s += word % 3 - 1;
+      e.named.push_back({"words", absl::StrCat("w", word), 1.0});
+    }
+    for (int k = 0; k < 10; ++k) {
+      e.named.push_back({"meta", absl::StrCat("m", rng() % 300),
+                         std::round(uniform(rng) * 1000) / 1000});
+    }
+    e.label = s >= 0 ? 1 : -1;
+  }
+  return data;
+}
+
+// `data` as Vowpal Wabbit text: "label |words w1 w2 ... |meta m1:0.25 ...".
+void WriteVw(const std::vector<LabeledExample>& data, const std::string& path) {
+  std::ofstream out(path);
+  std::string line;
+  for (const LabeledExample& e : data) {
+    line = absl::StrCat(e.label);
+    absl::string_view group;
+    for (const NamedValue& f : e.named) {
+      if (f.group != group) {
+        group = f.group;
+        absl::StrAppend(&line, " |", group);
+      }
+      absl::StrAppend(&line, " ", f.name);
+      if (f.value != 1.0) absl::StrAppend(&line, ":", f.value);
+    }
+    out << line << "\n";
+  }
+}
+
+// `data` in requests of `batch` asking for summaries, its named features
+// as NamedFeatures or, `hashed`, as the clients send them (HashedGroups).
+std::vector<v1::TrainRequest> NamedRequests(
+    const std::vector<LabeledExample>& data, size_t batch, bool hashed,
+    const std::string& model) {
+  std::vector<v1::TrainRequest> requests;
+  for (size_t first = 0; first < data.size(); first += batch) {
+    std::vector<LabeledExample> part(
+        data.begin() + first,
+        data.begin() + std::min(first + batch, data.size()));
+    v1::TrainRequest& r = requests.emplace_back();
+    if (first == 0) r.set_model(model);
+    r.set_results(v1::TRAIN_RESULTS_SUMMARY);
+    for (const LabeledExample& e : part) {
+      v1::Example* example = r.add_examples();
+      example->set_label(e.label);
+      v1::HashedGroup* group = nullptr;
+      for (const NamedValue& f : e.named) {
+        if (!hashed) {
+          v1::NamedFeature* named = example->mutable_features()->add_named();
+          named->set_group(f.group);
+          named->set_name(f.name);
+          if (f.value != 1.0) named->set_value(f.value);
+          continue;
+        }
+        if (group == nullptr || group->group() != f.group) {
+          group = example->mutable_features()->add_hashed();
+          group->set_group(f.group);
+        }
+        AddHashedFeature(FeatureHash(f.name, GroupSeed(f.group)), f.value,
+                         *group);
+      }
+    }
+  }
+  return requests;
+}
+
+constexpr int kTextHashBits = 18;
+
+// A new model `model`: SGD with log loss on 2^kTextHashBits buckets.
+void CreateHashedModel(Client& client, const std::string& model) {
+  v1::CreateModelRequest request;
+  request.set_model(model);
+  *request.mutable_algorithm() = *ParseAlgorithm("sgd { loss: LOSS_LOG }");
+  request.set_hash_bits(kTextHashBits);
+  (void)client.DeleteModel(model);
+  (void)client.CreateModel(request);
+}
+
+// Examples per second of `requests` (n examples) into a new model made by
+// `create`.
+double TrainEncoded(Stub& stub, std::vector<v1::TrainRequest> requests,
+                    size_t n, const std::function<void()>& create) {
+  create();
+  grpc::ClientContext context;
+  auto stream = stub.Train(&context);
+  return Pipelined(*stream, requests) * static_cast<double>(n) /
+         requests.size();
+}
+
+// Examples per second of `halfspace train MODEL FILE --summary` into a new
+// model made by `create`.
+double TrainFromFile(const std::string& cli, const std::string& target,
+                     const std::string& model, const std::string& file,
+                     size_t n, size_t batch, const TempDir& dir,
+                     const std::function<void()>& create) {
+  create();
+  const double seconds =
+      SecondsToRun({cli, absl::StrCat("--server=", target), "train", model,
+                    file, "--summary", absl::StrCat("--batch_size=", batch)},
+                   dir.File("cli.log"));
+  return seconds > 0 ? n / seconds : 0;
+}
+
+// The text pipeline: dense CSV and Vowpal Wabbit text through the CLI
+// against the same examples in requests encoded beforehand (what the
+// server takes from a client that spends nothing on them), the named
+// features' two wire forms, the C++ client, and, given --vw, Vowpal Wabbit
+// on the same text file.
+void SweepText(const std::string& target, const std::string& cli,
+               const TempDir& dir, Report& report) {
+  const size_t n = absl::GetFlag(FLAGS_examples);
+  const size_t batch = absl::GetFlag(FLAGS_batch);
+  auto channel = Connect(target, 0);
+  Client client(channel);
+  auto stub = v1::HalfspaceService::NewStub(channel);
+
+  // Dense, d = 20, written with six significant digits as CSV files have
+  // them; the requests carry what the file says.
+  Data dense = MakeData(n, 20);
+  const std::string csv = dir.File("dense.csv");
+  {
+    std::ofstream out(csv);
+    for (size_t i = 0; i < n; ++i) {
+      out << dense.y[i];
+      for (double& v : dense.x[i]) {
+        const std::string text = absl::StrFormat("%.6g", v);
+        v = std::strtod(text.c_str(), nullptr);
+        out << ',' << text;
+      }
+      out << "\n";
+    }
+  }
+  auto perceptron = [&] {
+    (void)client.DeleteModel("text");
+    (void)client.CreateModel("text", *ParseAlgorithm("perceptron"), 20);
+  };
+  const double encoded_dense = TrainEncoded(
+      *stub, TrainRequests(dense, n, batch, "text", v1::TRAIN_RESULTS_SUMMARY),
+      n, perceptron);
+  report.Add(
+      {"CSV, d=20: halfspace train (floor: encoded requests)", "/s",
+       TrainFromFile(cli, target, "text", csv, n, batch, dir, perceptron), 0,
+       encoded_dense});
+
+  // 30 named features.
+  const std::vector<LabeledExample> named = NamedData(n);
+  const std::string vw = dir.File("named.vw");
+  WriteVw(named, vw);
+  auto hashed_model = [&] { CreateHashedModel(client, "text"); };
+  const double encoded_names = TrainEncoded(
+      *stub, NamedRequests(named, batch, false, "text"), n, hashed_model);
+  const double encoded_hashes = TrainEncoded(
+      *stub, NamedRequests(named, batch, true, "text"), n, hashed_model);
+  report.Add({"30 named: encoded, hashed (floor: encoded, names)", "/s",
+              encoded_hashes, 0, encoded_names});
+  const double from_file =
+      TrainFromFile(cli, target, "text", vw, n, batch, dir, hashed_model);
+  report.Add({"VW text: halfspace train (floor: encoded, hashed)", "/s",
+              from_file, 0, encoded_hashes});
+  hashed_model();
+  std::unique_ptr<TrainingStream> stream = client.Train("text");
+  const absl::Time start = absl::Now();
+  std::thread reader([&] {
+    while (stream->Receive().ok()) {
+    }
+  });
+  for (size_t first = 0; first < n; first += batch) {
+    const size_t end = std::min(first + batch, n);
+    if (!stream->Send(absl::MakeConstSpan(named).subspan(first, end - first))
+             .ok()) {
+      break;
+    }
+  }
+  stream->CloseSend();
+  reader.join();
+  const double client_rate = n / absl::ToDoubleSeconds(absl::Now() - start);
+  if (absl::Status s = stream->Finish(); !s.ok()) {
+    std::fprintf(stderr, "C++ client: %s\n", s.ToString().c_str());
+  }
+  report.Add({"30 named: C++ client (floor: encoded, hashed)", "/s",
+              client_rate, 0, encoded_hashes});
+  const std::string vw_binary = absl::GetFlag(FLAGS_vw);
+  if (!vw_binary.empty()) {
+    const double seconds = SecondsToRun(
+        {vw_binary, "-d", vw, "--quiet", "-b", absl::StrCat(kTextHashBits)},
+        dir.File("vw.log"));
+    report.Add({"VW text: halfspace train (floor: vw, one pass)", "/s",
+                from_file, 0, seconds > 0 ? n / seconds : 0});
+  }
+  (void)client.DeleteModel("text");
+}
+
 // --- The price of replication (--sweep=replication)
 // ---------------------------
 
@@ -1245,12 +1487,17 @@ int Run() {
       SweepModels(target, server != nullptr ? server->pid() : 0, report);
     } else if (sweep == "export") {
       SweepExport(target, report);
+    } else if (sweep == "text") {
+      SweepText(
+          target,
+          (std::filesystem::path(binary).parent_path() / "halfspace").string(),
+          dir, report);
     } else if (sweep == "replication" && nats != nullptr) {
       SweepReplication(target, nats->urls(), binary, dir, data, round, report);
     } else {
       std::fprintf(stderr,
-                   "--sweep is batch, dimension, streams, models, export or "
-                   "replication (which starts its own server)\n");
+                   "--sweep is batch, dimension, streams, models, export, "
+                   "text or replication (which starts its own server)\n");
       return 2;
     }
   }
