@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/base/macros.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -64,9 +65,14 @@ double FastSquaredNorm(const Features& x);
 
 // w·x, summed in order.  REQUIRES: every index of x is below w.size().
 // Inline, as are AddScaled's loops: they are every algorithm's inner loop.
+// The dense part's bounds are checked once, not at every value (a hardened
+// Span's operator[] checks each), so that the loop is the arithmetic alone.
 inline double Dot(absl::Span<const double> w, const Features& x) {
+  ABSL_HARDENING_ASSERT(x.dense.size() <= w.size());
+  const double* wj = w.data();
+  const double* xj = x.dense.data();
   double dot = 0.0;
-  for (size_t j = 0; j < x.dense.size(); ++j) dot += w[j] * x.dense[j];
+  for (size_t j = 0, n = x.dense.size(); j < n; ++j) dot += wj[j] * xj[j];
   for (size_t k = 0; k < x.indices.size(); ++k) {
     dot += w[x.indices[k]] * x.values[k];
   }
@@ -75,7 +81,10 @@ inline double Dot(absl::Span<const double> w, const Features& x) {
 
 // w ← w + c·x.  REQUIRES: as Dot.
 inline void AddScaled(double c, const Features& x, absl::Span<double> w) {
-  for (size_t j = 0; j < x.dense.size(); ++j) w[j] += c * x.dense[j];
+  ABSL_HARDENING_ASSERT(x.dense.size() <= w.size());
+  double* wj = w.data();
+  const double* xj = x.dense.data();
+  for (size_t j = 0, n = x.dense.size(); j < n; ++j) wj[j] += c * xj[j];
   for (size_t k = 0; k < x.indices.size(); ++k) {
     w[x.indices[k]] += c * x.values[k];
   }
