@@ -282,22 +282,29 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
+// Starts `argv` as a child process, its output appended to `log`.
+pid_t Spawn(std::vector<std::string> argv, const std::string& log) {
+  std::fflush(stdout);  // or the child writes what is buffered again
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (freopen(log.c_str(), "a", stdout) == nullptr ||
+        freopen(log.c_str(), "a", stderr) == nullptr) {
+      _exit(126);
+    }
+    std::vector<char*> args;
+    for (std::string& arg : argv) args.push_back(arg.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 class Child {
  public:
-  Child(std::vector<std::string> argv, const std::string& log) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      if (freopen(log.c_str(), "a", stdout) == nullptr ||
-          freopen(log.c_str(), "a", stderr) == nullptr) {
-        _exit(126);
-      }
-      std::vector<char*> args;
-      for (std::string& arg : argv) args.push_back(arg.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-  }
+  Child(std::vector<std::string> argv, const std::string& log)
+      : pid_(Spawn(std::move(argv), log)) {}
   ~Child() {
     kill(pid_, SIGTERM);
     waitpid(pid_, nullptr, 0);
@@ -935,25 +942,13 @@ void SweepExport(const std::string& target, Report& report) {
 // Runs `argv` to its end, its output to `log`: the seconds it took, or 0
 // if it failed.
 double SecondsToRun(std::vector<std::string> argv, const std::string& log) {
-  std::fflush(stdout);  // or the child writes what is buffered again
-  std::fflush(stderr);
+  const std::string program = argv[0];
   const absl::Time start = absl::Now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (freopen(log.c_str(), "a", stdout) == nullptr ||
-        freopen(log.c_str(), "a", stderr) == nullptr) {
-      _exit(126);
-    }
-    std::vector<char*> args;
-    for (std::string& arg : argv) args.push_back(arg.data());
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
+  const pid_t pid = Spawn(std::move(argv), log);
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "%s failed (see %s)\n", argv[0].c_str(), log.c_str());
+    std::fprintf(stderr, "%s failed (see %s)\n", program.c_str(), log.c_str());
     return 0;
   }
   return absl::ToDoubleSeconds(absl::Now() - start);
