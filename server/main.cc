@@ -1,6 +1,7 @@
 // halfspace-server: flags → ServerOptions → serve until SIGTERM or SIGINT,
 // then drain and store every model. SIGHUP re-reads the tokens file.
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -63,6 +64,23 @@ ABSL_FLAG(uint64_t, replica_snapshot_records, 10000,
 ABSL_FLAG(std::string, metrics_listen, "",
           "host:port to serve Prometheus metrics on (HTTP, /metrics), e.g. "
           "0.0.0.0:9464; none by default");
+ABSL_FLAG(std::string, vw_listen, "",
+          "host:port or unix:PATH to speak Vowpal Wabbit's daemon protocol "
+          "on (a line of VW text in, its prediction line out; a labelled "
+          "line learns), e.g. 127.0.0.1:26542. It takes no tokens, so it "
+          "listens only on loopback unless --vw_listen_remote");
+ABSL_FLAG(std::string, vw_model, "",
+          "the model of every --vw_listen line; empty: each line's tag names "
+          "its model ('ctr |f a b)");
+ABSL_FLAG(std::string, vw_answer, "score",
+          "what a --vw_listen answer gives of a binary model: score (f(x)), "
+          "label (-1 or 1) or probability; a multiclass model's is its class");
+ABSL_FLAG(bool, vw_listen_remote, false,
+          "let --vw_listen listen on an address other than loopback: whoever "
+          "reaches it predicts with and trains every model");
+ABSL_FLAG(int64_t, vw_max_line_bytes, int64_t{1} << 20,
+          "the longest --vw_listen line; a longer one is answered with an "
+          "error and skipped");
 ABSL_FLAG(std::string, data_dir, "data",
           "directory where models are stored: a snapshot file each, and the "
           "write-ahead log in wal/");
@@ -235,6 +253,11 @@ halfspace::ServerOptions OptionsFromFlags(halfspace::Durability durability) {
   options.replica_name = absl::GetFlag(FLAGS_replica_name);
   options.replica_snapshot_records =
       absl::GetFlag(FLAGS_replica_snapshot_records);
+  options.vw.address = absl::GetFlag(FLAGS_vw_listen);
+  options.vw.model = absl::GetFlag(FLAGS_vw_model);
+  options.vw.remote = absl::GetFlag(FLAGS_vw_listen_remote);
+  options.vw.max_line_bytes =
+      std::max<int64_t>(absl::GetFlag(FLAGS_vw_max_line_bytes), 0);
   return options;
 }
 
@@ -281,7 +304,15 @@ int main(int argc, char** argv) {
                      std::string(durability.status().message()));
     return kBadFlags;
   }
-  const halfspace::ServerOptions options = OptionsFromFlags(*durability);
+  halfspace::ServerOptions options = OptionsFromFlags(*durability);
+  absl::StatusOr<halfspace::VwAnswer> vw_answer =
+      halfspace::ParseVwAnswer(absl::GetFlag(FLAGS_vw_answer));
+  if (!vw_answer.ok()) {
+    spdlog::critical("--vw_answer: {}",
+                     std::string(vw_answer.status().message()));
+    return kBadFlags;
+  }
+  options.vw.answer = *vw_answer;
   if (absl::Status s = halfspace::ValidateServerOptions(options); !s.ok()) {
     spdlog::critical("{}", std::string(s.message()));
     return kBadFlags;

@@ -198,6 +198,7 @@ absl::Status ValidateSizes(const ServerOptions& o) {
       {"max_streams", o.streams.max_streams, 1},
       {"max_streams_per_client", o.streams.max_streams_per_client, 1},
       {"grpc_memory_bytes", o.grpc_memory_bytes, 1},
+      {"vw_max_line_bytes", static_cast<int64_t>(o.vw.max_line_bytes), 1024},
   };
   for (const auto& [flag, value, least] : at_least) {
     if (value < least) {
@@ -313,6 +314,12 @@ absl::Status Server::Listen() {
       return s;
     }
     spdlog::info("metrics on http://{}/metrics", options_.metrics_listen);
+  }
+  if (!options_.vw.address.empty()) {
+    absl::StatusOr<std::unique_ptr<VwListener>> vw =
+        VwListener::Start(options_.vw, &parts_);
+    if (!vw.ok()) return vw.status();
+    vw_ = *std::move(vw);
   }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -498,6 +505,7 @@ absl::Status Server::Shutdown() {
         absl::Now() + std::min(options_.drain_timeout, kShutdownGrace)));
     grpc_server_->Wait();
   }
+  if (vw_ != nullptr) vw_->Stop();  // drained with the calls
   // Stop following before the last snapshots, so that they hold each
   // replica's last position.
   parts_.replicas = nullptr;

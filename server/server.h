@@ -35,6 +35,7 @@
 #include "server/metrics.h"
 #include "server/rate_limits.h"
 #include "server/service_parts.h"
+#include "server/vw_listener.h"
 
 namespace halfspace {
 
@@ -142,6 +143,9 @@ struct ServerOptions {
   // snapshots this server shares (and the stream is trimmed below the
   // previous one); 0: none.
   uint64_t replica_snapshot_records = 10000;
+  // A listener speaking Vowpal Wabbit's daemon protocol (see
+  // vw_listener.h); none without an address.
+  VwListenerOptions vw;
 };
 
 // The address the server listens on: `options.listen_address`, or its
@@ -169,6 +173,9 @@ class Server {
 
   // The port the server listens on.
   int port() const { return port_; }
+
+  // The TCP port the VW listener listens on; 0 if none (or a Unix socket).
+  int vw_port() const { return vw_ == nullptr ? 0 : vw_->port(); }
 
   // The port metrics are served on; 0 if none.
   int metrics_port() const { return metrics_.port(); }
@@ -222,6 +229,7 @@ class Server {
   std::unique_ptr<JetStreamLog> nats_;
   std::unique_ptr<ReplicaSet> replicas_;  // after the registry: goes first
   std::unique_ptr<HalfspaceService> service_;
+  std::unique_ptr<VwListener> vw_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
   Mutex stop_mu_;
