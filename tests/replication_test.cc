@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,6 +28,7 @@
 #include "tests/server_process.h"
 #include "tests/temp_dir.h"
 #include "tests/test_server.h"
+#include "tests/vw_socket.h"
 
 namespace halfspace {
 namespace {
@@ -1886,6 +1888,62 @@ TEST(ReplicationTest, EveryReplicaDecidesByTheLimitsItsModelWasCreatedWith) {
     EXPECT_EQ(WeightBits(replicas.stub(0), kind.name),
               WeightBits(replicas.stub(1), kind.name));
   }
+}
+
+TEST(ReplicationTest, TheVwListenerLearnsAReplicatedModelAsItsStream) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  const int vw_port = FreePort();
+  Replicas replicas(dir, nats, 2,
+                    {{absl::StrCat("--vw_listen=127.0.0.1:", vw_port)}});
+  v1::CreateModelRequest create;
+  create.set_model("vwrep");
+  *create.mutable_algorithm() = TextAlgorithm("perceptron");
+  create.set_hash_bits(10);
+  create.mutable_replication()->set_replicas(3);
+  {
+    grpc::ClientContext context;
+    v1::CreateModelResponse response;
+    ASSERT_TRUE(replicas.stub(0).CreateModel(&context, create, &response).ok())
+        << replicas.Log(0);
+    create.set_model("vwrep_local");
+    create.clear_replication();
+    grpc::ClientContext local_context;
+    ASSERT_TRUE(
+        replicas.stub(0).CreateModel(&local_context, create, &response).ok());
+  }
+  ASSERT_TRUE(CaughtUp(replicas.stub(1), "vwrep", 1));
+
+  // The same lines to the replicated model and to its local twin (each
+  // line's tag names its model), labelled lines with predictions among
+  // them, which see what the lines before them taught.
+  std::string lines;
+  for (int i = 0; i < 40; ++i) {
+    absl::StrAppend(&lines, i % 3 == 0 ? "1" : "-1", " 'MODEL |f a", i % 5,
+                    " b", i % 3, "\n");
+    if (i % 8 == 7) absl::StrAppend(&lines, "'MODEL |f a1 b1\n");
+  }
+  VwSocket vw(vw_port);
+  ASSERT_TRUE(vw.connected());
+  for (const char* model : {"vwrep", "vwrep_local"}) {
+    vw.Send(absl::StrReplaceAll(lines, {{"MODEL", model}}));
+  }
+  const std::vector<std::string> answers = vw.Lines(90);
+  ASSERT_EQ(answers.size(), 90u);
+  for (int i = 0; i < 45; ++i) {
+    EXPECT_EQ(absl::StrReplaceAll(answers[i], {{" vwrep", ""}}),
+              absl::StrReplaceAll(answers[45 + i], {{" vwrep_local", ""}}))
+        << i;
+  }
+  absl::StatusOr<v1::Model> replicated = GetModel(replicas.stub(0), "vwrep");
+  ASSERT_TRUE(replicated.ok());
+  EXPECT_EQ(replicated->stats().examples_seen(), 40u);
+  ASSERT_TRUE(
+      CaughtUp(replicas.stub(1), "vwrep", replicated->replica().position()));
+  const std::vector<uint64_t> local =
+      WeightBits(replicas.stub(0), "vwrep_local");
+  EXPECT_EQ(WeightBits(replicas.stub(0), "vwrep"), local);
+  EXPECT_EQ(WeightBits(replicas.stub(1), "vwrep"), local);
 }
 
 TEST(ReplicationTest, AServerWithoutNatsRefusesAReplicatedModel) {
