@@ -5,7 +5,7 @@
 //       [--examples=200000] [--batch=1000] [--clients=8] [--calls=5000]
 //       [--durability=sync] [--transport=tcp|unix] [--rounds=3]
 //       [--json=FILE]
-//       [--sweep=batch|dimension|streams|models|export|text|replication]
+//       [--sweep=batch|dimension|streams|models|export|text|vw|replication]
 //       [--vw=PATH]
 //
 // Without --target it starts the server binary (next to this one's build)
@@ -27,13 +27,17 @@
 // the server's memory against the number of models, or the time to export a
 // model in pages against its size, the CLI reading CSV and Vowpal Wabbit
 // text against requests encoded beforehand (text; with --vw, Vowpal Wabbit
-// itself on the same text file), or (replication, which starts three
+// itself on the same text file), one VW text line's round trip through
+// the server's --vw_listen against a raw echo socket's and gRPC's Predict
+// (vw; with --vw, Vowpal Wabbit's own daemon too), or (replication, which
+// starts three
 // nats-server processes and the server with --nats_url) a replicated model
 // against a local one on the same server; tests/bench/plot.py
 // draws the JSON of the batch and dimension sweeps.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -84,14 +88,17 @@ ABSL_FLAG(std::string, sweep, "",
           "instead of the paths: throughput against batch, dimension, "
           "streams or models (models also reports the server's memory; it "
           "runs one round), ExportModel's paging against the model's "
-          "size (export), or a replicated model against a local one on a "
-          "three-node NATS cluster started here (replication)");
+          "size (export), VW text through the CLI (text), a VW line's round "
+          "trip through --vw_listen (vw), or a replicated model against a "
+          "local one on a three-node NATS cluster started here "
+          "(replication)");
 ABSL_FLAG(std::string, json, "", "also write the results to this file");
 ABSL_FLAG(std::string, vw, "",
           "--sweep=text: a Vowpal Wabbit binary to time on the same text");
 ABSL_FLAG(std::string, transport, "tcp",
           "tcp (loopback) or unix (Unix-domain sockets) between the clients "
           "and the servers this starts");
+ABSL_FLAG(int, serve_echo, 0, "internal: echo what connections send, here");
 ABSL_FLAG(std::vector<std::string>, serve_noop, {},
           "internal: serve the no-op service on these addresses");
 ABSL_FLAG(std::vector<std::string>, serve_noop_async, {},
@@ -977,23 +984,26 @@ std::vector<LabeledExample> NamedData(int n) {
   return data;
 }
 
-// `data` as Vowpal Wabbit text: "label |words w1 w2 ... |meta m1:0.25 ...".
+// An example as a line of Vowpal Wabbit text:
+// "label |words w1 w2 ... |meta m1:0.25 ...".
+std::string VwLine(const LabeledExample& e) {
+  std::string line = absl::StrCat(e.label);
+  absl::string_view group;
+  for (const NamedValue& f : e.named) {
+    if (f.group != group) {
+      group = f.group;
+      absl::StrAppend(&line, " |", group);
+    }
+    absl::StrAppend(&line, " ", f.name);
+    if (f.value != 1.0) absl::StrAppend(&line, ":", f.value);
+  }
+  return line;
+}
+
+// `data` as Vowpal Wabbit text, a line an example.
 void WriteVw(const std::vector<LabeledExample>& data, const std::string& path) {
   std::ofstream out(path);
-  std::string line;
-  for (const LabeledExample& e : data) {
-    line = absl::StrCat(e.label);
-    absl::string_view group;
-    for (const NamedValue& f : e.named) {
-      if (f.group != group) {
-        group = f.group;
-        absl::StrAppend(&line, " |", group);
-      }
-      absl::StrAppend(&line, " ", f.name);
-      if (f.value != 1.0) absl::StrAppend(&line, ":", f.value);
-    }
-    out << line << "\n";
-  }
+  for (const LabeledExample& e : data) out << VwLine(e) << "\n";
 }
 
 // `data` in requests of `batch` asking for summaries, its named features
@@ -1391,6 +1401,172 @@ void SweepReplication(const std::string& target, const std::string& nats,
               lag.replica.p99});
 }
 
+// --- The VW daemon protocol -------------------------------------------------
+
+// Echoes what each connection to loopback `port` sends, a thread a
+// connection: the floor of a line's round trip.
+int ServeEcho(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      listen(fd, 16) != 0) {
+    std::perror("echo");
+    return 1;
+  }
+  for (;;) {
+    const int c = accept(fd, nullptr, nullptr);
+    if (c < 0) continue;
+    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    std::thread([c] {
+      char buffer[65536];
+      for (ssize_t n; (n = read(c, buffer, sizeof buffer)) > 0;) {
+        for (ssize_t sent = 0, k; sent < n; sent += k) {
+          if ((k = write(c, buffer + sent, n - sent)) <= 0) break;
+        }
+      }
+      close(c);
+    }).detach();
+  }
+}
+
+// A line-at-a-time client of a loopback port: sends a line, reads the
+// line that answers it.
+class LineClient {
+ public:
+  explicit LineClient(int port) {
+    // The server may still be starting: a few seconds of attempts.
+    for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(port);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+        fd_ = fd;
+      } else {
+        close(fd);
+        absl::SleepFor(absl::Milliseconds(50));
+      }
+    }
+    const int on = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  }
+  ~LineClient() {
+    if (fd_ >= 0) close(fd_);
+  }
+
+  // Writes `line` and a newline; the answer's line.
+  std::string RoundTrip(const std::string& line) {
+    out_.assign(line);
+    out_.push_back('\n');
+    if (write(fd_, out_.data(), out_.size()) !=
+        static_cast<ssize_t>(out_.size())) {
+      return "";
+    }
+    size_t end;
+    while ((end = in_.find('\n')) == std::string::npos) {
+      char buffer[65536];
+      const ssize_t n = read(fd_, buffer, sizeof buffer);
+      if (n <= 0) return "";
+      in_.append(buffer, n);
+    }
+    std::string answer = in_.substr(0, end);
+    in_.erase(0, end + 1);
+    return answer;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string out_, in_;
+};
+
+// One VW line (30 named features) at a time: through --vw_listen
+// (`vw_port`) to predict and to learn, against a raw echo socket's round
+// trip of the same bytes and against gRPC's Predict of the same features;
+// with --vw, Vowpal Wabbit's own daemon on the same lines.
+void SweepVw(const std::string& target, int vw_port, int echo_port,
+             const TempDir& dir, Report& report) {
+  const int calls = absl::GetFlag(FLAGS_calls);
+  const std::vector<LabeledExample> named = NamedData(std::max(calls, 1000));
+  std::vector<std::string> labelled, unlabelled;
+  for (const LabeledExample& e : named) {
+    labelled.push_back(VwLine(e));
+    unlabelled.push_back(labelled.back().substr(labelled.back().find('|')));
+  }
+  auto channel = Connect(target, 0);
+  Client client(channel);
+  auto stub = v1::HalfspaceService::NewStub(channel);
+  CreateHashedModel(client, "load-vw");
+  {
+    std::unique_ptr<TrainingStream> stream = client.Train("load-vw");
+    (void)stream->Send(named);
+    (void)stream->Receive();
+    (void)stream->Finish();
+  }
+  auto round_trips = [&](int port, const std::vector<std::string>& lines) {
+    LineClient line_client(port);
+    return TimeCalls(
+        calls, [&](int i) { line_client.RoundTrip(lines[i % lines.size()]); });
+  };
+  const Latency echo = round_trips(echo_port, unlabelled);
+  report.Add({"raw echo socket, the line's bytes (p50/p99)", "µs", echo.p50,
+              echo.p99});
+  const Latency predicted = round_trips(vw_port, unlabelled);
+  report.Add({"--vw_listen: predict a line (floor: echo) (p50/p99)", "µs",
+              predicted.p50, predicted.p99, echo.p50});
+  const Latency learned = round_trips(vw_port, labelled);
+  report.Add({"--vw_listen: learn a line, durable (floor: echo) (p50/p99)",
+              "µs", learned.p50, learned.p99, echo.p50});
+  std::vector<v1::PredictRequest> requests;
+  for (const std::string& line : unlabelled) {
+    v1::PredictRequest& r = requests.emplace_back();
+    r.set_model("load-vw");
+    *r.add_instances() = *ParseInstance(line, ExampleFormat::kVw);
+  }
+  const Latency unary = TimeCalls(calls, [&](int i) {
+    grpc::ClientContext context;
+    v1::PredictResponse out;
+    stub->Predict(&context, requests[i % requests.size()], &out);
+  });
+  report.Add({"Predict, unary, the line's features (floor: echo) (p50/p99)",
+              "µs", unary.p50, unary.p99, echo.p50});
+  {
+    grpc::ClientContext context;
+    auto stream = stub->PredictStream(&context);
+    v1::PredictStreamRequest streamed;
+    streamed.set_model("load-vw");
+    v1::PredictStreamResponse out;
+    const Latency round_trip = TimeCalls(calls, [&](int i) {
+      *streamed.mutable_instances() = requests[i % requests.size()].instances();
+      stream->Write(streamed);
+      stream->Read(&out);
+    });
+    stream->WritesDone();
+    stream->Finish();
+    report.Add({"PredictStream round trip, the same (floor: echo) (p50/p99)",
+                "µs", round_trip.p50, round_trip.p99, echo.p50});
+  }
+  if (absl::GetFlag(FLAGS_vw).empty()) return;
+  // Vowpal Wabbit's daemon, trained on the same lines first (by the
+  // labelled lines' round trips, as a producer trains it).
+  const int port = FreePort();
+  Child vw({absl::GetFlag(FLAGS_vw), "--daemon", "--foreground", "--quiet",
+            "--num_children", "1", "--port", absl::StrCat(port), "-b",
+            absl::StrCat(kTextHashBits), "--loss_function", "logistic"},
+           dir.File("vw.log"));
+  const Latency vw_learned = round_trips(port, labelled);
+  const Latency vw_predicted = round_trips(port, unlabelled);
+  report.Add({"vw --daemon: predict a line (floor: echo) (p50/p99)", "µs",
+              vw_predicted.p50, vw_predicted.p99, echo.p50});
+  report.Add({"vw --daemon: learn a line (floor: echo) (p50/p99)", "µs",
+              vw_learned.p50, vw_learned.p99, echo.p50});
+}
+
 int Run() {
   const int d = absl::GetFlag(FLAGS_dimension);
   const int n = absl::GetFlag(FLAGS_examples);
@@ -1422,6 +1598,16 @@ int Run() {
   std::string target = absl::GetFlag(FLAGS_target);
   std::unique_ptr<NatsCluster> nats;  // for --sweep=replication
   std::unique_ptr<Child> server;
+  // For --sweep=vw: the server's VW listener, and an echo socket's.
+  const int vw_port = FreePort();
+  const int echo_port = FreePort();
+  std::unique_ptr<Child> echo;
+  if (absl::GetFlag(FLAGS_sweep) == "vw") {
+    echo = std::make_unique<Child>(
+        std::vector<std::string>{self,
+                                 absl::StrCat("--serve_echo=", echo_port)},
+        dir.File("echo.log"));
+  }
   const std::string binary =
       (std::filesystem::path(self).parent_path().parent_path() /
        "halfspace-server")
@@ -1436,6 +1622,10 @@ int Run() {
         absl::StrCat("--durability=", absl::GetFlag(FLAGS_durability)),
         "--log_level=warn",
         "--max_models=100000"};
+    if (absl::GetFlag(FLAGS_sweep) == "vw") {
+      argv.push_back(absl::StrCat("--vw_listen=127.0.0.1:", vw_port));
+      argv.push_back("--vw_model=load-vw");
+    }
     if (absl::GetFlag(FLAGS_sweep) == "replication") {
       nats = std::make_unique<NatsCluster>(dir);
       argv.push_back(absl::StrCat("--nats_url=", nats->urls()));
@@ -1487,12 +1677,15 @@ int Run() {
           target,
           (std::filesystem::path(binary).parent_path() / "halfspace").string(),
           dir, report);
+    } else if (sweep == "vw" && server != nullptr) {
+      SweepVw(target, vw_port, echo_port, dir, report);
     } else if (sweep == "replication" && nats != nullptr) {
       SweepReplication(target, nats->urls(), binary, dir, data, round, report);
     } else {
       std::fprintf(stderr,
                    "--sweep is batch, dimension, streams, models, export, "
-                   "text or replication (which starts its own server)\n");
+                   "text, vw or replication (these two start their own "
+                   "server)\n");
       return 2;
     }
   }
@@ -1508,6 +1701,9 @@ int Run() {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_serve_echo) != 0) {
+    return halfspace::ServeEcho(absl::GetFlag(FLAGS_serve_echo));
+  }
   if (!absl::GetFlag(FLAGS_serve_noop).empty()) {
     return halfspace::ServeNoop(absl::GetFlag(FLAGS_serve_noop),
                                 absl::GetFlag(FLAGS_serve_noop_async));
