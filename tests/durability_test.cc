@@ -23,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_server.h"
+#include "tests/vw_socket.h"
 
 // fdatasync, which a test can hold back (this test binary is linked with
 // -Wl,--wrap=fdatasync): while held, the log cannot make records durable.
@@ -156,6 +157,36 @@ TEST_F(DurabilityTest, ATrainResponseWaitsUntilItsExamplesAreSynced) {
   reader.join();
   EXPECT_TRUE(answered.load());
   EXPECT_TRUE(stream->Finish().ok());
+}
+
+// So does a VW listener's answer to a labelled line, and the answers after
+// it: the prediction that follows, which already sees the line, too.
+TEST(VwDurabilityTest, AnAnswerWaitsUntilItsLineIsSynced) {
+  TestServer server([](ServerOptions& o) {
+    o.vw.address = "127.0.0.1:0";
+    o.vw.model = "m";
+  });
+  Client client = server.NewClient();
+  v1::CreateModelRequest create;
+  create.set_model("m");
+  *create.mutable_algorithm() = TextAlgorithm("perceptron");
+  create.set_hash_bits(10);
+  ASSERT_TRUE(client.CreateModel(create).ok());
+  VwSocket vw(server.server().vw_port());
+  HoldSyncs(true);
+  vw.Send("1 |f a\n|f a\n");
+  std::vector<std::string> answers;
+  std::atomic<bool> answered{false};
+  std::thread reader([&] {
+    answers = vw.Lines(2);
+    answered = true;
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(answered.load()) << "answered before the sync";
+  EXPECT_EQ(client.GetModel("m")->stats().examples_seen(), 1u);
+  HoldSyncs(false);
+  reader.join();
+  EXPECT_THAT(answers, ElementsAre("0", "2"));
 }
 
 TEST_F(DurabilityTest, SetWeightsThatFailsLeavesTheServedWeights) {

@@ -272,9 +272,26 @@ TEST(VwListenerTest, BadLinesAreAnsweredAndTheConnectionGoesOn) {
   EXPECT_THAT(answers[7], StartsWith("error: RESOURCE_EXHAUSTED:"));
   EXPECT_THAT(answers[7], HasSubstr("max_named_features"));
   EXPECT_EQ(answers[8], "2 ok");  // the first line's a, and b
+
+  // An error answers after the lines before it.
+  vw.Send("-1 'p1 |u c\n1 |u c:zz\n'p2 |u c\n");
+  const std::vector<std::string> after = vw.Lines(3);
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[0], "1 p1");
+  EXPECT_THAT(after[1], StartsWith("error: INVALID_ARGUMENT: vw line:"));
+  EXPECT_EQ(after[2], "-1 p2");
+
+  // A line past the limit that comes in parts is answered at once, and its
+  // rest skipped.
+  vw.Send(absl::StrCat("1 |u ", std::string(3000, 'y')));
+  const std::vector<std::string> too_long = vw.Lines(1);
+  ASSERT_EQ(too_long.size(), 1u);
+  EXPECT_THAT(too_long[0], HasSubstr("vw_max_line_bytes"));
+  vw.Send(absl::StrCat(std::string(3000, 'y'), " z\n'p3 |u c\n"));
+  EXPECT_THAT(vw.Lines(1), ElementsAre("-1 p3"));
   absl::StatusOr<v1::Model> model = client.GetModel("p");
   ASSERT_TRUE(model.ok());
-  EXPECT_EQ(model->stats().examples_seen(), 2u);
+  EXPECT_EQ(model->stats().examples_seen(), 3u);
 }
 
 TEST(VwListenerTest, AnsweredLinesAreDurable) {
