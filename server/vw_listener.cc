@@ -324,6 +324,13 @@ class VwListener::Loop {
     epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event);
   }
 
+  void Rewatch(int fd, uint32_t events, uint64_t tag) {
+    epoll_event event = {};
+    event.events = events;
+    event.data.u64 = tag;
+    epoll_ctl(epoll_, EPOLL_CTL_MOD, fd, &event);
+  }
+
   void CloseListener() {
     epoll_ctl(epoll_, EPOLL_CTL_DEL, listen_fd_, nullptr);
     close(listen_fd_);
@@ -352,7 +359,20 @@ class VwListener::Loop {
       socklen_t length = sizeof peer;
       const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer),
                              &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;  // none left, or out of descriptors for now
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+            errno == ENOMEM) {
+          // Out of descriptors or memory: the pending connection would wake
+          // the loop again at once. Accept again once one closes.
+          spdlog::warn(
+              "the VW listener cannot accept: {}; waiting for a "
+              "connection to close",
+              std::strerror(errno));
+          Rewatch(listen_fd_, 0, kListenTag);
+          accept_paused_ = true;
+        }
+        return;  // else none left
+      }
       const std::string client =
           ClientAddress(peer, absl::StartsWith(options_.address, "unix:")
                                   ? options_.address.substr(5)
@@ -745,10 +765,7 @@ class VwListener::Loop {
       interest |= EPOLLOUT;
     }
     if (interest != c.interest) {
-      epoll_event event = {};
-      event.events = interest;
-      event.data.u64 = c.id;
-      epoll_ctl(epoll_, EPOLL_CTL_MOD, c.fd, &event);
+      Rewatch(c.fd, interest, c.id);
       c.interest = interest;
     }
   }
@@ -760,6 +777,10 @@ class VwListener::Loop {
     parts_->gate->Leave(&c.client);
     const uint64_t id = c.id;
     connections_.erase(id);
+    if (accept_paused_ && listen_fd_ >= 0) {
+      Rewatch(listen_fd_, EPOLLIN, kListenTag);
+      accept_paused_ = false;
+    }
   }
 
   void CloseAll() {
@@ -769,6 +790,7 @@ class VwListener::Loop {
   const VwListenerOptions options_;
   const ServiceParts* const parts_;
   int listen_fd_;
+  bool accept_paused_ = false;  // out of descriptors: until one closes
   const int epoll_;
   const std::shared_ptr<Wakeups> wakeups_;
   std::atomic<bool> draining_{false};
