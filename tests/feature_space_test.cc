@@ -155,6 +155,19 @@ std::vector<HashedGroup> Hashed(absl::Span<const NamedFeature> named,
   return out;
 }
 
+// Expects `got` to hold `indices` and, bit for bit, `values`.
+void ExpectBitIdentical(const Features& got,
+                        const std::vector<uint32_t>& indices,
+                        const std::vector<double>& values) {
+  EXPECT_THAT(got.indices, ::testing::ElementsAreArray(indices));
+  ASSERT_EQ(got.values.size(), values.size());
+  for (size_t k = 0; k < values.size(); ++k) {
+    EXPECT_EQ(absl::bit_cast<uint64_t>(got.values[k]),
+              absl::bit_cast<uint64_t>(values[k]))
+        << "index " << got.indices[k];
+  }
+}
+
 TEST(FeatureSpaceTest, HashedGroupsPrepareAsTheirNamedFeaturesBitForBit) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> uniform(-2, 2);
@@ -197,12 +210,7 @@ TEST(FeatureSpaceTest, HashedGroupsPrepareAsTheirNamedFeaturesBitForBit) {
       FeatureSpace::Scratch other;
       absl::StatusOr<Features> got = PrepareOr(space, input, other);
       ASSERT_TRUE(got.ok()) << got.status();
-      EXPECT_THAT(got->indices, ::testing::ElementsAreArray(indices));
-      ASSERT_EQ(got->values.size(), values.size());
-      for (size_t k = 0; k < values.size(); ++k) {
-        EXPECT_EQ(absl::bit_cast<uint64_t>(got->values[k]),
-                  absl::bit_cast<uint64_t>(values[k]));
-      }
+      ExpectBitIdentical(*got, indices, values);
     }
   }
 }
@@ -254,13 +262,7 @@ void ExpectPreparedAs(const FeatureSpace& space, const FeatureInput& input,
   FeatureSpace::Scratch scratch;
   absl::StatusOr<Features> f = PrepareOr(space, input, scratch);
   ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_THAT(f->indices, ::testing::ElementsAreArray(indices));
-  ASSERT_EQ(f->values.size(), values.size());
-  for (size_t k = 0; k < values.size(); ++k) {
-    EXPECT_EQ(absl::bit_cast<uint64_t>(f->values[k]),
-              absl::bit_cast<uint64_t>(values[k]))
-        << "index " << f->indices[k];
-  }
+  ExpectBitIdentical(*f, indices, values);
 }
 
 TEST(FeatureSpaceTest, ManyEntriesAreSortedAndSummedAsOneSortWould) {
