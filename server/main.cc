@@ -64,14 +64,16 @@ ABSL_FLAG(uint64_t, replica_snapshot_records, 10000,
 ABSL_FLAG(std::string, metrics_listen, "",
           "host:port to serve Prometheus metrics on (HTTP, /metrics), e.g. "
           "0.0.0.0:9464; none by default");
-ABSL_FLAG(std::string, vw_listen, "",
+ABSL_FLAG(std::vector<std::string>, vw_listen, {},
           "host:port or unix:PATH to speak Vowpal Wabbit's daemon protocol "
           "on (a line of VW text in, its prediction line out; a labelled "
-          "line learns), e.g. 127.0.0.1:26542. It takes no tokens, so it "
-          "listens only on loopback unless --vw_listen_remote");
+          "line learns), e.g. 127.0.0.1:26542; comma-separated for several, "
+          "each ADDRESS=MODEL to send its lines to MODEL. It takes no "
+          "tokens, so it listens only on loopback unless "
+          "--vw_listen_remote");
 ABSL_FLAG(std::string, vw_model, "",
-          "the model of every --vw_listen line; empty: each line's tag names "
-          "its model ('ctr |f a b)");
+          "the model of the --vw_listen lines (of an address that names "
+          "none); empty: each line's tag names its model ('ctr |f a b)");
 ABSL_FLAG(std::string, vw_answer, "score",
           "what a --vw_listen answer gives of a binary model: score (f(x)), "
           "label (-1 or 1) or probability; a multiclass model's is its class");
@@ -253,11 +255,16 @@ halfspace::ServerOptions OptionsFromFlags(halfspace::Durability durability) {
   options.replica_name = absl::GetFlag(FLAGS_replica_name);
   options.replica_snapshot_records =
       absl::GetFlag(FLAGS_replica_snapshot_records);
-  options.vw.address = absl::GetFlag(FLAGS_vw_listen);
-  options.vw.model = absl::GetFlag(FLAGS_vw_model);
-  options.vw.remote = absl::GetFlag(FLAGS_vw_listen_remote);
-  options.vw.max_line_bytes =
-      std::max<int64_t>(absl::GetFlag(FLAGS_vw_max_line_bytes), 0);
+  for (const std::string& listen : absl::GetFlag(FLAGS_vw_listen)) {
+    halfspace::VwListenerOptions& vw = options.vw.emplace_back();
+    const size_t equals = listen.rfind('=');
+    vw.address = listen.substr(0, equals);
+    vw.model = equals == std::string::npos ? absl::GetFlag(FLAGS_vw_model)
+                                           : listen.substr(equals + 1);
+    vw.remote = absl::GetFlag(FLAGS_vw_listen_remote);
+    vw.max_line_bytes =
+        std::max<int64_t>(absl::GetFlag(FLAGS_vw_max_line_bytes), 0);
+  }
   return options;
 }
 
@@ -312,7 +319,7 @@ int main(int argc, char** argv) {
                      std::string(vw_answer.status().message()));
     return kBadFlags;
   }
-  options.vw.answer = *vw_answer;
+  for (halfspace::VwListenerOptions& vw : options.vw) vw.answer = *vw_answer;
   if (absl::Status s = halfspace::ValidateServerOptions(options); !s.ok()) {
     spdlog::critical("{}", std::string(s.message()));
     return kBadFlags;

@@ -198,13 +198,18 @@ absl::Status ValidateSizes(const ServerOptions& o) {
       {"max_streams", o.streams.max_streams, 1},
       {"max_streams_per_client", o.streams.max_streams_per_client, 1},
       {"grpc_memory_bytes", o.grpc_memory_bytes, 1},
-      {"vw_max_line_bytes", static_cast<int64_t>(o.vw.max_line_bytes), 1024},
   };
   for (const auto& [flag, value, least] : at_least) {
     if (value < least) {
       return InvalidFlag(flag, value,
                          least == 0 ? "must be 0 (off) or positive"
                                     : absl::StrCat("must be at least ", least));
+    }
+  }
+  for (const VwListenerOptions& vw : o.vw) {
+    if (vw.max_line_bytes < 1024) {
+      return InvalidFlag("vw_max_line_bytes", vw.max_line_bytes,
+                         "must be at least 1024");
     }
   }
   if (l.max_classes > kMaxClasses) {
@@ -315,11 +320,11 @@ absl::Status Server::Listen() {
     }
     spdlog::info("metrics on http://{}/metrics", options_.metrics_listen);
   }
-  if (!options_.vw.address.empty()) {
+  for (const VwListenerOptions& options : options_.vw) {
     absl::StatusOr<std::unique_ptr<VwListener>> vw =
-        VwListener::Start(options_.vw, &parts_);
+        VwListener::Start(options, &parts_);
     if (!vw.ok()) return vw.status();
-    vw_ = *std::move(vw);
+    vw_.push_back(*std::move(vw));
   }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -505,7 +510,7 @@ absl::Status Server::Shutdown() {
         absl::Now() + std::min(options_.drain_timeout, kShutdownGrace)));
     grpc_server_->Wait();
   }
-  if (vw_ != nullptr) vw_->Stop();  // drained with the calls
+  for (auto& vw : vw_) vw->Stop();  // drained with the calls
   // Stop following before the last snapshots, so that they hold each
   // replica's last position.
   parts_.replicas = nullptr;

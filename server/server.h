@@ -143,9 +143,10 @@ struct ServerOptions {
   // snapshots this server shares (and the stream is trimmed below the
   // previous one); 0: none.
   uint64_t replica_snapshot_records = 10000;
-  // A listener speaking Vowpal Wabbit's daemon protocol (see
-  // vw_listener.h); none without an address.
-  VwListenerOptions vw;
+  // Listeners speaking Vowpal Wabbit's daemon protocol (see
+  // vw_listener.h), each on its address, its lines going to its model (or
+  // to the model each line's tag names); none by default.
+  std::vector<VwListenerOptions> vw;
 };
 
 // The address the server listens on: `options.listen_address`, or its
@@ -174,8 +175,9 @@ class Server {
   // The port the server listens on.
   int port() const { return port_; }
 
-  // The TCP port the VW listener listens on; 0 if none (or a Unix socket).
-  int vw_port() const { return vw_ == nullptr ? 0 : vw_->port(); }
+  // The TCP port VW listener `i` (of options.vw) listens on; 0 for a Unix
+  // socket.
+  int vw_port(size_t i = 0) const { return vw_.at(i)->port(); }
 
   // The port metrics are served on; 0 if none.
   int metrics_port() const { return metrics_.port(); }
@@ -229,7 +231,7 @@ class Server {
   std::unique_ptr<JetStreamLog> nats_;
   std::unique_ptr<ReplicaSet> replicas_;  // after the registry: goes first
   std::unique_ptr<HalfspaceService> service_;
-  std::unique_ptr<VwListener> vw_;
+  std::vector<std::unique_ptr<VwListener>> vw_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
   Mutex stop_mu_;

@@ -163,8 +163,9 @@ TEST_F(DurabilityTest, ATrainResponseWaitsUntilItsExamplesAreSynced) {
 // it: the prediction that follows, which already sees the line, too.
 TEST(VwDurabilityTest, AnAnswerWaitsUntilItsLineIsSynced) {
   TestServer server([](ServerOptions& o) {
-    o.vw.address = "127.0.0.1:0";
-    o.vw.model = "m";
+    VwListenerOptions& vw = o.vw.emplace_back();
+    vw.address = "127.0.0.1:0";
+    vw.model = "m";
   });
   Client client = server.NewClient();
   v1::CreateModelRequest create;

@@ -71,9 +71,10 @@ TestServer VwServer(const std::string& model,
                     VwAnswer answer = VwAnswer::kScore,
                     std::function<void(ServerOptions&)> more = {}) {
   return TestServer([=](ServerOptions& options) {
-    options.vw.address = "127.0.0.1:0";
-    options.vw.model = model;
-    options.vw.answer = answer;
+    VwListenerOptions& vw = options.vw.emplace_back();
+    vw.address = "127.0.0.1:0";
+    vw.model = model;
+    vw.answer = answer;
     if (more) more(options);
   });
 }
@@ -243,9 +244,30 @@ TEST(VwListenerTest, TagsNameTheModelWithoutADefault) {
   EXPECT_EQ(answers[5], "-2 b");
 }
 
+TEST(VwListenerTest, EachListenerMayHaveAModelOfItsOwn) {
+  TestServer server([](ServerOptions& o) {
+    for (const char* model : {"a", "b", ""}) {
+      VwListenerOptions& vw = o.vw.emplace_back();
+      vw.address = "127.0.0.1:0";
+      vw.model = model;
+    }
+  });
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel(HashedModel("a", "perceptron")).ok());
+  ASSERT_TRUE(client.CreateModel(HashedModel("b", "perceptron")).ok());
+  VwSocket a(server.server().vw_port(0)), b(server.server().vw_port(1)),
+      tagged(server.server().vw_port(2));
+  a.Send("1 |u x\n");
+  ASSERT_THAT(a.Lines(1), ElementsAre("0"));
+  b.Send("-1 |u x\n-1 'id |u x\n");
+  ASSERT_THAT(b.Lines(2), ElementsAre("0", "-2 id"));  // b learned only -1
+  tagged.Send("'a |u x\n'b |u x\n");
+  EXPECT_THAT(tagged.Lines(2), ElementsAre("2 a", "-2 b"));
+}
+
 TEST(VwListenerTest, BadLinesAreAnsweredAndTheConnectionGoesOn) {
   TestServer server = VwServer("p", VwAnswer::kScore, [](ServerOptions& o) {
-    o.vw.max_line_bytes = 1024;
+    o.vw[0].max_line_bytes = 1024;
     o.limits.max_named_features = 50;
   });
   Client client = server.NewClient();
@@ -325,7 +347,7 @@ TEST(VwListenerTest, ListensOnLoopbackOrUnixSocketsUnlessToldOtherwise) {
     TempDir dir;
     options.listen_address = "127.0.0.1:0";
     options.data_dir = dir.path();
-    options.vw.address = address;
+    options.vw.emplace_back().address = address;
     absl::StatusOr<std::unique_ptr<Server>> refused = Server::Start(options);
     ASSERT_FALSE(refused.ok()) << address;
     EXPECT_TRUE(absl::IsInvalidArgument(refused.status()));
@@ -333,9 +355,10 @@ TEST(VwListenerTest, ListensOnLoopbackOrUnixSocketsUnlessToldOtherwise) {
   }
   {
     TestServer remote([](ServerOptions& o) {
-      o.vw.address = "0.0.0.0:0";
-      o.vw.model = "p";
-      o.vw.remote = true;
+      VwListenerOptions& vw = o.vw.emplace_back();
+      vw.address = "0.0.0.0:0";
+      vw.model = "p";
+      vw.remote = true;
     });
     Client client = remote.NewClient();
     ASSERT_TRUE(client.CreateModel(HashedModel("p", "perceptron")).ok());
@@ -346,8 +369,9 @@ TEST(VwListenerTest, ListensOnLoopbackOrUnixSocketsUnlessToldOtherwise) {
   TempDir sockets;
   const std::string path = sockets.File("vw.sock");
   TestServer server([&](ServerOptions& o) {
-    o.vw.address = absl::StrCat("unix:", path);
-    o.vw.model = "p";
+    VwListenerOptions& vw = o.vw.emplace_back();
+    vw.address = absl::StrCat("unix:", path);
+    vw.model = "p";
   });
   EXPECT_EQ(server.server().vw_port(), 0);
   Client client = server.NewClient();
