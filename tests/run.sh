@@ -46,7 +46,7 @@ fuzz() {
   echo "=== fuzz build ==="
   local targets=(snapshot_fuzzer write_ahead_log_fuzzer log_record_fuzzer
                  train_request_fuzzer create_model_fuzzer tokens_fuzzer
-                 producer_message_fuzzer)
+                 producer_message_fuzzer vw_line_fuzzer)
   CXX=clang++ EXTRA_PACKAGES="clang libfuzzer-14-dev" BUILD_DIR=build-fuzz \
     SANITIZE=fuzz bash deploy/build.sh "${targets[@]}" halfspace_server_main \
     halfspace_cli
