@@ -415,33 +415,41 @@ class VwListener::Loop {
   }
 
   void Serve(Connection& c, uint32_t events) {
-    // Hung up both ways, or failed: nothing can be answered any more.
-    if (events & (EPOLLHUP | EPOLLERR)) return Close(c);
     if ((events & EPOLLIN) && !c.read_over) Read(c);
+    if (events & (EPOLLHUP | EPOLLERR)) {
+      // Hung up both ways, or failed: nothing can be answered any more,
+      // but what the client sent is learned (a Unix socket's peer may
+      // write its lines and close at once, and both come together).
+      while (!c.read_over && !c.held && Read(c)) {
+      }
+      return Close(c);
+    }
     Settle(c);
   }
 
-  // Reads once, and handles the lines it completes.
-  void Read(Connection& c) {
+  // Reads once, and handles the lines it completes; whether it read
+  // anything.
+  bool Read(Connection& c) {
     const ssize_t n = read(c.fd, read_buffer_.get(), kReadBytes);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
     if (n <= 0) {
       // The client is done sending (or gone): a last line without its
       // newline is still a line.
       c.read_over = true;
       if (!c.skipping && !c.in.empty()) c.in.push_back('\n');
       Handle(c);
-      return;
+      return false;
     }
     absl::string_view data(read_buffer_.get(), n);
     if (c.skipping) {
       const size_t end = data.find('\n');
-      if (end == absl::string_view::npos) return;
+      if (end == absl::string_view::npos) return true;
       c.skipping = false;
       data.remove_prefix(end + 1);
     }
     c.in.append(data.data(), data.size());
     Handle(c);
+    return true;
   }
 
   // Handles the complete lines read, unless a replicated batch holds

@@ -382,6 +382,35 @@ TEST(VwListenerTest, ListensOnLoopbackOrUnixSocketsUnlessToldOtherwise) {
   EXPECT_THAT(vw.Lines(2), ElementsAre("0", "2"));
 }
 
+TEST(VwListenerTest, LinesAreLearnedWhenTheClientHangsUpWithoutReading) {
+  TempDir sockets;
+  const std::string path = sockets.File("vw.sock");
+  TestServer server([&](ServerOptions& o) {
+    VwListenerOptions& vw = o.vw.emplace_back();
+    vw.address = absl::StrCat("unix:", path);
+    vw.model = "p";
+  });
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel(HashedModel("p", "perceptron")).ok());
+  const std::vector<std::string> lines = VwLines(3000, 11);
+  {
+    VwSocket vw(path);
+    ASSERT_TRUE(vw.connected());
+    std::string text;
+    for (const std::string& line : lines) absl::StrAppend(&text, line, "\n");
+    vw.Send(text);
+  }  // closed, nothing read
+  uint64_t seen = 0;
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(20);
+       seen < lines.size() && absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(20))) {
+    absl::StatusOr<v1::Model> model = client.GetModel("p");
+    ASSERT_TRUE(model.ok());
+    seen = model->stats().examples_seen();
+  }
+  EXPECT_EQ(seen, lines.size());
+}
+
 TEST(VwListenerTest, ConnectionsAreStreamsToTheLimits) {
   TestServer server = VwServer("p", VwAnswer::kScore, [](ServerOptions& o) {
     o.streams.max_streams_per_client = 1;
