@@ -65,8 +65,9 @@ TEST(VwProtocolTest, AnswersAsVwPrintsPredictions) {
   EXPECT_TRUE(absl::IsInvalidArgument(ParseVwAnswer("raw").status()));
 }
 
-// A server with a VW listener on a free loopback port, lines going to
-// `model` (none: the tags name it), answering `answer`.
+// A server with a VW listener on a free loopback port (unless `more` says
+// otherwise), lines going to `model` (none: the tags name it), answering
+// `answer`.
 TestServer VwServer(const std::string& model,
                     VwAnswer answer = VwAnswer::kScore,
                     std::function<void(ServerOptions&)> more = {}) {
@@ -354,11 +355,9 @@ TEST(VwListenerTest, ListensOnLoopbackOrUnixSocketsUnlessToldOtherwise) {
     EXPECT_THAT(refused.status().message(), HasSubstr("--vw_listen_remote"));
   }
   {
-    TestServer remote([](ServerOptions& o) {
-      VwListenerOptions& vw = o.vw.emplace_back();
-      vw.address = "0.0.0.0:0";
-      vw.model = "p";
-      vw.remote = true;
+    TestServer remote = VwServer("p", VwAnswer::kScore, [](ServerOptions& o) {
+      o.vw[0].address = "0.0.0.0:0";
+      o.vw[0].remote = true;
     });
     Client client = remote.NewClient();
     ASSERT_TRUE(client.CreateModel(HashedModel("p", "perceptron")).ok());
@@ -368,10 +367,8 @@ TEST(VwListenerTest, ListensOnLoopbackOrUnixSocketsUnlessToldOtherwise) {
   }
   TempDir sockets;
   const std::string path = sockets.File("vw.sock");
-  TestServer server([&](ServerOptions& o) {
-    VwListenerOptions& vw = o.vw.emplace_back();
-    vw.address = absl::StrCat("unix:", path);
-    vw.model = "p";
+  TestServer server = VwServer("p", VwAnswer::kScore, [&](ServerOptions& o) {
+    o.vw[0].address = absl::StrCat("unix:", path);
   });
   EXPECT_EQ(server.server().vw_port(), 0);
   Client client = server.NewClient();
@@ -385,10 +382,8 @@ TEST(VwListenerTest, ListensOnLoopbackOrUnixSocketsUnlessToldOtherwise) {
 TEST(VwListenerTest, LinesAreLearnedWhenTheClientHangsUpWithoutReading) {
   TempDir sockets;
   const std::string path = sockets.File("vw.sock");
-  TestServer server([&](ServerOptions& o) {
-    VwListenerOptions& vw = o.vw.emplace_back();
-    vw.address = absl::StrCat("unix:", path);
-    vw.model = "p";
+  TestServer server = VwServer("p", VwAnswer::kScore, [&](ServerOptions& o) {
+    o.vw[0].address = absl::StrCat("unix:", path);
   });
   Client client = server.NewClient();
   ASSERT_TRUE(client.CreateModel(HashedModel("p", "perceptron")).ok());
