@@ -16,16 +16,19 @@ double SquaredNorm(const Features& x) {
 
 namespace {
 
-double FastSquaredNorm(absl::Span<const double> v) {
+// Through the data pointer: a hardened Span checks its bounds on every [].
+double FastSquaredNorm(absl::Span<const double> values) {
+  const double* v = values.data();
+  const size_t n = values.size();
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
   size_t j = 0;
-  for (; j + 4 <= v.size(); j += 4) {
+  for (; j + 4 <= n; j += 4) {
     s0 += v[j] * v[j];
     s1 += v[j + 1] * v[j + 1];
     s2 += v[j + 2] * v[j + 2];
     s3 += v[j + 3] * v[j + 3];
   }
-  for (; j < v.size(); ++j) s0 += v[j] * v[j];
+  for (; j < n; ++j) s0 += v[j] * v[j];
   return (s0 + s1) + (s2 + s3);
 }
 
