@@ -1187,8 +1187,11 @@ void SweepText(const std::string& target, const std::string& cli,
     const double seconds = SecondsToRun(
         {vw_binary, "-d", vw, "--quiet", "-b", absl::StrCat(kTextHashBits)},
         dir.File("vw.log"));
+    const double vw_rate = seconds > 0 ? n / seconds : 0;
     report.Add({"VW text: halfspace train (floor: vw, one pass)", "/s",
-                from_file, 0, seconds > 0 ? n / seconds : 0});
+                from_file, 0, vw_rate});
+    report.Add({"30 named: C++ client (floor: vw, one pass)", "/s", client_rate,
+                0, vw_rate});
   }
   (void)client.DeleteModel("text");
 }
@@ -1543,6 +1546,22 @@ void SweepVw(const std::string& target, int vw_port, int echo_port,
     r.set_model("load-vw");
     *r.add_instances() = *ParseInstance(line, ExampleFormat::kVw);
   }
+  // With --vw, Vowpal Wabbit's daemon, trained on the same lines first (by
+  // the labelled lines' round trips, as a producer trains it).
+  std::unique_ptr<Child> vw;
+  std::unique_ptr<LineClient> vw_daemon;
+  Latency vw_learned;
+  if (!absl::GetFlag(FLAGS_vw).empty()) {
+    const int port = FreePort();
+    vw = std::make_unique<Child>(
+        std::vector<std::string>{
+            absl::GetFlag(FLAGS_vw), "--daemon", "--foreground", "--quiet",
+            "--num_children", "1", "--port", absl::StrCat(port), "-b",
+            absl::StrCat(kTextHashBits), "--loss_function", "logistic"},
+        dir.File("vw.log"));
+    vw_learned = round_trips(port, labelled);
+    vw_daemon = std::make_unique<LineClient>(port);
+  }
   // The predictions take turns, call by call: their ratios hold on a noisy
   // machine.
   LineClient echo_client(echo_port), vw_client(vw_port);
@@ -1551,21 +1570,26 @@ void SweepVw(const std::string& target, int vw_port, int echo_port,
   v1::PredictStreamRequest streamed;
   streamed.set_model("load-vw");
   v1::PredictStreamResponse streamed_out;
-  const std::vector<Latency> turns = TimeInTurns(
-      calls,
-      {[&](int i) { echo_client.RoundTrip(unlabelled[i % unlabelled.size()]); },
-       [&](int i) { vw_client.RoundTrip(unlabelled[i % unlabelled.size()]); },
-       [&](int i) {
-         grpc::ClientContext context;
-         v1::PredictResponse out;
-         stub->Predict(&context, requests[i % requests.size()], &out);
-       },
-       [&](int i) {
-         *streamed.mutable_instances() =
-             requests[i % requests.size()].instances();
-         stream->Write(streamed);
-         stream->Read(&streamed_out);
-       }});
+  std::vector<std::function<void(int)>> paths = {
+      [&](int i) { echo_client.RoundTrip(unlabelled[i % unlabelled.size()]); },
+      [&](int i) { vw_client.RoundTrip(unlabelled[i % unlabelled.size()]); },
+      [&](int i) {
+        grpc::ClientContext context;
+        v1::PredictResponse out;
+        stub->Predict(&context, requests[i % requests.size()], &out);
+      },
+      [&](int i) {
+        *streamed.mutable_instances() =
+            requests[i % requests.size()].instances();
+        stream->Write(streamed);
+        stream->Read(&streamed_out);
+      }};
+  if (vw_daemon != nullptr) {
+    paths.push_back([&](int i) {
+      vw_daemon->RoundTrip(unlabelled[i % unlabelled.size()]);
+    });
+  }
+  const std::vector<Latency> turns = TimeInTurns(calls, paths);
   stream->WritesDone();
   stream->Finish();
   const Latency& echo = turns[0];
@@ -1580,20 +1604,14 @@ void SweepVw(const std::string& target, int vw_port, int echo_port,
   const Latency learned = round_trips(vw_port, labelled);
   report.Add({"--vw_listen: learn a line, durable (floor: echo) (p50/p99)",
               "µs", learned.p50, learned.p99, echo.p50});
-  if (absl::GetFlag(FLAGS_vw).empty()) return;
-  // Vowpal Wabbit's daemon, trained on the same lines first (by the
-  // labelled lines' round trips, as a producer trains it).
-  const int port = FreePort();
-  Child vw({absl::GetFlag(FLAGS_vw), "--daemon", "--foreground", "--quiet",
-            "--num_children", "1", "--port", absl::StrCat(port), "-b",
-            absl::StrCat(kTextHashBits), "--loss_function", "logistic"},
-           dir.File("vw.log"));
-  const Latency vw_learned = round_trips(port, labelled);
-  const Latency vw_predicted = round_trips(port, unlabelled);
+  if (vw_daemon == nullptr) return;
+  const Latency& vw_predicted = turns[4];
   report.Add({"vw --daemon: predict a line (floor: echo) (p50/p99)", "µs",
               vw_predicted.p50, vw_predicted.p99, echo.p50});
-  report.Add({"vw --daemon: learn a line (floor: echo) (p50/p99)", "µs",
-              vw_learned.p50, vw_learned.p99, echo.p50});
+  report.Add({"--vw_listen: predict a line (floor: vw --daemon) (p50/p99)",
+              "µs", turns[1].p50, turns[1].p99, vw_predicted.p50});
+  report.Add({"vw --daemon: learn a line, not durable (floor: echo) (p50/p99)",
+              "µs", vw_learned.p50, vw_learned.p99, echo.p50});
 }
 
 int Run() {
