@@ -6,7 +6,7 @@ what it prints, standard output and error as a terminal shows them. The blocks r
 README order, as one story, against one fresh server on a Unix socket
 (HALFSPACE_SERVER points the CLI at it; its VW listener is on port
 26542), in a temporary directory where
-build/ is the build directory.
+build/ is the build directory and client/ the source tree's.
 
     python3 tests/readme_sessions.py README.md SERVER_BINARY BUILD_DIR
 """
@@ -48,6 +48,9 @@ def main(readme_path, server_binary, build_dir):
         return 1
     with tempfile.TemporaryDirectory() as work:
         os.symlink(os.path.abspath(build_dir), os.path.join(work, "build"))
+        # The Python client, as the sessions import it from the tree.
+        os.symlink(os.path.join(os.path.dirname(os.path.abspath(readme_path)),
+                                "client"), os.path.join(work, "client"))
         socket = os.path.join(work, "halfspace.sock")
         with open(os.path.join(work, "server.log"), "w") as log:
             server = subprocess.Popen(
@@ -62,6 +65,7 @@ def main(readme_path, server_binary, build_dir):
                 time.sleep(0.05)
             # Debian's python3 first: the one with python3-grpcio.
             env = dict(os.environ, HALFSPACE_SERVER="unix:" + socket,
+                       PYTHONDONTWRITEBYTECODE="1",
                        PATH="/usr/bin:" + os.environ.get("PATH", ""))
             failures = 0
             steps = 0

@@ -16,7 +16,7 @@ and delayed-label numbers.
                                                    # made, with that release
 
 Both take the server binary from HALFSPACE_SERVER_BINARY and the client
-from PYTHONPATH (<build>/python).
+from PYTHONPATH (client/python).
 """
 
 import json

@@ -101,11 +101,12 @@ install_npm_tools
 
 # The parity tests run scikit-learn as their oracle, on the reference BLAS
 # and LAPACK (tests/parity/reference_blas.py); the TLS tests make
-# certificates with openssl; the Python client's test needs grpcio; the
-# sharding test runs nginx in front of three servers; the replication test
-# runs a JetStream cluster of nats-server processes.
+# certificates with openssl; the Python client's tests need grpcio, and
+# python3-venv and pip to install the package as users do; the sharding
+# test runs nginx in front of three servers; the replication test runs a
+# JetStream cluster of nats-server processes.
 export EXTRA_PACKAGES="python3-sklearn libblas3 liblapack3 openssl python3-grpcio
-  python3-protobuf nginx nats-server"
+  python3-protobuf python3-venv python3-pip nginx nats-server"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"

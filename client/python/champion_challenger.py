@@ -7,7 +7,7 @@ stream. A prediction is remembered and learned when its click arrives
 challenger is promoted if it is significantly better, in one
 compare-and-set call.
 
-    PYTHONPATH=build/python python3 build/python/champion_challenger.py [TARGET]
+    PYTHONPATH=client/python python3 client/python/champion_challenger.py [TARGET]
 
 TARGET defaults to $HALFSPACE_SERVER, else localhost:50051.
 """

@@ -1,6 +1,6 @@
 """The Python client against a real server process on a Unix socket.
 
-Run by ctest with PYTHONPATH=<build>/python and HALFSPACE_SERVER_BINARY set.
+Run by ctest with PYTHONPATH=client/python and HALFSPACE_SERVER_BINARY set.
 """
 
 import math

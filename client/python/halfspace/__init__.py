@@ -12,6 +12,7 @@ The messages are the generated ones of proto/halfspace/v1/halfspace.proto,
 importable as halfspace.v1.halfspace_pb2.
 """
 
+from halfspace._version import __version__
 from halfspace.client import Client, example, features
 
-__all__ = ["Client", "example", "features"]
+__all__ = ["Client", "example", "features", "__version__"]
