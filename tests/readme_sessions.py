@@ -1,4 +1,5 @@
-"""Replays the README's ```console blocks and checks they print what it says.
+"""Replays the README's ```console blocks, and its ```python programs
+followed by what they print, and checks they print what it says.
 
 Each block is a shell session: lines starting with "$ " are commands (a
 line ending with \\ or | continues on the next), the lines after one are
@@ -20,11 +21,27 @@ import tempfile
 import time
 
 
+# A console block; or a Python program followed by what it prints (a
+# block of no language after one blank line).
+BLOCK = re.compile(r"^```console\n(.*?)^```|"
+                   r"^```python\n((?:(?!```).)*)^```\n\n"
+                   r"```\n((?:(?!```).)*)^```", re.S | re.M)
+
+
 def sessions(readme):
-    """The console blocks of `readme`: lists of (command, expected lines)."""
-    blocks = re.findall(r"^```console\n(.*?)^```", readme, re.S | re.M)
+    """The console blocks of `readme`, and its Python programs with what
+    they print, in README order: lists of (command, expected lines). A
+    program is run as one command, by Debian's python3 with the client
+    from the tree."""
     result = []
-    for block in blocks:
+    for match in BLOCK.finditer(readme):
+        if match.group(1) is None:
+            program, printed = match.group(2), match.group(3)
+            command = ("PYTHONPATH=client/python python3 - <<'PROGRAM'\n" +
+                       program + "PROGRAM")
+            result.append([(command, printed.splitlines())])
+            continue
+        block = match.group(1)
         steps = []
         continued = False  # the last command line ended with \ or |
         for line in block.splitlines():

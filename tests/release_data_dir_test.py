@@ -133,9 +133,9 @@ def make():
         client.create_model("animals", 3, "softmax_regression",
                             classes=["cat", "dog"])
         client.create_model("spam", 4, "passive_aggressive")
-        list(client.train("clicks", points(300, 4, 1), source="producer-1"))
-        list(client.train("spam", points(200, 4, 2)))
-        list(client.train("animals", [
+        list(client.train_stream("clicks", points(300, 4, 1), source="producer-1"))
+        list(client.train_stream("spam", points(200, 4, 2)))
+        list(client.train_stream("animals", [
             (x, "cat" if y > 0 else "dog") for x, y in points(100, 3, 3)]))
         client.close()
         server.send_signal(signal.SIGTERM)  # snapshots every model
@@ -145,7 +145,7 @@ def make():
 
         server, client = start(data_dir, sock)
         # After the snapshot, only the log holds these.
-        list(client.train("clicks", points(120, 4, 4), source="producer-1",
+        list(client.train_stream("clicks", points(120, 4, 4), source="producer-1",
                           first_sequence=301))
         for name, seed in (("clicks", 5), ("spam", 6)):
             stream = points(40, 4, seed)
@@ -163,7 +163,7 @@ def make():
         client.feedback("animals", [
             (ids[i], "bird" if i % 5 == 0 else ("cat" if y > 0 else "dog"))
             for i, (_, y) in enumerate(animals)])
-        list(client.train("spam", points(50, 4, 8)))
+        list(client.train_stream("spam", points(50, 4, 8)))
         expected = state(client)
         client.close()
         server.kill()  # kill -9: the log is what recovery has

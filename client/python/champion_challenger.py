@@ -31,14 +31,12 @@ def main(target):
     with halfspace.Client(target) as client:
         client.create_model("ctr-perceptron", dimension=2)
         client.create_model("ctr-logistic", dimension=2,
-                            algorithm="logistic_regression",
-                            learning_rate=0.1)
+                            algorithm=halfspace.logistic_regression(
+                                learning_rate=0.1))
         client.set_alias("ctr", "ctr-perceptron")
 
         # One stream trains both, example by example.
-        for champion, challenger in client.train(
-                ["ctr-perceptron", "ctr-logistic"], traffic(2000)):
-            pass
+        client.train(["ctr-perceptron", "ctr-logistic"], traffic(2000))
 
         # Serve through the alias; the click comes later.
         shown = client.predict("ctr", [[0.9, 0.1]], remember=True,

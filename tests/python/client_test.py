@@ -72,7 +72,7 @@ class ClientTest(unittest.TestCase):
     def test_the_perceptron_learns_as_the_classic_rule_says(self):
         model = self.client.create_model("py-perceptron", dimension=2)
         self.assertEqual(model.dimension, 2)
-        results = list(self.client.train(
+        results = list(self.client.train_stream(
             "py-perceptron", [([1, 2], 1), ([2, 1], -1), ([1, 2], 1)]))
         self.assertEqual(len(results), 3)
         # w = 0: the score is 0, a mistake (M <= 0), so it updates.
@@ -94,8 +94,9 @@ class ClientTest(unittest.TestCase):
 
     def test_a_bad_example_is_reported_in_band_and_the_stream_goes_on(self):
         self.client.create_model("py-bad", dimension=2)
-        results = list(self.client.train(
-            "py-bad", [([1, 2], 1), ([1, 2, 3], 1), ([1, 1], 0), ([2, 1], -1)]))
+        results = list(self.client.train_stream(
+            "py-bad", [([1, 2], 1), ([1, 2, 3], 1), ([1, math.nan], 1),
+                       ([2, 1], -1)]))
         codes = [r.error.code for r in results]
         invalid = grpc.StatusCode.INVALID_ARGUMENT.value[0]
         self.assertEqual(codes, [0, invalid, invalid, 0])
@@ -116,7 +117,8 @@ class ClientTest(unittest.TestCase):
                 yield ([i % 7, 1.0, -(i % 3)], 1 if i % 7 > i % 3 else -1)
 
         seen = []
-        for r in self.client.train("py-stream", examples(), batch_size=1000):
+        for r in self.client.train_stream("py-stream", examples(),
+                                          batch_size=1000):
             first_result.set()
             seen.append(r.examples_seen)
         self.assertEqual(waited, [True], "not streamed: read all, then sent")
@@ -127,8 +129,10 @@ class ClientTest(unittest.TestCase):
     def test_sources_make_training_exactly_once(self):
         self.client.create_model("py-once", dimension=2)
         data = [([1, 2], 1), ([2, 1], -1)]
-        first = list(self.client.train("py-once", data, source="loader"))
-        again = list(self.client.train("py-once", data, source="loader"))
+        first = list(self.client.train_stream("py-once", data,
+                                              source="loader"))
+        again = list(self.client.train_stream("py-once", data,
+                                              source="loader"))
         self.assertEqual([r.duplicate for r in first], [False, False])
         self.assertEqual([r.duplicate for r in again], [True, True])
         self.assertEqual(
@@ -141,7 +145,7 @@ class ClientTest(unittest.TestCase):
                 ([("legs", "four", 1.0), ("sound", "meow", 1.0)], "cat"),
                 ([("legs", "two", 1.0), ("sound", "tweet", 1.0)], "bird")]
         for _ in range(30):
-            list(self.client.train("py-animals", data))
+            self.client.train("py-animals", data)
         [p] = self.client.predict("py-animals", [data[2][0]])
         self.assertEqual(p.predicted_class, "bird")
         self.assertEqual(len(p.class_scores), 3)
@@ -174,8 +178,8 @@ class ClientTest(unittest.TestCase):
         self.assertTrue(results[2].duplicate)
         self.assertEqual(results[3].error.code,
                          grpc.StatusCode.NOT_FOUND.value[0])
-        list(self.client.train("py-trained", [halfspace.example([0, 1], -1),
-                                              halfspace.example([1, 0], 1)]))
+        self.client.train("py-trained", [halfspace.example([0, 1], -1),
+                                         halfspace.example([1, 0], 1)])
         for x in ([1, 0], [0, 1], [2, -1]):
             self.assertEqual(self.client.predict("py-clicks", [x])[0].score,
                              self.client.predict("py-trained", [x])[0].score)
@@ -189,8 +193,8 @@ class ClientTest(unittest.TestCase):
                                  progress_window=2, window_losses=True)
         self.assertEqual(self.client.set_alias("py-prod", "py-champion"), "")
         data = [([1, 2], 1), ([2, 1], -1), ([0, 0], -1), ([2, 2], 1)]
-        results = list(self.client.train(["py-champion", "py-challenger"],
-                                         data))
+        results = list(self.client.train_stream(
+            ["py-champion", "py-challenger"], data))
         self.assertEqual(len(results), 4)
         # The perceptron's first two examples, by hand: scores 0 and 5.
         self.assertEqual([r[0].score for r in results[:2]], [0, 5])
@@ -247,6 +251,193 @@ class ClientTest(unittest.TestCase):
                          grpc.StatusCode.INVALID_ARGUMENT)
         with self.assertRaises(ValueError):
             self.client.create_model("py-x", dimension=2, algorithm="svm")
+
+    def test_errors_are_classes_by_status_with_the_servers_message(self):
+        with self.assertRaises(halfspace.NotFound) as caught:
+            self.client.get_model("py-absent")
+        error = caught.exception
+        self.assertIsInstance(error, LookupError)
+        self.assertIn("py-absent", error.message)
+        self.assertEqual(error.details(), error.message)
+        with self.assertRaises(halfspace.InvalidArgument) as caught:
+            self.client.create_model("py-bad-rate", 2, learning_rate=-1)
+        self.assertIn("learning_rate", str(caught.exception))
+        self.client.create_model("py-twice", 1)
+        with self.assertRaises(halfspace.AlreadyExists):
+            self.client.create_model("py-twice", 1)
+        with self.assertRaises(halfspace.FailedPrecondition):
+            self.client.set_alias("py-twice-alias", "py-twice", expected="x")
+
+    def test_scikit_learn_shapes_numpy_labels_and_eager_totals(self):
+        import numpy as np
+        self.client.create_model("py-numpy", 2)
+        X = np.array([[1.0, 2.0], [2.0, 1.0], [1.0, 2.0]])
+        y = np.array([1.0, -1.0, 1.0])  # float labels, as numpy gives them
+        totals = self.client.train("py-numpy", X, y)
+        # The classic rule, as in the test above: updates at M = 0 (w = 0)
+        # and M = -5, none at M = 1.
+        self.assertEqual((totals.examples, totals.updates, totals.mistakes),
+                         (3, 2, 1))  # f = 0 predicts +1: right, yet M = 0
+        self.assertEqual(totals.errors, [])
+        self.assertAlmostEqual(totals.accuracy, 2 / 3)
+        [p] = self.client.predict("py-numpy", np.array([[1.0, 2.0]]))
+        self.assertEqual(p.score, 1.0)
+        # A label that is not one: nothing is sent, the model is unchanged.
+        with self.assertRaises(ValueError) as caught:
+            self.client.train("py-numpy", X, np.array([1.0, 0.5, -1.0]))
+        self.assertIn("example 1's label is 0.5", str(caught.exception))
+        with self.assertRaises(ValueError):
+            self.client.train("py-numpy", X, [1, -1])  # 3 rows, 2 labels
+        self.assertEqual(self.client.get_model("py-numpy").stats.examples_seen,
+                         3)
+        # The server's refusals are in the totals, indexed in the call.
+        totals = self.client.train("py-numpy", [[1, 1]] * 3 + [[1, 2, 3]],
+                                   [1, 1, 1, 1], batch_size=2)
+        self.assertEqual(totals.examples, 3)
+        [(index, error)] = totals.errors
+        self.assertEqual(index, 3)
+        self.assertIsInstance(error, halfspace.InvalidArgument)
+
+    def test_scipy_sparse_matrices_are_sparse_examples(self):
+        import scipy.sparse
+        self.client.create_model("py-sparse", 4)
+        X = scipy.sparse.csr_matrix([[0, 2.0, 0, 0], [1.0, 0, 0, 3.0]])
+        totals = self.client.train("py-sparse", X, [1, -1])
+        self.assertEqual(totals.updates, 2)
+        weights = self.client.get_weights("py-sparse")
+        # w = (0, 2, 0, 0) + 1 then -(1, 0, 0, 3) - 1 (f = 2·0 + 1 = 1 > 0
+        # for the second: a mistake).
+        self.assertEqual(weights.weights, [-1.0, 2.0, 0.0, -3.0])
+        self.assertEqual(weights.bias, 0.0)
+        [p] = self.client.predict("py-sparse", X[1])
+        self.assertEqual(p.score, -1.0 - 9.0)
+
+    def test_an_exception_in_the_examples_is_raised_not_unknown(self):
+        self.client.create_model("py-raises", 1)
+
+        def examples():
+            yield [1.0], 1
+            raise KeyError("the producer's own failure")
+
+        with self.assertRaises(KeyError):
+            list(self.client.train_stream("py-raises", examples()))
+
+    def test_algorithms_by_keyword_with_enums_by_name(self):
+        model = self.client.create_model(
+            "py-sgd", 2, halfspace.sgd(loss="log", alpha=1e-4,
+                                       penalty="elasticnet"))
+        self.assertEqual(model.algorithm.sgd.loss,
+                         halfspace.v1.halfspace_pb2.Sgd.LOSS_LOG)
+        self.assertEqual(model.algorithm.sgd.penalty,
+                         halfspace.v1.halfspace_pb2.Sgd.PENALTY_ELASTIC_NET)
+        model = self.client.create_model("py-pa", 2, "passive_aggressive",
+                                         variant="pa_ii", aggressiveness=0.5)
+        self.assertEqual(model.algorithm.passive_aggressive.variant,
+                         halfspace.v1.halfspace_pb2.PassiveAggressive.VARIANT_PA_II)
+        with self.assertRaises(ValueError) as caught:
+            halfspace.sgd(loss="squared")
+        self.assertIn("'squared_hinge'", str(caught.exception))
+        with self.assertRaises(ValueError):
+            self.client.create_model("py-sgd2", 2, "sgd", rate=1)
+
+    def test_weights_files_stats_and_sequences(self):
+        self.client.create_model("py-weights", 3)
+        self.client.set_weights("py-weights", [0.5, -1.0, 2.0], bias=0.25)
+        weights = self.client.get_weights("py-weights")
+        self.assertEqual((weights.weights, weights.bias),
+                         ([0.5, -1.0, 2.0], 0.25))
+        file = self.client.export_model("py-weights")
+        copy = self.client.import_model("py-weights-copy", file)
+        self.assertEqual(copy.dimension, 3)
+        self.assertEqual(self.client.get_weights("py-weights-copy").weights,
+                         [0.5, -1.0, 2.0])
+        # Only an unavailable model (a damaged snapshot) is rolled back.
+        with self.assertRaises(halfspace.FailedPrecondition):
+            self.client.restore_model("py-weights-copy")
+        self.assertIn("py-weights",
+                      [m.name for m in self.client.stats().models])
+        self.client.train("py-weights", [[1, 0, 0]] * 4, [1] * 4,
+                          source="py-producer", first_sequence=7)
+        self.assertEqual(self.client.last_sequence("py-weights",
+                                                   "py-producer"), 10)
+
+    def test_prediction_and_feedback_streams(self):
+        self.client.create_model("py-streams", 2)
+        self.client.set_weights("py-streams", [1.0, -1.0])
+        responses = list(self.client.predict_stream(
+            "py-streams", [[[1, 0]], [[0, 1], [2, 2]], [[1, 2, 3]]],
+            remember=True))
+        self.assertEqual([[p.score for p in r.predictions]
+                          for r in responses[:2]], [[1.0], [-1.0, 0.0]])
+        self.assertEqual(responses[2].error.code,
+                         grpc.StatusCode.INVALID_ARGUMENT.value[0])
+        ids = [p.example_id for r in responses[:2] for p in r.predictions]
+        answers = list(self.client.feedback_stream(
+            "py-streams", [[(ids[0], -1)], [(ids[1], -1), (ids[2], 1)]]))
+        # w = (1, -1): (1, 0) is -1 at M = -1, an update to w = (0, -1),
+        # b = -1; then (0, 1) is -1 at M = 2, and (2, 2) +1 at M = -3.
+        self.assertEqual([[r.updated for r in a.results] for a in answers],
+                         [[True], [False, True]])
+
+    def test_a_fan_out_trains_eagerly_into_totals_per_model(self):
+        self.client.create_model("py-fan-a", 2)
+        self.client.create_model("py-fan-b", 2, halfspace.perceptron(
+            margin_threshold=10.0))
+        totals = self.client.train(["py-fan-a", "py-fan-b"],
+                                   [[1, 2], [2, 1], [1, 2]], [1, -1, 1])
+        self.assertEqual(totals["py-fan-a"].updates, 2)
+        self.assertEqual(totals["py-fan-b"].updates, 3)
+
+    def test_the_exactly_once_trainer_survives_a_server_killed_mid_stream(self):
+        with tempfile.TemporaryDirectory() as d:
+            target = "unix:" + os.path.join(d, "restarted.sock")
+            command = [os.environ["HALFSPACE_SERVER_BINARY"],
+                       "--listen=" + target,
+                       "--data_dir=" + os.path.join(d, "data"),
+                       "--log_level=warn"]
+            servers = [subprocess.Popen(command)]
+            channel = grpc.insecure_channel(target)
+            grpc.channel_ready_future(channel).result(timeout=30)
+            channel.close()
+            client = halfspace.Client(target, timeout=60)
+            try:
+                client.create_model("py-exact", 2)
+                n = 20000
+                twin = [([i % 5 - 2, i % 3 - 1], 1 if i % 4 < 2 else -1)
+                        for i in range(n)]
+                trainer = client.exactly_once("py-exact", "loader")
+                self.assertEqual(trainer.last_applied, 0)
+                trainer.train(twin[:1000])
+
+                def restart():
+                    servers[0].kill()  # kill -9, mid-stream or between
+                    servers[0].wait()
+                    threading.Event().wait(0.5)
+                    servers.append(subprocess.Popen(command))
+
+                killer = threading.Timer(0.1, restart)
+                killer.start()
+                totals = trainer.train(twin[1000:], batch_size=100)
+                killer.join()
+                # What a failed attempt had applied came back as duplicates.
+                self.assertEqual(totals.examples + totals.duplicates, n - 1000)
+                self.assertEqual(trainer.last_applied, n)
+                again = client.exactly_once("py-exact", "loader")
+                self.assertEqual(again.last_applied, n)
+                model = client.get_model("py-exact")
+                self.assertEqual(model.stats.examples_seen, n)
+                # The very weights a twin that was never interrupted has.
+                client.create_model("py-exact-twin", 2)
+                client.train("py-exact-twin", twin)
+                exact, twin_weights = (client.get_weights(m) for m in
+                                       ("py-exact", "py-exact-twin"))
+                self.assertEqual((exact.weights, exact.bias),
+                                 (twin_weights.weights, twin_weights.bias))
+            finally:
+                client.close()
+                for server in servers:
+                    server.kill()
+                    server.wait()
 
     def test_models_are_listed_and_deleted(self):
         self.client.create_model("py-listed", dimension=1)

@@ -32,7 +32,7 @@ import sys
 import halfspace
 client = halfspace.Client(sys.argv[1])
 client.create_model(sys.argv[2], dimension=2)
-results = list(client.train(sys.argv[2], [([1, 2], 1), ([2, 1], -1)]))
+results = list(client.train_stream(sys.argv[2], [([1, 2], 1), ([2, 1], -1)]))
 [p] = client.predict(sys.argv[2], [[3, 0]])
 print(halfspace.__version__, halfspace.__file__)
 print([r.updated for r in results], p.label, p.score)
