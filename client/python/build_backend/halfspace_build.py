@@ -50,6 +50,10 @@ def _metadata(project):
              "Requires-Python: " + project["requires-python"]]
     lines += ["Classifier: " + c for c in project.get("classifiers", [])]
     lines += ["Requires-Dist: " + d for d in project["dependencies"]]
+    for extra, requires in project.get("optional-dependencies", {}).items():
+        lines.append("Provides-Extra: " + extra)
+        lines += ['Requires-Dist: %s; extra == "%s"' % (r, extra)
+                  for r in requires]
     lines.append("Description-Content-Type: text/markdown")
     readme = (ROOT / project["readme"]).read_text()
     return "\n".join(lines) + "\n\n" + readme

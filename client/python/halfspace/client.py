@@ -244,7 +244,9 @@ class Client:
 
     def create_model(self, name: str, dimension: int,
                      algorithm: Union[str, pb.Algorithm] = "perceptron", *,
-                     classes: Sequence[str] = (), hash_bits: int = 0,
+                     classes: Sequence[str] = (), one_vs_rest: bool = False,
+                     hash_bits: int = 0,
+                     interactions: Sequence[Tuple[str, str]] = (),
                      standardize: bool = False, fit_intercept: bool = True,
                      progress_window: Optional[int] = None,
                      window_losses: bool = False,
@@ -254,7 +256,10 @@ class Client:
         v1.Algorithm (halfspace.sgd(loss="log"), ...) or a field of it
         ("perceptron", "logistic_regression", "sgd", "softmax_regression",
         ...) whose parameters are `parameters`, e.g. learning_rate=0.1 or
-        loss="log". `replication`: a dict of v1.Replication's fields
+        loss="log". `classes` lists a multiclass model's first classes;
+        `one_vs_rest` makes a binary algorithm multiclass, a model per
+        class. `interactions`: (group, group) pairs of named features to
+        cross (with hash_bits). `replication`: a dict of v1.Replication's fields
         (stream, subject, replicas; {} for the defaults) makes a replicated
         model (a server started with --nats_url)."""
         if isinstance(algorithm, pb.Algorithm):
@@ -269,8 +274,10 @@ class Client:
         request = pb.CreateModelRequest(
             model=name, algorithm=spec, dimension=dimension,
             hash_bits=hash_bits, standardize=standardize,
-            classes=list(classes), fit_intercept=fit_intercept,
-            window_losses=window_losses)
+            one_vs_rest=one_vs_rest, classes=list(classes),
+            fit_intercept=fit_intercept, window_losses=window_losses,
+            interactions=[pb.Interaction(first_group=a, second_group=b)
+                          for a, b in interactions])
         if progress_window is not None:
             request.progress_window = progress_window
         if replication is not None:
