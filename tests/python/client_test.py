@@ -13,31 +13,20 @@ import unittest
 import grpc
 
 import halfspace
+from server_process import ServerProcess
 
 
 class ClientTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.target = "unix:" + os.path.join(cls.dir.name, "halfspace.sock")
-        cls.log = open(os.path.join(cls.dir.name, "server.log"), "w")
-        cls.server = subprocess.Popen(
-            [os.environ["HALFSPACE_SERVER_BINARY"], "--listen=" + cls.target,
-             "--data_dir=" + os.path.join(cls.dir.name, "data")],
-            stdout=cls.log, stderr=subprocess.STDOUT)
-        channel = grpc.insecure_channel(cls.target)
-        grpc.channel_ready_future(channel).result(timeout=30)
-        channel.close()
-        cls.client = halfspace.Client(cls.target)
+        cls.server = ServerProcess()
+        cls.client = halfspace.Client(cls.server.target)
 
     @classmethod
     def tearDownClass(cls):
         cls.client.close()
-        cls.server.terminate()
-        cls.server.wait(timeout=30)
-        cls.log.close()
-        cls.dir.cleanup()
+        cls.server.stop()
 
     def test_a_rate_limited_call_waits_its_pushback_and_succeeds(self):
         with tempfile.TemporaryDirectory() as d:

@@ -24,6 +24,7 @@ SOURCE = pathlib.Path(__file__).resolve().parent.parent.parent
 PACKAGE = SOURCE / "client" / "python"
 sys.path.insert(0, str(PACKAGE))
 import generate  # noqa: E402  (client/python/generate.py)
+from server_process import ServerProcess  # noqa: E402
 
 # Runs in an installed environment's python: the package's version, where
 # it was imported from, and a model trained and asked through a server.
@@ -76,21 +77,13 @@ class PackageTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.target = "unix:" + os.path.join(cls.dir.name, "halfspace.sock")
-        cls.log = open(os.path.join(cls.dir.name, "server.log"), "w")
-        cls.server = subprocess.Popen(
-            [os.environ["HALFSPACE_SERVER_BINARY"], "--listen=" + cls.target,
-             "--data_dir=" + os.path.join(cls.dir.name, "data")],
-            stdout=cls.log, stderr=subprocess.STDOUT)
+        cls.server = ServerProcess()
+        cls.target = cls.server.target
         cls.version = os.environ["HALFSPACE_VERSION"]
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.terminate()
-        cls.server.wait(timeout=30)
-        cls.log.close()
-        cls.dir.cleanup()
+        cls.server.stop()
 
     def check_session(self, environment, model, installed_under):
         version_line, result_line = environment.session(self.target, model)

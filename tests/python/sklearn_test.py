@@ -8,9 +8,7 @@ scikit-learn runs on the reference BLAS (tests/parity/reference_blas.py).
 
 import os
 import pathlib
-import subprocess
 import sys
-import tempfile
 import unittest
 import warnings
 
@@ -20,7 +18,6 @@ import reference_blas  # noqa: E402
 
 reference_blas.ensure()
 
-import grpc  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse  # noqa: E402
 from sklearn.linear_model import Perceptron, SGDClassifier  # noqa: E402
@@ -28,6 +25,7 @@ from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 
 import halfspace  # noqa: E402
 from halfspace.sklearn import HalfspaceClassifier  # noqa: E402
+from server_process import ServerProcess  # noqa: E402
 
 reference_blas.check()
 
@@ -47,25 +45,12 @@ class SklearnTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        target = "unix:" + os.path.join(cls.dir.name, "halfspace.sock")
-        cls.log = open(os.path.join(cls.dir.name, "server.log"), "w")
-        cls.server = subprocess.Popen(
-            [os.environ["HALFSPACE_SERVER_BINARY"], "--listen=" + target,
-             "--data_dir=" + os.path.join(cls.dir.name, "data"),
-             "--durability=write", "--log_level=warn"],
-            stdout=cls.log, stderr=subprocess.STDOUT)
-        channel = grpc.insecure_channel(target)
-        grpc.channel_ready_future(channel).result(timeout=30)
-        channel.close()
-        os.environ["HALFSPACE_SERVER"] = target
+        cls.server = ServerProcess("--durability=write", "--log_level=warn")
+        os.environ["HALFSPACE_SERVER"] = cls.server.target
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.terminate()
-        cls.server.wait(timeout=30)
-        cls.log.close()
-        cls.dir.cleanup()
+        cls.server.stop()
 
     def run_checks(self, estimator):
         """Runs scikit-learn's checks of `estimator`; returns the names of
