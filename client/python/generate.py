@@ -35,6 +35,8 @@ PROTO_ROOT = HERE.parent.parent / "proto"
 PROTOS = [
     (PROTO_ROOT, "halfspace/v1/halfspace.proto", "halfspace.v1"),
     (PROTO_ROOT, "google/rpc/status.proto", "halfspace.std"),
+    (PROTO_ROOT, "google/api/http.proto", "halfspace.std"),
+    (PROTO_ROOT, "google/api/annotations.proto", "halfspace.std"),
     (None, "grpc/health/v1/health.proto", "halfspace.std"),
     (None, "grpc/reflection/v1alpha/reflection.proto", "halfspace.std"),
 ]

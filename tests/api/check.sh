@@ -40,7 +40,9 @@ check "buf breaking against v1" "$buf" breaking proto --against "$baseline"
 broken=$scratch/broken
 mkdir "$broken"
 cp -r proto "$broken/"
-sed -i '/rpc Predict(PredictRequest)/d' "$broken/proto/halfspace/v1/halfspace.proto"
+# The RPC and its options, through the line that closes it.
+sed -i '/rpc Predict(PredictRequest)/,/^  }$/d' \
+  "$broken/proto/halfspace/v1/halfspace.proto"
 bites() {
   ! "$buf" breaking "$broken/proto" --against "$baseline" > "$broken/out" 2>&1 &&
     grep -q 'Predict' "$broken/out"
