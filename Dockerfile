@@ -7,7 +7,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends g++ make cmake pkg-config \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      libabsl-dev libspdlog-dev prometheus-cpp-dev grpc-proto libnats-dev \
+      libabsl-dev libspdlog-dev prometheus-cpp-dev grpc-proto libnats-dev libboost-dev \
       libgtest-dev libgmock-dev libbenchmark-dev openssl \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

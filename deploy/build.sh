@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 packages=(g++ make cmake pkg-config libgrpc++-dev protobuf-compiler-grpc
           libprotobuf-dev protobuf-compiler libabsl-dev libspdlog-dev
           libgtest-dev libgmock-dev libbenchmark-dev grpc-proto
-          prometheus-cpp-dev libnats-dev
+          prometheus-cpp-dev libnats-dev libboost-dev
           ${EXTRA_PACKAGES:-})
 bash deploy/install_packages.sh "${packages[@]}"
 

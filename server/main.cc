@@ -64,6 +64,19 @@ ABSL_FLAG(uint64_t, replica_snapshot_records, 10000,
 ABSL_FLAG(std::string, metrics_listen, "",
           "host:port to serve Prometheus metrics on (HTTP, /metrics), e.g. "
           "0.0.0.0:9464; none by default");
+ABSL_FLAG(std::string, http_listen, "",
+          "host:port to serve the API as JSON over HTTP/1.1 on, e.g. "
+          "127.0.0.1:8080 (with the TLS, tokens and limits of gRPC); none by "
+          "default");
+ABSL_FLAG(int64_t, http_max_body_bytes, int64_t{16} << 20,
+          "the largest HTTP request body; a larger one is answered 413 "
+          "before it is read");
+ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(30),
+          "how long an HTTP request may take to arrive whole, and each write "
+          "of an answer to be taken; a slower client is disconnected");
+ABSL_FLAG(int64_t, http_max_connections, 1024,
+          "HTTP connections open at once; past them a connection is answered "
+          "503");
 ABSL_FLAG(std::vector<std::string>, vw_listen, {},
           "host:port or unix:PATH to speak Vowpal Wabbit's daemon protocol "
           "on (a line of VW text in, its prediction line out; a labelled "
@@ -255,6 +268,11 @@ halfspace::ServerOptions OptionsFromFlags(halfspace::Durability durability) {
   options.replica_name = absl::GetFlag(FLAGS_replica_name);
   options.replica_snapshot_records =
       absl::GetFlag(FLAGS_replica_snapshot_records);
+  options.http.address = absl::GetFlag(FLAGS_http_listen);
+  options.http.max_body_bytes = static_cast<size_t>(
+      std::max<int64_t>(absl::GetFlag(FLAGS_http_max_body_bytes), 0));
+  options.http.timeout = absl::GetFlag(FLAGS_http_timeout);
+  options.http.max_connections = absl::GetFlag(FLAGS_http_max_connections);
   for (const std::string& listen : absl::GetFlag(FLAGS_vw_listen)) {
     halfspace::VwListenerOptions& vw = options.vw.emplace_back();
     const size_t equals = listen.rfind('=');

@@ -284,6 +284,11 @@ Metrics::Metrics(const ModelRegistry* models, CallGate* gate)
                                "line left out (up to 10 a message, then one "
                                "for the rest)")
                          .Register(*registry_)),
+      http_responses_(prometheus::BuildCounter()
+                          .Name("halfspace_http_responses_total")
+                          .Help("Answers of the JSON-over-HTTP gateway, by "
+                                "HTTP status")
+                          .Register(*registry_)),
       collector_(std::make_shared<ModelCollector>(models, gate)) {}
 
 Metrics::~Metrics() = default;
@@ -342,6 +347,10 @@ void Metrics::RecordReplicaSkip(const std::string& model) {
 }
 
 void Metrics::RecordLogDamage() { log_damage_.Increment(); }
+
+void Metrics::RecordHttpResponse(int status) {
+  http_responses_.Add({{"code", std::to_string(status)}}).Increment();
+}
 
 void Metrics::RecordRateLimited(const std::string& caller) {
   rate_limited_.Add({{"caller", caller}}).Increment();

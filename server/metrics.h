@@ -7,6 +7,9 @@
 //                                                  whole life)
 //   halfspace_limit_refusals_total{limit}         counter: requests and
 //                                                  examples a limit refused
+//   halfspace_http_responses_total{code}          counter: answers of the
+//                                                  JSON-over-HTTP gateway, by
+//                                                  HTTP status
 //   halfspace_log_sync_seconds                    histogram: fdatasync of
 //                                                  the write-ahead log
 //   halfspace_open_streams                        gauge
@@ -95,6 +98,9 @@ class Metrics {
   // Counts one damaged span of the write-ahead log found by recovery.
   void RecordLogDamage();
 
+  // Counts an answer of the HTTP gateway, by its HTTP status.
+  void RecordHttpResponse(int status);
+
   // Counts a call a rate limit refused, by the caller's name (a token's
   // name, "anonymous", or "unauthenticated").
   void RecordRateLimited(const std::string& caller);
@@ -122,6 +128,7 @@ class Metrics {
   prometheus::Counter& log_damage_;
   prometheus::Family<prometheus::Counter>& rate_limited_;
   prometheus::Family<prometheus::Counter>& replica_skips_;
+  prometheus::Family<prometheus::Counter>& http_responses_;
   const std::shared_ptr<ModelCollector> collector_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };

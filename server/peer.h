@@ -17,9 +17,32 @@
 
 namespace halfspace {
 
+// The metadata key that carries an HTTP client's address to the service,
+// as "SECRET ADDRESS": the gateway calls over the in-process channel, and
+// the secret, made at random when the process starts, proves the call is
+// the gateway's (nothing outside the process knows it).
+inline constexpr char kHttpClientMetadata[] = "halfspace-http-client";
+
+// This process's secret, 32 hex digits.
+const std::string& HttpGatewaySecret();
+
+// Whether `value` (of kHttpClientMetadata) holds the secret; then sets
+// `client` to the address after it.
+bool ForwardedByGateway(absl::string_view value, std::string* client);
+
 // The client a call comes from: its address without the port
-// ("ipv4:10.0.0.7", "ipv6:[::1]", "unix:/run/halfspace.sock").
+// ("ipv4:10.0.0.7", "ipv6:[::1]", "unix:/run/halfspace.sock"); for a call
+// the HTTP gateway makes, the address of its HTTP client.
 inline std::string ClientOf(const grpc::CallbackServerContext& context) {
+  auto forwarded = context.client_metadata().find(kHttpClientMetadata);
+  if (forwarded != context.client_metadata().end()) {
+    std::string client;
+    if (ForwardedByGateway(absl::string_view(forwarded->second.data(),
+                                             forwarded->second.size()),
+                           &client)) {
+      return client;
+    }
+  }
   std::string peer = context.peer();
   if (peer.rfind("ipv4:", 0) == 0 || peer.rfind("ipv6:", 0) == 0) {
     const size_t colon = peer.rfind(':');

@@ -241,6 +241,25 @@ absl::Status ValidateRates(const ServerOptions& o) {
   return absl::OkStatus();
 }
 
+// The HTTP gateway's bounds (its address is checked as it listens).
+absl::Status ValidateHttp(const HttpGatewayOptions& http) {
+  if (http.timeout <= absl::ZeroDuration()) {
+    return InvalidFlag("http_timeout", absl::FormatDuration(http.timeout),
+                       "must be positive");
+  }
+  if (http.max_body_bytes < 1024) {
+    return InvalidFlag("http_max_body_bytes",
+                       std::to_string(http.max_body_bytes),
+                       "must be at least 1024");
+  }
+  if (http.max_connections < 1) {
+    return InvalidFlag("http_max_connections",
+                       std::to_string(http.max_connections),
+                       "must be at least 1");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateServerOptions(const ServerOptions& o) {
@@ -255,6 +274,7 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
     return InvalidFlag("data_dir", "", "give a directory");
   if (absl::Status s = ValidateDurations(o); !s.ok()) return s;
   if (absl::Status s = ValidateSizes(o); !s.ok()) return s;
+  if (absl::Status s = ValidateHttp(o.http); !s.ok()) return s;
   return ValidateRates(o);
 }
 
@@ -368,6 +388,29 @@ absl::Status Server::Listen() {
   health->SetServingStatus(kServiceName, false);
   health->SetServingStatus(false);  // "" too
   LogExposure(listen);
+  return ListenHttp();
+}
+
+absl::Status Server::ListenHttp() {
+  if (options_.http.address.empty()) return absl::OkStatus();
+  HttpGatewayOptions http = options_.http;
+  http.cert_file = options_.tls.cert_file;
+  http.key_file = options_.tls.key_file;
+  http.client_ca_file = options_.tls.client_ca_file;
+  http.tls_reload_interval = options_.tls.reload_interval;
+  http.max_stream_requests = static_cast<size_t>(
+      std::max<int64_t>(1, options_.limits.max_examples_per_request));
+  // The server's own limits apply to what the gateway sends and receives.
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  absl::StatusOr<std::unique_ptr<HttpGateway>> gateway =
+      HttpGateway::Start(http, grpc_server_->InProcessChannel(args), &metrics_);
+  if (!gateway.ok()) return gateway.status();
+  http_ = *std::move(gateway);
+  spdlog::info("JSON over HTTP on {}://{} (port {})",
+               http.cert_file.empty() ? "http" : "https", http.address,
+               http_->port());
   return absl::OkStatus();
 }
 
@@ -497,10 +540,16 @@ absl::Status Server::Shutdown() {
   if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
   if (grpc_server_ != nullptr) {
     grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+    if (http_ != nullptr) http_->Drain();
     gate_.Close();
     if (!gate_.WaitUntilIdle(options_.drain_timeout)) {
       spdlog::warn("calls still running after {}; cancelling them",
                    absl::FormatDuration(options_.drain_timeout));
+    }
+    // Answers of HTTP calls that finished are written out before the
+    // in-process channel goes.
+    if (http_ != nullptr) {
+      http_->Stop(std::min(options_.drain_timeout, kShutdownGrace));
     }
     // The calls are done, but their last bytes (a stream's final responses
     // and status) may still be on their way out: a short grace before the

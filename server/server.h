@@ -32,6 +32,7 @@
 #include "server/auth.h"
 #include "server/call_gate.h"
 #include "server/halfspace_service.h"
+#include "server/http_gateway.h"
 #include "server/metrics.h"
 #include "server/rate_limits.h"
 #include "server/service_parts.h"
@@ -147,6 +148,9 @@ struct ServerOptions {
   // vw_listener.h), each on its address, its lines going to its model (or
   // to the model each line's tag names); none by default.
   std::vector<VwListenerOptions> vw;
+  // JSON over HTTP (see http_gateway.h): no address, none. Its TLS files
+  // are `tls`'s.
+  HttpGatewayOptions http;
 };
 
 // The address the server listens on: `options.listen_address`, or its
@@ -179,6 +183,9 @@ class Server {
   // socket.
   int vw_port(size_t i = 0) const { return vw_.at(i)->port(); }
 
+  // The port JSON over HTTP is served on; 0 if none.
+  int http_port() const { return http_ == nullptr ? 0 : http_->port(); }
+
   // The port metrics are served on; 0 if none.
   int metrics_port() const { return metrics_.port(); }
 
@@ -204,6 +211,8 @@ class Server {
   // Builds the service and starts gRPC (and the metrics endpoint),
   // NOT_SERVING, the gate still loading.
   absl::Status Listen();
+  // Starts the HTTP gateway, if asked for, on the in-process channel.
+  absl::Status ListenHttp();
   // Says in the log who can reach the server and how it is protected.
   void LogExposure(const std::string& listen) const;
   // The credentials the options ask for: TLS or none.
@@ -233,6 +242,7 @@ class Server {
   std::unique_ptr<HalfspaceService> service_;
   std::vector<std::unique_ptr<VwListener>> vw_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  std::unique_ptr<HttpGateway> http_;  // after gRPC: stops first
   int port_ = 0;
   Mutex stop_mu_;
   CondVar stop_;

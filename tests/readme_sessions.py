@@ -6,7 +6,7 @@ line ending with \\ or | continues on the next), the lines after one are
 what it prints, standard output and error as a terminal shows them. The blocks run in
 README order, as one story, against one fresh server on a Unix socket
 (HALFSPACE_SERVER points the CLI at it; its VW listener is on port
-26542), in a temporary directory where
+26542, JSON over HTTP on 8080), in a temporary directory where
 build/ is the build directory and client/ the source tree's.
 
     python3 tests/readme_sessions.py README.md SERVER_BINARY BUILD_DIR
@@ -73,6 +73,7 @@ def main(readme_path, server_binary, build_dir):
             server = subprocess.Popen(
                 [server_binary, "--listen=unix:" + socket,
                  "--vw_listen=127.0.0.1:26542",
+                 "--http_listen=127.0.0.1:8080",
                  "--data_dir=" + os.path.join(work, "data")],
                 stdout=log, stderr=subprocess.STDOUT)
         try:

@@ -46,7 +46,7 @@ fuzz() {
   echo "=== fuzz build ==="
   local targets=(snapshot_fuzzer write_ahead_log_fuzzer log_record_fuzzer
                  train_request_fuzzer create_model_fuzzer tokens_fuzzer
-                 producer_message_fuzzer vw_line_fuzzer)
+                 producer_message_fuzzer vw_line_fuzzer http_request_fuzzer)
   CXX=clang++ EXTRA_PACKAGES="clang libfuzzer-14-dev" BUILD_DIR=build-fuzz \
     SANITIZE=fuzz bash deploy/build.sh "${targets[@]}" halfspace_server_main \
     halfspace_cli
@@ -104,9 +104,10 @@ install_npm_tools
 # certificates with openssl; the Python client's tests need grpcio, and
 # python3-venv and pip to install the package as users do; the sharding
 # test runs nginx in front of three servers; the replication test runs a
-# JetStream cluster of nats-server processes.
+# JetStream cluster of nats-server processes; the README's JSON-over-HTTP
+# sessions call it with curl.
 export EXTRA_PACKAGES="python3-sklearn libblas3 liblapack3 openssl python3-grpcio
-  python3-protobuf python3-venv python3-pip nginx nats-server"
+  python3-protobuf python3-venv python3-pip nginx nats-server curl"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"

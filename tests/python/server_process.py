@@ -16,7 +16,7 @@ import grpc
 class ServerProcess:
     """The server, its target ("unix:PATH") and its log in its directory."""
 
-    def __init__(self, *flags):
+    def __init__(self, *flags, wait=True):
         self.dir = tempfile.TemporaryDirectory()
         self.target = "unix:" + os.path.join(self.dir.name, "halfspace.sock")
         self.log = open(os.path.join(self.dir.name, "server.log"), "w")
@@ -24,6 +24,8 @@ class ServerProcess:
             [os.environ["HALFSPACE_SERVER_BINARY"], "--listen=" + self.target,
              "--data_dir=" + os.path.join(self.dir.name, "data"), *flags],
             stdout=self.log, stderr=subprocess.STDOUT)
+        if not wait:  # e.g. TLS: the caller knows when it is ready
+            return
         channel = grpc.insecure_channel(self.target)
         try:
             grpc.channel_ready_future(channel).result(timeout=30)
