@@ -219,7 +219,10 @@ class StreamCall final
     self_ = std::move(self);
     stub.PrepareBidiStreamingCall(&context_, method, grpc::StubOptions(), this);
     AddHold();
-    read_pending_ = true;
+    {
+      MutexLock lock(mu_);
+      read_pending_ = true;
+    }
     StartRead(response_.get());
     WriteNext();
     StartCall();
@@ -229,9 +232,12 @@ class StreamCall final
   // with `cancel`, cancels the call and reads whatever is left.
   void Resume(bool cancel) {
     if (cancel) context_.TryCancel();
-    MutexLock lock(mu_);
-    if (read_pending_ || reads_done_) return;
-    read_pending_ = true;
+    {
+      MutexLock lock(mu_);
+      if (read_pending_ || reads_done_) return;
+      read_pending_ = true;
+    }
+    // Not under the lock: gRPC may run OnReadDone before StartRead returns.
     StartRead(response_.get());
   }
 
