@@ -58,6 +58,42 @@ absl::StatusOr<std::pair<pb::Message*, const pb::FieldDescriptor*>> FieldAt(
   return std::make_pair(message, field);
 }
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or
+// code points past U+10FFFF), as a proto3 string must be.
+bool IsUtf8(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t length;
+    uint32_t code;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      length = 2, code = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      length = 3, code = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      length = 4, code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + length > text.size()) return false;
+    for (size_t k = 1; k < length; ++k) {
+      const unsigned char next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    static constexpr uint32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kLeast[length] || code > 0x10FFFF ||
+        (code >= 0xD800 && code <= 0xDFFF)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
 // Sets (or, for a repeated field, adds) `text` as the value of `field`.
 absl::Status SetScalar(pb::Message* message, const pb::FieldDescriptor* field,
                        absl::string_view path, absl::string_view text) {
@@ -69,6 +105,9 @@ absl::Status SetScalar(pb::Message* message, const pb::FieldDescriptor* field,
   switch (field->cpp_type()) {
     case pb::FieldDescriptor::CPPTYPE_STRING: {
       std::string value(text);
+      if (field->type() == pb::FieldDescriptor::TYPE_STRING && !IsUtf8(text)) {
+        return bad("UTF-8");
+      }
       if (field->type() == pb::FieldDescriptor::TYPE_BYTES &&
           !absl::WebSafeBase64Unescape(text, &value) &&
           !absl::Base64Unescape(text, &value)) {

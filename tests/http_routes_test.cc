@@ -139,6 +139,11 @@ TEST(HttpTranscoderTest, BodyThenPathThenQuery) {
   EXPECT_EQ(list.page_size(), 7);
   EXPECT_EQ(list.view(), v1::MODEL_VIEW_NAME);
   EXPECT_EQ(list.page_token(), "a b c");
+  v1::ListModelsRequest utf8;
+  ASSERT_TRUE(
+      DecodeHttpRequest(*m, "page_token=%C3%A9%E2%82%AC%F0%9F%98%80", "", &utf8)
+          .ok());
+  EXPECT_EQ(utf8.page_token(), "\u00e9\u20ac\U0001F600");
 }
 
 TEST(HttpTranscoderTest, ErrorsNameWhatIsWrong) {
@@ -163,6 +168,9 @@ TEST(HttpTranscoderTest, ErrorsNameWhatIsWrong) {
       {&*list, "page_size=%g1", "", "percent-encoding"},
       {&*get, "", R"({"model":"spam"})", "takes no body"},
       {&*get, "model=ham", "", "is set by the path"},
+      {&*list, "page_token=%FF", "", "is not UTF-8"},
+      {&*list, "page_token=%ED%A0%80", "", "is not UTF-8"},  // a surrogate
+      {&*list, "page_token=%C0%AF", "", "is not UTF-8"},     // overlong
   };
   for (const Case& c : cases) {
     std::unique_ptr<google::protobuf::Message> request(
