@@ -323,6 +323,71 @@ class HttpTest(unittest.TestCase):
 
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HttpServerTest(unittest.TestCase):
+    """The gateway's connection limit, metrics and drain, each on a server
+    of its own."""
+
+    def test_connections_past_the_limit_are_answered_503(self):
+        with ServerProcess("--http_listen=127.0.0.1:0",
+                           "--http_max_connections=2") as server:
+            port = http_port(server)
+            held = [socket.create_connection(("127.0.0.1", port))
+                    for _ in range(2)]
+            time.sleep(0.2)
+            status, _, text = Http(port).call("GET", "/v1/models")
+            self.assertEqual(status, 503, text)
+            self.assertIn("--http_max_connections=2",
+                          json.loads(text)["message"])
+            for s in held:
+                s.close()
+            deadline = time.time() + 10
+            while Http(port).call("GET", "/v1/models")[0] != 200:
+                self.assertLess(time.time(), deadline)
+                time.sleep(0.05)
+
+    def test_metrics_count_answers_by_status(self):
+        metrics = free_port()
+        with ServerProcess("--http_listen=127.0.0.1:0",
+                           "--metrics_listen=127.0.0.1:%d" % metrics) as server:
+            h = Http(http_port(server))
+            h.call("GET", "/v1/models")
+            h.call("GET", "/v1/models/nobody")
+            h.call("GET", "/v1/models/nobody")
+            c = http.client.HTTPConnection("127.0.0.1", metrics, timeout=10)
+            c.request("GET", "/metrics")
+            text = c.getresponse().read().decode()
+            c.close()
+            self.assertIn('halfspace_http_responses_total{code="200"} 1', text)
+            self.assertIn('halfspace_http_responses_total{code="404"} 2', text)
+            # The calls are gRPC's too, by RPC and status.
+            self.assertIn('halfspace_rpc_duration_seconds_count{code="NOT_FOUND",'
+                          'method="GetModel"} 2', text)
+
+    def test_sigterm_closes_idle_connections_and_stops(self):
+        server = ServerProcess("--http_listen=127.0.0.1:0")
+        try:
+            port = http_port(server)
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("GET", "/v1/models")  # kept alive afterwards
+            self.assertEqual(c.getresponse().read(), b"{}\n")
+            started = time.time()
+            server.process.terminate()
+            self.assertEqual(server.process.wait(timeout=30), 0)
+            self.assertLess(time.time() - started, 10)
+            c.close()
+        finally:
+            server.process.kill()
+            server.process.wait()
+            server.log.close()
+            server.dir.cleanup()
+
+
 class HttpSecurityTest(unittest.TestCase):
     """Tokens, rate limits and TLS: the same as gRPC's."""
 
