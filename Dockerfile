@@ -43,7 +43,8 @@ RUN apt-get update \
 COPY --from=build /src/build/halfspace-server /src/build/halfspace /usr/local/bin/
 USER halfspace
 VOLUME /var/lib/halfspace
-EXPOSE 50051 9464
+# 8080: JSON over HTTP, when started with --http_listen=0.0.0.0:8080.
+EXPOSE 50051 9464 8080
 # SERVING once the models are loaded; the CLI exits 1 otherwise.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s \
   CMD ["halfspace", "--server=127.0.0.1:50051", "health"]
