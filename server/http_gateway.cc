@@ -26,6 +26,7 @@
 #include "halfspace/v1/halfspace.grpc.pb.h"
 #include "server/http_routes.h"
 #include "server/http_transcoder.h"
+#include "server/open_inference_rest.h"
 #include "server/peer.h"
 #include "spdlog/spdlog.h"
 
@@ -494,6 +495,7 @@ class HttpGateway::Impl::Connection final
                                         : target.substr(question + 1);
     const absl::string_view method(request.method_string().data(),
                                    request.method_string().size());
+    if (IsRestPath(path)) return ServeRest(request, method, path);
     absl::StatusOr<HttpMatch> match = gateway_->routes_.Match(method, path);
     if (!match.ok()) {
       Answer answer =
@@ -526,23 +528,14 @@ class HttpGateway::Impl::Connection final
         return Write(ErrorAnswer(s.code(), s.message()));
       }
       SetUp(request, call->context);
-      unary_ = call;
-      gateway_->calls_.fetch_add(1);
-      gateway_->stub_.UnaryCall(
-          &call->context, full_method, grpc::StubOptions(), call->request.get(),
-          call->response.get(),
-          [self = this->shared_from_this(), call](grpc::Status status) {
-            std::string json;
-            if (status.ok()) json = MessageToJson(*call->response);
-            Answer answer = CallAnswer(call->context, status, std::move(json));
-            net::post(self->stream_.get_executor(),
-                      [self, answer = std::move(answer)]() mutable {
-                        self->unary_.reset();
-                        self->Write(std::move(answer));
-                        self->gateway_->calls_.fetch_sub(1);
-                      });
+      return CallUnary(
+          std::move(call), full_method,
+          [](const grpc::ClientContext& context, const grpc::Status& status,
+             const pb::Message& response) {
+            return CallAnswer(
+                context, status,
+                status.ok() ? MessageToJson(response) : std::string());
           });
-      return;
     }
     absl::StatusOr<std::vector<std::unique_ptr<pb::Message>>> requests =
         DecodeHttpStream(*match, query, body, *input,
@@ -563,6 +556,71 @@ class HttpGateway::Impl::Connection final
     SetUp(request, stream_call_->context());
     gateway_->calls_.fetch_add(1);
     stream_call_->Start(gateway_->stub_, full_method, stream_call_);
+  }
+
+  // The answer a unary call's outcome makes (on a gRPC thread).
+  using Encoder = std::function<Answer(
+      const grpc::ClientContext&, const grpc::Status&, const pb::Message&)>;
+
+  void CallUnary(std::shared_ptr<UnaryCall> call,
+                 const std::string& full_method, Encoder encode) {
+    unary_ = call;
+    gateway_->calls_.fetch_add(1);
+    gateway_->stub_.UnaryCall(
+        &call->context, full_method, grpc::StubOptions(), call->request.get(),
+        call->response.get(),
+        [self = this->shared_from_this(), call,
+         encode = std::move(encode)](grpc::Status status) {
+          Answer answer = encode(call->context, status, *call->response);
+          net::post(self->stream_.get_executor(),
+                    [self, answer = std::move(answer)]() mutable {
+                      self->unary_.reset();
+                      self->Write(std::move(answer));
+                      self->gateway_->calls_.fetch_sub(1);
+                    });
+        });
+  }
+
+  // The Open Inference Protocol's REST form (open_inference_rest.h),
+  // called as its gRPC service.
+  void ServeRest(const http::request<http::string_body>& request,
+                 absl::string_view method, absl::string_view path) {
+    absl::StatusOr<RestCall> rest =
+        DecodeRestRequest(method, path, request.body());
+    if (!rest.ok()) {
+      Answer answer = ErrorAnswer(rest.status().code(), "");
+      answer.body = RestError(rest.status().message());
+      if (rest.status().code() == absl::StatusCode::kUnimplemented) {
+        answer.status = 405;
+      }
+      return Write(std::move(answer));
+    }
+    const pb::Descriptor& output =
+        *pb::DescriptorPool::generated_pool()
+             ->FindServiceByName("inference.GRPCInferenceService")
+             ->FindMethodByName(rest->rpc)
+             ->output_type();
+    auto call = std::make_shared<UnaryCall>();
+    call->request = std::move(rest->request);
+    call->response.reset(
+        pb::MessageFactory::generated_factory()->GetPrototype(&output)->New());
+    SetUp(request, call->context);
+    const bool by_answer = rest->status_by_answer;
+    CallUnary(
+        std::move(call),
+        absl::StrCat("/inference.GRPCInferenceService/", rest->rpc),
+        [by_answer](const grpc::ClientContext& context,
+                    const grpc::Status& status, const pb::Message& response) {
+          Answer answer = CallAnswer(context, status, "");
+          if (!status.ok()) {
+            answer.body = RestError(status.error_message());
+            return answer;
+          }
+          bool ok = true;
+          answer.body = EncodeRestResponse(response, &ok);
+          if (by_answer && !ok) answer.status = 400;
+          return answer;
+        });
   }
 
   // The call's token, client address and deadline.

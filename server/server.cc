@@ -361,6 +361,8 @@ absl::Status Server::Listen() {
     builder.SetOption(std::make_unique<WithoutReflection>());
   }
   builder.RegisterService(service_.get());
+  open_inference_ = std::make_unique<OpenInferenceService>(HALFSPACE_VERSION);
+  builder.RegisterService(open_inference_.get());
   // gRPC would let a second server share a port in use and split the
   // traffic with it; refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -388,6 +390,12 @@ absl::Status Server::Listen() {
   health->SetServingStatus(kServiceName, false);
   health->SetServingStatus(false);  // "" too
   LogExposure(listen);
+  // The Open Inference Protocol's calls become halfspace.v1 calls on the
+  // in-process channel.
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  open_inference_->Connect(grpc_server_->InProcessChannel(args));
   return ListenHttp();
 }
 

@@ -33,6 +33,7 @@
 #include "server/call_gate.h"
 #include "server/halfspace_service.h"
 #include "server/http_gateway.h"
+#include "server/open_inference.h"
 #include "server/metrics.h"
 #include "server/rate_limits.h"
 #include "server/service_parts.h"
@@ -240,6 +241,7 @@ class Server {
   std::unique_ptr<JetStreamLog> nats_;
   std::unique_ptr<ReplicaSet> replicas_;  // after the registry: goes first
   std::unique_ptr<HalfspaceService> service_;
+  std::unique_ptr<OpenInferenceService> open_inference_;
   std::vector<std::unique_ptr<VwListener>> vw_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<HttpGateway> http_;  // after gRPC: stops first

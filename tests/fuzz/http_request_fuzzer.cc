@@ -3,9 +3,10 @@
 // HTTP, read as "METHOD PATH\nBODY", to reach the decoding behind it), the
 // path matched against the API's HTTP rules, and the body, path and query
 // transcoded to the RPC's request message (newline-delimited for a
-// streaming RPC). A request that decodes prints as JSON that decodes to
-// the same message; every error is an INVALID_ARGUMENT, NOT_FOUND or
-// UNIMPLEMENTED status with a message.
+// streaming RPC), or, under /v2, to the Open Inference Protocol's request
+// (its tensors' data flat or nested). A request that decodes prints as
+// JSON that decodes to the same message; every error is an INVALID_ARGUMENT,
+// NOT_FOUND or UNIMPLEMENTED status with a message.
 
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -20,6 +21,7 @@
 #include "halfspace/v1/halfspace.grpc.pb.h"
 #include "server/http_routes.h"
 #include "server/http_transcoder.h"
+#include "server/open_inference_rest.h"
 
 namespace halfspace {
 namespace {
@@ -68,6 +70,12 @@ void Decode(absl::string_view method, absl::string_view target,
   const absl::string_view query = question == absl::string_view::npos
                                       ? absl::string_view()
                                       : target.substr(question + 1);
+  if (IsRestPath(path)) {  // the Open Inference Protocol's
+    absl::StatusOr<RestCall> call = DecodeRestRequest(method, path, body);
+    if (!call.ok()) return CheckError(call.status());
+    Check(call->request != nullptr && !call->rpc.empty());
+    return;
+  }
   absl::StatusOr<HttpMatch> match = Routes().Match(method, path);
   if (!match.ok()) return CheckError(match.status());
   Check(match->route->http_method == method);
