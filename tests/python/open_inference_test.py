@@ -24,7 +24,7 @@ import grpc
 
 import halfspace
 from halfspace.v1 import halfspace_pb2 as v1
-from http_test import free_port, http_port
+from http_test import http_port
 from server_process import ServerProcess
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
