@@ -234,7 +234,7 @@ class HttpTest(unittest.TestCase):
 
     def test_unknown_routes_and_methods(self):
         h = self.http
-        status, _, text = h.call("GET", "/v2/nothing")
+        status, _, text = h.call("GET", "/v9/nothing")
         self.assertEqual(status, 404)
         self.assertEqual(json.loads(text)["code"], 5)
         status, headers, text = h.call("PATCH", "/v1/models")
