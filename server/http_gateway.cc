@@ -679,7 +679,7 @@ class HttpGateway::Impl::Connection final
     auto data = std::make_shared<std::string>(std::move(text));
     auto after = [self, data, last](beast::error_code ec, size_t) {
       if (ec) return self->CloseNow();  // which cancels the call
-      if (last) return self->Written(200);
+      if (last) return self->Written();
       if (self->stream_call_) self->stream_call_->Resume(false);
     };
     auto write_body = [self, data, last, after] {
@@ -703,6 +703,7 @@ class HttpGateway::Impl::Connection final
     };
     if (headers_sent_) return write_body();
     headers_sent_ = true;
+    gateway_->metrics_->RecordHttpResponse(200);
     header_.emplace(http::status::ok, 11);
     header_->set(http::field::content_type, "application/x-ndjson");
     header_->set(http::field::server, "halfspace");
@@ -734,17 +735,16 @@ class HttpGateway::Impl::Connection final
     response->keep_alive(keep_alive_);
     response->prepare_payload();
     Lowest().expires_after(Chrono(gateway_->options_.timeout));
-    const int status = answer.status;
+    gateway_->metrics_->RecordHttpResponse(answer.status);
     http::async_write(stream_, *response,
-                      [self = this->shared_from_this(), response, status](
+                      [self = this->shared_from_this(), response](
                           beast::error_code ec, size_t) {
                         if (ec) return self->CloseNow();
-                        self->Written(status);
+                        self->Written();
                       });
   }
 
-  void Written(int status) {
-    gateway_->metrics_->RecordHttpResponse(status);
+  void Written() {
     header_.reset();
     serializer_.reset();
     headers_sent_ = false;

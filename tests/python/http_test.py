@@ -98,7 +98,7 @@ class HttpTest(unittest.TestCase):
     def setUpClass(cls):
         cls.server = ServerProcess("--http_listen=127.0.0.1:0",
                                    "--http_max_body_bytes=65536",
-                                   "--http_timeout=3s", "--log_level=info")
+                                   "--http_timeout=6s", "--log_level=info")
         cls.http = Http(http_port(cls.server))
         cls.client = halfspace.Client(cls.server.target)
 
@@ -279,9 +279,9 @@ class HttpTest(unittest.TestCase):
         # While they dribble, others are served at once.
         started = time.time()
         self.assertEqual(self.http.call("GET", "/v1/stats")[0], 200)
-        self.assertLess(time.time() - started, 2.5)
+        self.assertLess(time.time() - started, 4)
         # One byte a second: the request is not whole within --http_timeout
-        # (3 s), and the connection ends.
+        # (6 s), and the connection ends.
         ended = []
 
         def dribble(s):
@@ -306,7 +306,7 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(len(ended), len(slow))
         for data, seconds in ended:
             self.assertEqual(data, b"")
-            self.assertLess(seconds, 12)
+            self.assertLess(seconds, 15)
 
     def test_expect_continue(self):
         body = json.dumps({"model": "continued", "dimension": "2",
@@ -359,15 +359,26 @@ class HttpServerTest(unittest.TestCase):
             h.call("GET", "/v1/models")
             h.call("GET", "/v1/models/nobody")
             h.call("GET", "/v1/models/nobody")
-            c = http.client.HTTPConnection("127.0.0.1", metrics, timeout=10)
-            c.request("GET", "/metrics")
-            text = c.getresponse().read().decode()
-            c.close()
-            self.assertIn('halfspace_http_responses_total{code="200"} 1', text)
-            self.assertIn('halfspace_http_responses_total{code="404"} 2', text)
-            # The calls are gRPC's too, by RPC and status.
-            self.assertIn('halfspace_rpc_duration_seconds_count{code="NOT_FOUND",'
-                          'method="GetModel"} 2', text)
+            expected = [
+                'halfspace_http_responses_total{code="200"} 1',
+                'halfspace_http_responses_total{code="404"} 2',
+                # The calls are gRPC's too, by RPC and status.
+                'halfspace_rpc_duration_seconds_count{code="NOT_FOUND",'
+                'method="GetModel"} 2']
+            # A call is counted as it ends, which may be just after its
+            # answer reached the client.
+            deadline = time.time() + 10
+            while True:
+                c = http.client.HTTPConnection("127.0.0.1", metrics,
+                                               timeout=10)
+                c.request("GET", "/metrics")
+                text = c.getresponse().read().decode()
+                c.close()
+                missing = [line for line in expected if line not in text]
+                if not missing or time.time() > deadline:
+                    break
+                time.sleep(0.05)
+            self.assertEqual(missing, [], text)
 
     def test_sigterm_closes_idle_connections_and_stops(self):
         server = ServerProcess("--http_listen=127.0.0.1:0")
