@@ -596,8 +596,9 @@ class HttpGateway::Impl::Connection final
       return Write(std::move(answer));
     }
     const pb::Descriptor& output =
-        *pb::DescriptorPool::generated_pool()
-             ->FindServiceByName("inference.GRPCInferenceService")
+        *inference::ModelInferRequest::descriptor()
+             ->file()
+             ->FindServiceByName("GRPCInferenceService")
              ->FindMethodByName(rest->rpc)
              ->output_type();
     auto call = std::make_shared<UnaryCall>();
@@ -906,8 +907,8 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
     const HttpGatewayOptions& options, std::shared_ptr<grpc::Channel> channel,
     Metrics* metrics) {
   const pb::ServiceDescriptor* service =
-      pb::DescriptorPool::generated_pool()->FindServiceByName(
-          v1::HalfspaceService::service_full_name());
+      v1::TrainRequest::descriptor()->file()->FindServiceByName(
+          "HalfspaceService");
   absl::StatusOr<HttpRoutes> routes = HttpRoutes::FromService(*service);
   if (!routes.ok()) return routes.status();
   auto impl = std::make_unique<Impl>(options, std::move(channel), metrics,

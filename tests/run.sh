@@ -61,10 +61,13 @@ fuzz() {
        -rss_limit_mb=2048 -timeout=10 \
        -print_final_stats=1 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY" \
        | sed "s/^/$t: /") || true
-    if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* \
-         > /dev/null 2>&1; then
-      echo "$t found a failing input: $(ls "$work"/crash-* "$work"/leak-* \
-        "$work"/timeout-* "$work"/oom-* 2> /dev/null)" >&2
+    # Any one kind of artifact fails the run (ls of the four globs would
+    # succeed only if every kind were there).
+    local found
+    found=$(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* \
+              "$work"/oom-* 2> /dev/null || true)
+    if [ -n "$found" ]; then
+      echo "$t found a failing input: $found" >&2
       exit 1
     fi
   done

@@ -35,9 +35,13 @@ void Check(bool invariant) {
 
 const HttpRoutes& Routes() {
   static const HttpRoutes* routes = [] {
-    absl::StatusOr<HttpRoutes> r = HttpRoutes::FromService(
-        *pb::DescriptorPool::generated_pool()->FindServiceByName(
-            v1::HalfspaceService::service_full_name()));
+    // From a message's file, which links the file's descriptors in (the
+    // generated pool alone finds only files something else linked).
+    const pb::ServiceDescriptor* service =
+        v1::TrainRequest::descriptor()->file()->FindServiceByName(
+            "HalfspaceService");
+    Check(service != nullptr);
+    absl::StatusOr<HttpRoutes> r = HttpRoutes::FromService(*service);
     Check(r.ok());
     return new HttpRoutes(*std::move(r));
   }();
