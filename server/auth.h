@@ -19,7 +19,8 @@
 //
 // Permissions, each including those before it:
 //   predict  Predict, Evaluate, GetModel, ListModels (the models it may
-//            see), GetWeights, GetSourceSequence, ExportModel
+//            see), GetWeights, GetRecentExamples, GetSourceSequence,
+//            ExportModel
 //   train    Train
 //   admin    CreateModel, DeleteModel, ImportModel, SetWeights, RestoreModel
 // Patterns are shell globs on model names (`*`, `?`, `[...]`), as fnmatch.

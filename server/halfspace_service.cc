@@ -197,6 +197,13 @@ HalfspaceService::Unary HalfspaceService::GetWeights(Context* c,
                &HalfspaceService::DoGetWeights);
 }
 
+HalfspaceService::Unary HalfspaceService::GetRecentExamples(Context* c,
+                                                            const Bytes* in,
+                                                            Bytes* out) {
+  return Serve(c, in, out, "GetRecentExamples", Permission::kPredict,
+               &HalfspaceService::DoGetRecentExamples);
+}
+
 HalfspaceService::Unary HalfspaceService::SetWeights(Context* c,
                                                      const Bytes* in,
                                                      Bytes* out) {
@@ -512,6 +519,28 @@ absl::Status HalfspaceService::DoGetWeights(
   if (response.ByteSizeLong() >
       parts_.max_message_bytes) {  // classes were added
     return absl::AbortedError("the model grew while it was read; retry");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoGetRecentExamples(
+    const v1::GetRecentExamplesRequest& request,
+    v1::GetRecentExamplesResponse& response, Call&) {
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Lookup(request.model());
+  if (!model.ok()) return model.status();
+  const int64_t dimension = (*model)->spec().dimension;
+  const std::vector<std::string> classes = (*model)->classes();
+  for (const RecentExamples::Example& kept : (*model)->Recent()) {
+    v1::RecentExample* out = response.add_examples();
+    out->mutable_features()->Add(kept.x.begin(), kept.x.begin() + dimension);
+    if (!(*model)->multiclass()) {
+      out->set_label(kept.target);
+    } else if (kept.target >= 0 &&
+               static_cast<size_t>(kept.target) < classes.size()) {
+      out->set_class_label(classes[kept.target]);
+    }
+    out->set_mistake(kept.mistake);
   }
   return absl::OkStatus();
 }

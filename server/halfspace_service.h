@@ -35,6 +35,7 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                     v1::HalfspaceService::WithRawCallbackMethod_PredictStream<
                         v1::HalfspaceService::WithRawCallbackMethod_Evaluate<
                             v1::HalfspaceService::WithRawCallbackMethod_GetWeights<
+                            v1::HalfspaceService::WithRawCallbackMethod_GetRecentExamples<
                                 v1::HalfspaceService::WithRawCallbackMethod_SetWeights<
                                     v1::HalfspaceService::WithRawCallbackMethod_GetSourceSequence<
                                         v1::HalfspaceService::WithRawCallbackMethod_ExportModel<
@@ -45,7 +46,7 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                                     v1::HalfspaceService::WithRawCallbackMethod_SetAlias<
                                                     v1::HalfspaceService::WithRawCallbackMethod_DeleteAlias<
                                                     v1::HalfspaceService::WithRawCallbackMethod_ListAliases<
-                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>>>>>;
+                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>>>>>>;
 // clang-format on
 
 class HalfspaceService final : public HalfspaceServiceBase {
@@ -73,6 +74,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
   grpc::ServerBidiReactor<Bytes, Bytes>* PredictStream(Context* c) override;
   grpc::ServerReadReactor<Bytes>* Evaluate(Context* c, Bytes* out) override;
   Unary GetWeights(Context* c, const Bytes* in, Bytes* out) override;
+  Unary GetRecentExamples(Context* c, const Bytes* in, Bytes* out) override;
   Unary SetWeights(Context* c, const Bytes* in, Bytes* out) override;
   Unary GetSourceSequence(Context* c, const Bytes* in, Bytes* out) override;
   Unary ExportModel(Context* c, const Bytes* in, Bytes* out) override;
@@ -138,6 +140,9 @@ class HalfspaceService final : public HalfspaceServiceBase {
                           v1::FeedbackResponse& response, Call& call);
   absl::Status DoGetWeights(const v1::GetWeightsRequest& request,
                             v1::GetWeightsResponse& response, Call& call);
+  absl::Status DoGetRecentExamples(const v1::GetRecentExamplesRequest& request,
+                                   v1::GetRecentExamplesResponse& response,
+                                   Call& call);
   absl::Status DoSetWeights(const v1::SetWeightsRequest& request,
                             v1::SetWeightsResponse& response, Call& call);
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <exception>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <string_view>
 #include <utility>
@@ -394,6 +395,23 @@ void Metrics::ToProto(const Principal& caller,
   out.set_model_memory_bytes(models_->budget().reserved());
   out.set_model_memory_limit_bytes(
       models_->budget().limits().max_total_model_bytes);
+  const Limits& limits = models_->budget().limits();
+  for (const auto& [flag, value] :
+       {std::pair<const char*, int64_t>{"max_models", limits.max_models},
+        {"max_model_bytes", limits.max_model_bytes},
+        {"max_total_model_bytes", limits.max_total_model_bytes},
+        {"max_classes", limits.max_classes},
+        {"max_named_features", limits.max_named_features},
+        {"max_interaction_products", limits.max_interaction_products},
+        {"max_examples_per_request", limits.max_examples_per_request},
+        {"max_pending_examples", limits.max_pending_examples},
+        {"max_pending_bytes", limits.max_pending_bytes},
+        {"pending_ttl", limits.pending_ttl_seconds}}) {
+    if (value == std::numeric_limits<int64_t>::max()) continue;  // not set
+    v1::LimitSetting* setting = out.add_limits();
+    setting->set_limit(flag);
+    setting->set_value(value);
+  }
 }
 
 }  // namespace halfspace

@@ -129,6 +129,38 @@ TEST(ModelTest, CountsProgressiveMistakesLossAndRadius) {
   EXPECT_EQ(stats.bias, 0);
 }
 
+TEST(ModelTest, KeepsTheLastExamplesOfATwoDimensionalModelInOrder) {
+  ModelSpec spec = PerceptronSpec(2);
+  spec.standardize = true;  // kept as given, not as standardized
+  std::unique_ptr<Model> model = MakeModel(spec);
+  EXPECT_TRUE(model->keeps_recent());
+  std::vector<std::vector<double>> xs;
+  std::vector<Example> batch;
+  const size_t n = RecentExamples::kCapacity + 7;
+  for (size_t i = 0; i < n; ++i) xs.push_back({1.0 * i, -2.0 * i});
+  for (size_t i = 0; i < n; ++i) batch.push_back({xs[i], i % 2 ? 1 : -1});
+  batch.push_back({std::vector<double>{1, 2, 3}, 1});  // rejected: not kept
+  std::vector<ExampleOutcome> out(batch.size());
+  ASSERT_TRUE(model->Learn(batch, absl::MakeSpan(out)).ok());
+  const std::vector<RecentExamples::Example> recent = model->Recent();
+  ASSERT_EQ(recent.size(), RecentExamples::kCapacity);
+  for (size_t k = 0; k < recent.size(); ++k) {
+    const size_t i = k + 7;  // the oldest 7 gave way
+    EXPECT_EQ(recent[k].x[0], xs[i][0]);
+    EXPECT_EQ(recent[k].x[1], xs[i][1]);
+    EXPECT_EQ(recent[k].target, i % 2 ? 1 : -1);
+    EXPECT_EQ(recent[k].mistake, out[i].mistake);
+  }
+  // Wider models keep none.
+  std::unique_ptr<Model> wide = MakeModel(PerceptronSpec(3));
+  EXPECT_FALSE(wide->keeps_recent());
+  const std::vector<double> x = {1, 2, 3};
+  ASSERT_TRUE(
+      wide->Learn(std::vector<Example>{{x, 1}}, absl::MakeSpan(out).first(1))
+          .ok());
+  EXPECT_TRUE(wide->Recent().empty());
+}
+
 TEST(ModelTest, PredictsLabelScoreDistanceAndNoProbabilityForPerceptron) {
   std::unique_ptr<Model> model = MakeModel(PerceptronSpec(2));
   ASSERT_TRUE(model->SetWeights({1, 1}, -3).ok());

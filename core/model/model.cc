@@ -332,6 +332,19 @@ ModelCounters Model::counters() const {
   return counters_;
 }
 
+bool Model::keeps_recent() const {
+  return spec().dimension >= 1 &&
+         spec().dimension <=
+             static_cast<int64_t>(RecentExamples::kMaxDimension) &&
+         spec().hash_bits == 0 && spec().interactions.empty();
+}
+
+std::vector<RecentExamples::Example> Model::Recent() const {
+  ReaderMutexLock lock(mu_);
+  if (occasional_ == nullptr || occasional_->recent == nullptr) return {};
+  return occasional_->recent->InOrder();
+}
+
 int64_t Model::memory_bytes() const {
   ReaderMutexLock lock(mu_);
   return reserved_ + pending_reserved();

@@ -38,6 +38,7 @@
 #include "core/model/shared_spec.h"
 #include "core/model/standardizer.h"
 #include "core/monitors/evaluation.h"
+#include "core/monitors/recent_examples.h"
 
 namespace halfspace {
 
@@ -232,6 +233,12 @@ class Model {
   // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
   ModelStats Stats() const;
 
+  // Whether the model keeps its last examples (recent_examples.h): it has
+  // dimension 1 or 2, and no hashed features or interactions.
+  bool keeps_recent() const;
+  // The last examples it learned, oldest first; none if it keeps none.
+  std::vector<RecentExamples::Example> Recent() const;
+
   // The paired mistakes counted against model `peer` (of `incarnation`) in
   // fan-out streams where it learned before this one (see
   // paired_mistakes.h).
@@ -302,6 +309,10 @@ class Model {
   const PairedMistakes& paired() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Gives back to the budget what the pending examples no longer take.
   void ReleasePendingBytes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps a learned example among the recent ones, if the model keeps
+  // them.
+  void KeepRecent(const PreparedExample& example, int target, bool mistake)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Learns one prepared example, or refuses it, leaving the model as it
   // was, when learning it overflows. Returns false if it refused the
   // example and removed the class it had added. `undo` is the log the
@@ -345,6 +356,8 @@ class Model {
     int64_t pending_reserved = 0;
     // Paired mistakes against peers (read through paired()).
     std::unique_ptr<PairedMistakes> paired;
+    // The last examples learned, if the model keeps them.
+    std::unique_ptr<RecentExamples> recent;
   };
   Occasional& MutableOccasional() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The bytes the remembered examples hold in budget_.

@@ -404,7 +404,21 @@ bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
   outcome.examples_seen = c.examples_seen;
   outcome.updates = c.updates;
   window_.Add(outcome.mistake, outcome.update.loss);
+  KeepRecent(example, *target, outcome.mistake);
   return true;
+}
+
+void Model::KeepRecent(const PreparedExample& example, int target,
+                       bool mistake) {
+  if (!keeps_recent()) return;
+  std::unique_ptr<RecentExamples>& recent = MutableOccasional().recent;
+  if (recent == nullptr) recent = std::make_unique<RecentExamples>();
+  RecentExamples::Example kept;
+  example.x.ForEachCoordinate(spec().dimension,
+                              [&](size_t j, double v) { kept.x[j] = v; });
+  kept.target = target;
+  kept.mistake = mistake;
+  recent->Add(kept);
 }
 
 }  // namespace halfspace

@@ -350,6 +350,37 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(self.client.last_sequence("py-weights",
                                                    "py-producer"), 10)
 
+    def test_recent_examples_and_limits(self):
+        self.client.create_model("py-recent", 2)
+        xs = [[i, -i] for i in range(230)]
+        ys = [1 if i % 3 else -1 for i in range(230)]
+        self.client.train("py-recent", xs, ys)
+        recent = self.client.recent_examples("py-recent")
+        # The last 200, oldest first, as they were given.
+        self.assertEqual([list(e.features) for e in recent], xs[30:])
+        self.assertEqual([e.label for e in recent], ys[30:])
+        self.assertTrue(all(not e.class_label for e in recent))
+        # The first example is a mistake (f(x) = 0 predicts +1; y = -1);
+        # a model that keeps learning from a new point errs on some.
+        self.assertGreater(sum(e.mistake for e in recent), 0)
+        self.client.create_model("py-recent-classes", 1,
+                                 "multiclass_perceptron")
+        self.client.train("py-recent-classes", [[1.5], [-2.0]], ["up", "down"])
+        self.assertEqual(
+            [(list(e.features), e.class_label, e.mistake)
+             for e in self.client.recent_examples("py-recent-classes")],
+            # The first class is the only one: predicted right.
+            [([1.5], "up", False), ([-2.0], "down", True)])
+        self.client.create_model("py-recent-wide", 3)
+        self.client.train("py-recent-wide", [[1, 2, 3]], [1])
+        self.assertEqual(self.client.recent_examples("py-recent-wide"), [])
+        with self.assertRaises(halfspace.NotFound):
+            self.client.recent_examples("py-recent-missing")
+        limits = {s.limit: s.value for s in self.client.stats().limits}
+        self.assertEqual(limits["max_classes"], 4096)
+        self.assertEqual(limits["pending_ttl"], 86400)
+        self.assertEqual(limits["max_models"], 10000)  # the default
+
     def test_prediction_and_feedback_streams(self):
         self.client.create_model("py-streams", 2)
         self.client.set_weights("py-streams", [1.0, -1.0])

@@ -352,6 +352,13 @@ class Client:
                        {c.label: (list(c.weights), c.bias)
                         for c in whole.classes}, whole.version)
 
+    def recent_examples(self, name: str) -> List[pb.RecentExample]:
+        """The last examples (at most 200) a model of dimension 1 or 2
+        learned, oldest first: v1.RecentExample messages."""
+        return list(self._call(self._stub.GetRecentExamples,
+                               pb.GetRecentExamplesRequest(model=name),
+                               read_only=True).examples)
+
     def set_weights(self, name: str, weights: Iterable[float],
                     bias: float = 0.0, *, class_label: str = "") -> pb.Model:
         """Sets a binary model's weights and bias (or, with class_label, a
@@ -621,8 +628,8 @@ class Client:
     # --- The server ---------------------------------------------------------
 
     def stats(self) -> pb.GetStatsResponse:
-        """The server's usage: each model's memory and calls, refusals by
-        limit, open streams, log syncs."""
+        """The server's usage: each model's memory and calls, its limits
+        and what they refused, open streams, log syncs."""
         return self._call(self._stub.GetStats, pb.GetStatsRequest(),
                           read_only=True)
 

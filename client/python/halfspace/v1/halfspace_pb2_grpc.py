@@ -71,6 +71,11 @@ class HalfspaceServiceStub(object):
                 request_serializer=halfspace_dot_v1_dot_halfspace__pb2.GetWeightsRequest.SerializeToString,
                 response_deserializer=halfspace_dot_v1_dot_halfspace__pb2.GetWeightsResponse.FromString,
                 )
+        self.GetRecentExamples = channel.unary_unary(
+                '/halfspace.v1.HalfspaceService/GetRecentExamples',
+                request_serializer=halfspace_dot_v1_dot_halfspace__pb2.GetRecentExamplesRequest.SerializeToString,
+                response_deserializer=halfspace_dot_v1_dot_halfspace__pb2.GetRecentExamplesResponse.FromString,
+                )
         self.SetWeights = channel.unary_unary(
                 '/halfspace.v1.HalfspaceService/SetWeights',
                 request_serializer=halfspace_dot_v1_dot_halfspace__pb2.SetWeightsRequest.SerializeToString,
@@ -243,6 +248,14 @@ class HalfspaceServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRecentExamples(self, request, context):
+        """Returns the last examples a model of dimension 1 or 2 learned, to draw
+        them under its decision boundary (the web console does).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SetWeights(self, request, context):
         """Replaces a model's weight vector and bias, e.g. to import a model trained
         elsewhere. Counters are kept.
@@ -392,6 +405,11 @@ def add_HalfspaceServiceServicer_to_server(servicer, server):
                     servicer.GetWeights,
                     request_deserializer=halfspace_dot_v1_dot_halfspace__pb2.GetWeightsRequest.FromString,
                     response_serializer=halfspace_dot_v1_dot_halfspace__pb2.GetWeightsResponse.SerializeToString,
+            ),
+            'GetRecentExamples': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRecentExamples,
+                    request_deserializer=halfspace_dot_v1_dot_halfspace__pb2.GetRecentExamplesRequest.FromString,
+                    response_serializer=halfspace_dot_v1_dot_halfspace__pb2.GetRecentExamplesResponse.SerializeToString,
             ),
             'SetWeights': grpc.unary_unary_rpc_method_handler(
                     servicer.SetWeights,
@@ -639,6 +657,23 @@ class HalfspaceService(object):
         return grpc.experimental.unary_unary(request, target, '/halfspace.v1.HalfspaceService/GetWeights',
             halfspace_dot_v1_dot_halfspace__pb2.GetWeightsRequest.SerializeToString,
             halfspace_dot_v1_dot_halfspace__pb2.GetWeightsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetRecentExamples(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/halfspace.v1.HalfspaceService/GetRecentExamples',
+            halfspace_dot_v1_dot_halfspace__pb2.GetRecentExamplesRequest.SerializeToString,
+            halfspace_dot_v1_dot_halfspace__pb2.GetRecentExamplesResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
