@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -24,6 +25,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/support/client_callback.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
+#include "server/console_files.h"
 #include "server/http_routes.h"
 #include "server/http_transcoder.h"
 #include "server/open_inference_rest.h"
@@ -81,7 +83,7 @@ struct Answer {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
-  std::vector<std::pair<http::field, std::string>> headers;
+  std::vector<std::pair<std::string, std::string>> headers;  // name, value
 };
 
 Answer ErrorAnswer(absl::StatusCode code, absl::string_view message) {
@@ -89,8 +91,52 @@ Answer ErrorAnswer(absl::StatusCode code, absl::string_view message) {
   answer.status = HttpStatusOf(code);
   answer.body = StatusToJson(code, message);
   if (code == absl::StatusCode::kUnauthenticated) {
-    answer.headers.emplace_back(http::field::www_authenticate, "Bearer");
+    answer.headers.emplace_back("WWW-Authenticate", "Bearer");
   }
+  return answer;
+}
+
+// The web console (console_files.h), at /console/; "/" and "/console"
+// lead there.
+constexpr absl::string_view kConsolePrefix = "/console/";
+
+bool IsConsolePath(absl::string_view path) {
+  return path == "/" || path == "/console" ||
+         absl::StartsWith(path, kConsolePrefix);
+}
+
+// A console file, or where the console is. Its pages run only the
+// server's own scripts and styles and talk only to the server, and no
+// other site may frame them.
+Answer ConsoleAnswer(absl::string_view method, absl::string_view path) {
+  Answer answer;
+  if (method != "GET") {
+    answer = ErrorAnswer(absl::StatusCode::kUnimplemented,
+                         "the console is read with GET");
+    answer.status = 405;
+    answer.headers.emplace_back("Allow", "GET");
+    return answer;
+  }
+  if (!absl::StartsWith(path, kConsolePrefix)) {
+    answer.status = 302;
+    answer.content_type = "text/plain; charset=utf-8";
+    answer.headers.emplace_back("Location", kConsolePrefix);
+    return answer;
+  }
+  const ConsoleFile* file = FindConsoleFile(path.substr(kConsolePrefix.size()));
+  if (file == nullptr) {
+    return ErrorAnswer(absl::StatusCode::kNotFound,
+                       absl::StrCat("the console has no file ", path));
+  }
+  answer.content_type = std::string(file->media_type);
+  answer.body = std::string(file->bytes);
+  answer.headers.emplace_back("Cache-Control", "no-cache");
+  answer.headers.emplace_back("Content-Security-Policy",
+                              "default-src 'self'; img-src 'self' data:; "
+                              "frame-ancestors 'none'; base-uri 'none'; "
+                              "form-action 'none'");
+  answer.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  answer.headers.emplace_back("Referrer-Policy", "no-referrer");
   return answer;
 }
 
@@ -114,7 +160,7 @@ Answer CallAnswer(const grpc::ClientContext& context,
       absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
                        &ms) &&
       ms >= 0) {
-    answer.headers.emplace_back(http::field::retry_after,
+    answer.headers.emplace_back("Retry-After",
                                 std::to_string((ms + 999) / 1000));
   }
   return answer;
@@ -496,6 +542,7 @@ class HttpGateway::Impl::Connection final
     const absl::string_view method(request.method_string().data(),
                                    request.method_string().size());
     if (IsRestPath(path)) return ServeRest(request, method, path);
+    if (IsConsolePath(path)) return Write(ConsoleAnswer(method, path));
     absl::StatusOr<HttpMatch> match = gateway_->routes_.Match(method, path);
     if (!match.ok()) {
       Answer answer =
@@ -503,8 +550,7 @@ class HttpGateway::Impl::Connection final
       if (match.status().code() == absl::StatusCode::kUnimplemented) {
         answer.status = 405;
         answer.headers.emplace_back(
-            http::field::allow,
-            absl::StrJoin(gateway_->routes_.MethodsFor(path), ", "));
+            "Allow", absl::StrJoin(gateway_->routes_.MethodsFor(path), ", "));
       }
       return Write(std::move(answer));
     }

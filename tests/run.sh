@@ -84,14 +84,16 @@ format() {
 }
 
 # From the npm registry, pinned: buf, for the API's lint and compatibility
-# checks (Debian does not package it), and gRPC for Node, for the Node
-# example's test.
+# checks (Debian does not package it); gRPC for Node, for the Node
+# example's test; and puppeteer-core, which drives Debian's Chromium in the
+# web console's test (it downloads no browser).
 install_npm_tools() {
   local tools=(@bufbuild/buf@1.75.0 @grpc/grpc-js@1.14.7
-               @grpc/proto-loader@0.8.1)
+               @grpc/proto-loader@0.8.1 puppeteer-core@23.11.1)
   [ -x build-tools/node_modules/.bin/buf ] \
     && [ -d build-tools/node_modules/@grpc/grpc-js ] \
-    && [ -d build-tools/node_modules/@grpc/proto-loader ] && return
+    && [ -d build-tools/node_modules/@grpc/proto-loader ] \
+    && [ -d build-tools/node_modules/puppeteer-core ] && return
   if ! command -v npm > /dev/null; then
     apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get \
       -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends npm
@@ -108,9 +110,9 @@ install_npm_tools
 # python3-venv and pip to install the package as users do; the sharding
 # test runs nginx in front of three servers; the replication test runs a
 # JetStream cluster of nats-server processes; the README's JSON-over-HTTP
-# sessions call it with curl.
+# sessions call it with curl; the web console is tested in Chromium.
 export EXTRA_PACKAGES="python3-sklearn libblas3 liblapack3 openssl python3-grpcio
-  python3-protobuf python3-venv python3-pip nginx nats-server curl"
+  python3-protobuf python3-venv python3-pip nginx nats-server curl chromium"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
