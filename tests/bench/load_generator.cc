@@ -5,7 +5,8 @@
 //       [--examples=200000] [--batch=1000] [--clients=8] [--calls=5000]
 //       [--durability=sync] [--transport=tcp|unix] [--rounds=3]
 //       [--json=FILE]
-//       [--sweep=batch|dimension|streams|models|export|text|vw|replication]
+//       [--sweep=batch|dimension|streams|models|export|text|vw|http|
+//                replication]
 //       [--vw=PATH]
 //
 // Without --target it starts the server binary (next to this one's build)
@@ -29,7 +30,9 @@
 // text against requests encoded beforehand (text; with --vw, Vowpal Wabbit
 // itself on the same text file), one VW text line's round trip through
 // the server's --vw_listen against a raw echo socket's and gRPC's Predict
-// (vw; with --vw, Vowpal Wabbit's own daemon too), or (replication, which
+// (vw; with --vw, Vowpal Wabbit's own daemon too), predictions and training
+// as JSON over HTTP/1.1 (--http_listen) against the same over gRPC (http),
+// or (replication, which
 // starts three
 // nats-server processes and the server with --nats_url) a replicated model
 // against a local one on the same server; tests/bench/plot.py
@@ -60,6 +63,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -68,6 +72,7 @@
 #include "client/example_text.h"
 #include "client/halfspace_client.h"
 #include "core/features/feature_hash.h"
+#include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "halfspace/bench/noop.grpc.pb.h"
 #include "server/pipelined_stream.h"
@@ -1428,6 +1433,214 @@ void SweepReplication(const std::string& target, const std::string& nats,
               lag.replica.p99});
 }
 
+// --- JSON over HTTP ----------------------------------------------------------
+
+// HTTP/1.1 on one kept-alive loopback connection, a request at a time.
+class HttpConnection {
+ public:
+  explicit HttpConnection(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      std::perror("connect");
+    }
+    const int on = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  }
+  ~HttpConnection() { close(fd_); }
+
+  // POSTs `body` to `path`; the answer's body (chunks joined), or "" with
+  // the status printed when it is not 200.
+  std::string Post(const std::string& path, const std::string& body) {
+    const std::string head = absl::StrCat(
+        "POST ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+        "Content-Type: application/json\r\nContent-Length: ", body.size(),
+        "\r\n\r\n");
+    if (!WriteAll(head) || !WriteAll(body)) return "";
+    const size_t end = ReadUntil("\r\n\r\n");
+    if (end == std::string::npos) return "";
+    const std::string headers = in_.substr(0, end);
+    in_.erase(0, end + 4);
+    std::string answer;
+    if (absl::StrContains(headers, "chunked")) {
+      for (;;) {
+        const size_t line = ReadUntil("\r\n");
+        if (line == std::string::npos) return "";
+        const size_t size = std::strtoul(in_.c_str(), nullptr, 16);
+        in_.erase(0, line + 2);
+        if (!ReadAtLeast(size + 2)) return "";
+        answer.append(in_, 0, size);
+        in_.erase(0, size + 2);
+        if (size == 0) break;
+      }
+    } else {
+      const size_t at = headers.find("Content-Length: ");
+      const size_t size = at == std::string::npos
+                              ? 0
+                              : std::strtoul(&headers[at + 16], nullptr, 10);
+      if (!ReadAtLeast(size)) return "";
+      answer = in_.substr(0, size);
+      in_.erase(0, size);
+    }
+    if (headers.compare(0, 12, "HTTP/1.1 200") != 0) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), headers.c_str());
+      return "";
+    }
+    return answer;
+  }
+
+ private:
+  bool WriteAll(const std::string& data) {
+    for (size_t sent = 0; sent < data.size();) {
+      const ssize_t k =
+          send(fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      if (k <= 0) return false;
+      sent += k;
+    }
+    return true;
+  }
+  bool Fill() {
+    char buffer[65536];
+    const ssize_t n = read(fd_, buffer, sizeof buffer);
+    if (n <= 0) return false;
+    in_.append(buffer, n);
+    return true;
+  }
+  size_t ReadUntil(const char* delimiter) {
+    size_t at;
+    while ((at = in_.find(delimiter)) == std::string::npos) {
+      if (!Fill()) return std::string::npos;
+    }
+    return at;
+  }
+  bool ReadAtLeast(size_t n) {
+    while (in_.size() < n) {
+      if (!Fill()) return false;
+    }
+    return true;
+  }
+
+  int fd_ = -1;
+  std::string in_;
+};
+
+std::string Json(const google::protobuf::Message& message) {
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(message, &json);
+  return json;
+}
+
+// Predictions and training as JSON over HTTP/1.1 (the server's
+// --http_listen on `http_port`) against the same calls over gRPC: one
+// prediction's latency, taking turns; predictions a second from `clients`
+// connections; and batched training, a line of `batch` examples per
+// TrainRequest, in examples a second.
+void SweepHttp(const std::string& target, int http_port, const Data& data,
+               Report& report) {
+  const int calls = absl::GetFlag(FLAGS_calls);
+  const int clients = absl::GetFlag(FLAGS_clients);
+  const size_t batch = absl::GetFlag(FLAGS_batch);
+  const int n = absl::GetFlag(FLAGS_examples);
+  auto channel = Connect(target, 0);
+  auto stub = v1::HalfspaceService::NewStub(channel);
+  Client client(channel);
+  const std::string model = "load-http";
+  (void)client.DeleteModel(model);
+  (void)client.CreateModel(model, *ParseAlgorithm("perceptron"),
+                           data.dimension);
+  {
+    grpc::ClientContext context;
+    auto stream = stub->Train(&context);
+    Pipelined(*stream, TrainRequests(data, std::min(n, 10000), 1000, model));
+  }
+  std::vector<v1::PredictRequest> requests(
+      std::min<size_t>(data.x.size(), 1000));
+  std::vector<std::string> bodies;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    AddDense(data.x[i], requests[i].add_instances());
+    bodies.push_back(Json(requests[i]));
+    requests[i].set_model(model);
+  }
+  const std::string predict_path =
+      absl::StrCat("/v1/models/", model, ":predict");
+  HttpConnection http(http_port);
+  const std::vector<Latency> turns = TimeInTurns(
+      calls,
+      {[&](int i) {
+         grpc::ClientContext context;
+         v1::PredictResponse out;
+         stub->Predict(&context, requests[i % requests.size()], &out);
+       },
+       [&](int i) { http.Post(predict_path, bodies[i % bodies.size()]); }});
+  report.Add(
+      {"Predict over gRPC, unary (p50/p99)", "µs", turns[0].p50, turns[0].p99});
+  report.Add({"Predict over HTTP, JSON (floor: gRPC) (p50/p99)", "µs",
+              turns[1].p50, turns[1].p99, turns[0].p50});
+  const double grpc_calls = Concurrent(clients, calls, [&](int c) {
+    auto own = v1::HalfspaceService::NewStub(Connect(target, c + 1));
+    for (int i = 0; i < calls; ++i) {
+      grpc::ClientContext context;
+      v1::PredictResponse out;
+      own->Predict(&context, requests[(c + i) % requests.size()], &out);
+    }
+  });
+  const double http_calls = Concurrent(clients, calls, [&](int c) {
+    HttpConnection own(http_port);
+    for (int i = 0; i < calls; ++i) {
+      own.Post(predict_path, bodies[(c + i) % bodies.size()]);
+    }
+  });
+  report.Add({absl::StrCat("Predict over gRPC, ", clients, " clients, calls"),
+              "/s", grpc_calls});
+  report.Add({absl::StrCat("Predict over HTTP, ", clients,
+                           " connections, calls (floor: gRPC)"),
+              "/s", http_calls, 0, grpc_calls});
+  // Training: the same requests, as messages on a gRPC stream and as lines
+  // of one HTTP request's body, each answered by a summary.
+  const double grpc_examples =
+      Train(*stub, client, data, n, batch, "load-http-train",
+            v1::TRAIN_RESULTS_SUMMARY);
+  // The lines in bodies of at most 4 MiB, within --http_max_body_bytes.
+  std::vector<std::string> train_bodies(1);
+  size_t lines = 0;
+  for (const v1::TrainRequest& r :
+       TrainRequests(data, n, batch, "", v1::TRAIN_RESULTS_SUMMARY)) {
+    std::string line = absl::StrCat(Json(r), "\n");
+    if (train_bodies.back().size() + line.size() > (size_t{4} << 20)) {
+      train_bodies.emplace_back();
+    }
+    train_bodies.back() += line;
+    ++lines;
+  }
+  (void)client.DeleteModel("load-http-train");
+  (void)client.CreateModel("load-http-train", *ParseAlgorithm("perceptron"),
+                           data.dimension);
+  size_t answered = 0;
+  const absl::Time start = absl::Now();
+  for (const std::string& body : train_bodies) {
+    const std::string answer =
+        http.Post("/v1/models/load-http-train:train", body);
+    answered += std::count(answer.begin(), answer.end(), '\n');
+  }
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (answered != lines) {
+    std::fprintf(stderr, "HTTP train: %zu lines answered of %zu\n", answered,
+                 lines);
+  }
+  report.Add({absl::StrCat("Train over gRPC, ", batch,
+                           " examples per message, summaries, examples"),
+              "/s", grpc_examples});
+  report.Add({absl::StrCat("Train over HTTP, ", batch,
+                           " examples per NDJSON line, summaries, examples "
+                           "(floor: gRPC)"),
+              "/s", n / seconds, 0, grpc_examples});
+  (void)client.DeleteModel("load-http-train");
+  (void)client.DeleteModel(model);
+}
+
 // --- The VW daemon protocol -------------------------------------------------
 
 // Echoes what each connection to loopback `port` sends, a thread a
@@ -1648,6 +1861,7 @@ int Run() {
   // For --sweep=vw: the server's VW listener, and an echo socket's.
   const int vw_port = FreePort();
   const int echo_port = FreePort();
+  const int http_port = FreePort();  // for --sweep=http
   std::unique_ptr<Child> echo;
   if (absl::GetFlag(FLAGS_sweep) == "vw") {
     echo = std::make_unique<Child>(
@@ -1672,6 +1886,9 @@ int Run() {
     if (absl::GetFlag(FLAGS_sweep) == "vw") {
       argv.push_back(absl::StrCat("--vw_listen=127.0.0.1:", vw_port));
       argv.push_back("--vw_model=load-vw");
+    }
+    if (absl::GetFlag(FLAGS_sweep) == "http") {
+      argv.push_back(absl::StrCat("--http_listen=127.0.0.1:", http_port));
     }
     if (absl::GetFlag(FLAGS_sweep) == "replication") {
       nats = std::make_unique<NatsCluster>(dir);
@@ -1701,7 +1918,8 @@ int Run() {
 
   // The paths' data (none for a sweep, which makes its own).
   const bool own_data = absl::GetFlag(FLAGS_sweep).empty() ||
-                        absl::GetFlag(FLAGS_sweep) == "replication";
+                        absl::GetFlag(FLAGS_sweep) == "replication" ||
+                        absl::GetFlag(FLAGS_sweep) == "http";
   const Data data = MakeData(own_data ? std::max(n, 1) : 1, d);
   Report report;
   const std::string sweep = absl::GetFlag(FLAGS_sweep);
@@ -1726,13 +1944,15 @@ int Run() {
           dir, report);
     } else if (sweep == "vw" && server != nullptr) {
       SweepVw(target, vw_port, echo_port, dir, report);
+    } else if (sweep == "http" && server != nullptr) {
+      SweepHttp(target, http_port, data, report);
     } else if (sweep == "replication" && nats != nullptr) {
       SweepReplication(target, nats->urls(), binary, dir, data, round, report);
     } else {
       std::fprintf(stderr,
                    "--sweep is batch, dimension, streams, models, export, "
-                   "text, vw or replication (these two start their own "
-                   "server)\n");
+                   "text, vw, http or replication (these three start their "
+                   "own server)\n");
       return 2;
     }
   }
