@@ -9,6 +9,9 @@
 //               [--progress_window=N] [--window_losses]
 //               [--replicate [--stream=S] [--subject=S] [--replicas=N]]
 //   get NAME | list | delete NAME | weights NAME
+//   recent NAME             the last examples a model of dimension 1 or 2
+//                           learned, a line each: x label, and "wrong"
+//                           where it predicted it wrong
 //   aliases | promote ALIAS MODEL [--expected_model=M] | unalias ALIAS
 //   compare CHAMPION CHALLENGER [...]   McNemar's test against the first
 //   predict NAME X1,X2,...  [more vectors]
@@ -1026,9 +1029,10 @@ std::string ServerAddress() {
 
 // The commands, for help and for "did you mean".
 constexpr absl::string_view kCommands[] = {
-    "aliases", "compare", "create",  "delete", "evaluate", "export", "feedback",
-    "fit",     "get",     "health",  "help",   "import",   "list",   "predict",
-    "promote", "publish", "restore", "train",  "unalias",  "weights"};
+    "aliases",  "compare", "create",  "delete",  "evaluate", "export",
+    "feedback", "fit",     "get",     "health",  "help",     "import",
+    "list",     "predict", "promote", "publish", "recent",   "restore",
+    "train",    "unalias", "weights"};
 
 // The Levenshtein distance between a and b.
 size_t EditDistance(absl::string_view a, absl::string_view b) {
@@ -1130,6 +1134,24 @@ absl::Status Weights(Client& client, const std::string& name) {
   return absl::OkStatus();
 }
 
+absl::Status Recent(Client& client, const std::string& name) {
+  absl::StatusOr<std::vector<v1::RecentExample>> recent =
+      client.GetRecentExamples(name);
+  if (!recent.ok()) return recent.status();
+  for (const v1::RecentExample& e : *recent) {
+    if (absl::GetFlag(FLAGS_json)) {
+      std::cout << Json(e) << "\n";
+      continue;
+    }
+    std::cout << absl::StrJoin(e.features(), ",") << " "
+              << (e.class_label().empty()
+                      ? absl::StrCat(e.label() > 0 ? "+" : "", e.label())
+                      : e.class_label())
+              << (e.mistake() ? " wrong" : "") << "\n";
+  }
+  return absl::OkStatus();
+}
+
 // A command that names a model (args[2]).
 absl::Status RunOnModel(Client& client, const std::vector<char*>& args) {
   const std::string command = args[1];
@@ -1147,6 +1169,7 @@ absl::Status RunOnModel(Client& client, const std::vector<char*>& args) {
     return deleted;
   }
   if (command == "weights") return Weights(client, name);
+  if (command == "recent") return Recent(client, name);
   if (command == "predict") return Predict(client, name, args);
   if (command == "feedback" && args.size() > 3) {
     return Feedback(client, name, args);
@@ -1272,6 +1295,8 @@ int main(int argc, char** argv) {
       "    [--fit_intercept=false] [--progress_window=N] [--window_losses]\n"
       "    [--replicate [--stream=S] [--subject=S] [--replicas=N]]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
+      "  recent NAME       (a model of dimension 1 or 2: its last examples,\n"
+      "                    x label [wrong])\n"
       "  health [SERVICE]  (SERVING or not; exit status 0 only if SERVING)\n"
       "  predict NAME [--] INSTANCE [INSTANCE ...]  (-- before a negative x1;\n"
       "                    an instance is x1,x2,..., index:value ... or\n"

@@ -305,6 +305,7 @@ constexpr bool kReadOnly =
     std::is_same_v<Request, v1::ListModelsRequest> ||
     std::is_same_v<Request, v1::PredictRequest> ||
     std::is_same_v<Request, v1::GetWeightsRequest> ||
+    std::is_same_v<Request, v1::GetRecentExamplesRequest> ||
     std::is_same_v<Request, v1::GetStatsRequest> ||
     std::is_same_v<Request, v1::ExportModelRequest> ||
     std::is_same_v<Request, v1::GetSourceSequenceRequest> ||
@@ -493,6 +494,17 @@ absl::StatusOr<v1::GetWeightsResponse> Client::GetWeights(
       absl::StrCat("model ", name,
                    " changed while its weights were read in pages"),
       "read it while it does not train");
+}
+
+absl::StatusOr<std::vector<v1::RecentExample>> Client::GetRecentExamples(
+    const std::string& name) {
+  v1::GetRecentExamplesRequest request;
+  request.set_model(name);
+  absl::StatusOr<v1::GetRecentExamplesResponse> response =
+      Call(stub_.get(), &Stub::GetRecentExamples, request);
+  if (!response.ok()) return response.status();
+  return std::vector<v1::RecentExample>(response->examples().begin(),
+                                        response->examples().end());
 }
 
 absl::StatusOr<v1::GetStatsResponse> Client::GetStats() {

@@ -196,7 +196,8 @@ class Client {
   void set_timeout(absl::Duration timeout) { timeout_ = timeout; }
 
   // How calls that change nothing (GetModel, ListModels, Predict without
-  // remember, GetWeights, GetStats, ExportModel, GetSourceSequence,
+  // remember, GetWeights, GetRecentExamples, GetStats, ExportModel,
+  // GetSourceSequence,
   // CompareModels, ListAliases, Health) are tried
   // again when they fail with UNAVAILABLE: a server restarting or draining,
   // a connection lost. Calls that change a model are never retried here (a
@@ -251,6 +252,10 @@ class Client {
   // message limit needs; pages of one version only (ABORTED if the model
   // kept changing between pages).
   absl::StatusOr<v1::GetWeightsResponse> GetWeights(const std::string& name);
+  // The last examples a model of dimension 1 or 2 learned, oldest first
+  // (see GetRecentExamplesResponse).
+  absl::StatusOr<std::vector<v1::RecentExample>> GetRecentExamples(
+      const std::string& name);
   // What the server has done (the numbers of its metrics; see the README).
   absl::StatusOr<v1::GetStatsResponse> GetStats();
   absl::StatusOr<v1::Model> SetWeights(const std::string& name,

@@ -44,6 +44,20 @@ TEST_F(ClientTest, FitConvergesOnTheSecondWorkedExampleInPassThree) {
   absl::StatusOr<v1::GetWeightsResponse> w = client_.GetWeights("m");
   EXPECT_THAT(w->weights(), ElementsAre(-2, 2));
   EXPECT_EQ(w->bias(), -1);
+  // The three passes' nine examples, with the mistakes of each pass.
+  absl::StatusOr<std::vector<v1::RecentExample>> recent =
+      client_.GetRecentExamples("m");
+  ASSERT_TRUE(recent.ok()) << recent.status();
+  ASSERT_EQ(recent->size(), 9u);
+  int mistakes[3] = {0, 0, 0};
+  for (size_t i = 0; i < recent->size(); ++i) {
+    const LabeledExample& e = kSecondWorkedExample[i % 3];
+    EXPECT_THAT((*recent)[i].features(),
+                ElementsAre(e.features[0], e.features[1]));
+    EXPECT_EQ((*recent)[i].label(), e.label);
+    mistakes[i / 3] += (*recent)[i].mistake();
+  }
+  EXPECT_THAT(mistakes, ElementsAre(2, 1, 0));
 }
 
 TEST_F(ClientTest, FitGivesTheSameModelWhateverTheBatchSize) {
