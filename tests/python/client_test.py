@@ -381,6 +381,35 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(limits["pending_ttl"], 86400)
         self.assertEqual(limits["max_models"], 10000)  # the default
 
+    def test_predictions_as_numpy_arrays(self):
+        import numpy as np
+        self.client.create_model("py-arrays", 2, "logistic_regression")
+        self.client.set_weights("py-arrays", [1.0, -1.0], bias=0.5)
+        X = np.array([[1.0, 0.0], [0.0, 2.0], [0.25, 0.75]])
+        got = self.client.predict_arrays("py-arrays", X)
+        scores = X @ np.array([1.0, -1.0]) + 0.5
+        self.assertEqual(got.scores.dtype, np.float64)
+        np.testing.assert_array_equal(got.scores, scores)
+        np.testing.assert_array_equal(got.labels, [1, -1, 1])
+        self.assertEqual(got.labels.dtype, np.int32)
+        np.testing.assert_allclose(got.probabilities,
+                                   1 / (1 + np.exp(-scores)), rtol=1e-15)
+        self.assertIsNone(got.classes)
+        self.client.create_model("py-arrays-k", 1, "softmax_regression",
+                                 classes=["a", "b", "c"])
+        self.client.set_weights("py-arrays-k", [2.0], bias=0.0,
+                                class_label="b")
+        got = self.client.predict_arrays("py-arrays-k", [[1.0], [-1.0]])
+        self.assertEqual(got.classes, ["a", "b", "c"])
+        np.testing.assert_array_equal(got.scores,
+                                      [[0, 2, 0], [0, -2, 0]])
+        self.assertEqual(list(got.labels), ["b", "a"])
+        self.assertEqual(got.probabilities.shape, (2, 3))
+        np.testing.assert_allclose(got.probabilities.sum(axis=1), [1, 1])
+        self.client.create_model("py-arrays-p", 2)
+        self.assertIsNone(
+            self.client.predict_arrays("py-arrays-p", X).probabilities)
+
     def test_prediction_and_feedback_streams(self):
         self.client.create_model("py-streams", 2)
         self.client.set_weights("py-streams", [1.0, -1.0])

@@ -20,7 +20,8 @@ from halfspace.algorithms import (algorithm, averaged_perceptron,
                                   multiclass_perceptron, passive_aggressive,
                                   perceptron, pocket_perceptron, sgd,
                                   softmax_regression, voted_perceptron)
-from halfspace.client import Client, ExactlyOnceTrainer, TrainTotals, Weights
+from halfspace.client import (Client, ExactlyOnceTrainer, PredictionArrays,
+                              TrainTotals, Weights)
 from halfspace.errors import (Aborted, AlreadyExists, Cancelled, DataLoss,
                               DeadlineExceeded, Error, FailedPrecondition,
                               Internal, InvalidArgument, NotFound, OutOfRange,
@@ -30,7 +31,8 @@ from halfspace.errors import (Aborted, AlreadyExists, Cancelled, DataLoss,
 from halfspace.messages import example, features
 
 __all__ = [
-    "__version__", "Client", "ExactlyOnceTrainer", "TrainTotals", "Weights",
+    "__version__", "Client", "ExactlyOnceTrainer", "PredictionArrays",
+    "TrainTotals", "Weights",
     "example", "features",
     "algorithm", "averaged_perceptron", "confidence_weighted",
     "logistic_regression", "multiclass_perceptron", "passive_aggressive",

@@ -120,6 +120,32 @@ class Weights:
     version: int
 
 
+@dataclasses.dataclass
+class PredictionArrays:
+    """predict_arrays' answer, numpy arrays of a row per instance.
+
+    labels: int32 -1 or +1, or for a multiclass model the predicted classes
+    (str); scores: float64 f(x), or [N, k] for a multiclass model, a column
+    per class of `classes`; probabilities: float64 shaped as scores, or
+    None for a model that gives none; classes: a multiclass model's
+    classes in the columns' order, else None.
+    """
+
+    labels: Any
+    scores: Any
+    probabilities: Any
+    classes: Optional[List[str]]
+
+
+def _numpy():
+    try:
+        import numpy  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        raise ImportError("predict_arrays answers numpy arrays: "
+                          "pip install numpy") from None
+    return numpy
+
+
 class _Requests:
     """The request iterator of a client stream: keeps what the caller's
     iterator raised, which gRPC would turn into an opaque UNKNOWN, to raise
@@ -548,6 +574,34 @@ class Client:
             request.top_k = top_k
         return list(self._call(self._stub.Predict, request,
                                read_only=not remember).predictions)
+
+    def predict_arrays(self, name: str, X: Any, *, min_position: int = 0
+                       ) -> PredictionArrays:
+        """predict's answer for the rows of X as numpy arrays (numpy must be
+        installed): see PredictionArrays."""
+        np = _numpy()
+        predictions = self.predict(name, X, min_position=min_position)
+        if predictions and predictions[0].predicted_class:
+            classes = [c.label for c in predictions[0].class_scores]
+            scores = np.array([[c.score for c in p.class_scores]
+                               for p in predictions], dtype=np.float64)
+            probabilities = None
+            if all(c.HasField("probability")
+                   for c in predictions[0].class_scores):
+                probabilities = np.array(
+                    [[c.probability for c in p.class_scores]
+                     for p in predictions], dtype=np.float64)
+            labels = np.array([p.predicted_class for p in predictions],
+                              dtype=object)
+            return PredictionArrays(labels, scores, probabilities, classes)
+        probabilities = None
+        if predictions and predictions[0].HasField("probability"):
+            probabilities = np.array([p.probability for p in predictions],
+                                     dtype=np.float64)
+        return PredictionArrays(
+            np.array([p.label for p in predictions], dtype=np.int32),
+            np.array([p.score for p in predictions], dtype=np.float64),
+            probabilities, None)
 
     def predict_stream(self, name: str, batches: Iterable[Any], *,
                        remember: bool = False, top_k: Optional[int] = None
