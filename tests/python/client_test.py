@@ -374,6 +374,9 @@ class ClientTest(unittest.TestCase):
         self.client.create_model("py-recent-wide", 3)
         self.client.train("py-recent-wide", [[1, 2, 3]], [1])
         self.assertEqual(self.client.recent_examples("py-recent-wide"), [])
+        self.client.create_model("py-recent-hashed", 2, hash_bits=4)
+        self.client.train("py-recent-hashed", [[1, 2]], [1])
+        self.assertEqual(self.client.recent_examples("py-recent-hashed"), [])
         with self.assertRaises(halfspace.NotFound):
             self.client.recent_examples("py-recent-missing")
         limits = {s.limit: s.value for s in self.client.stats().limits}
