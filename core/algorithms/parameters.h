@@ -61,6 +61,20 @@ enum class ParameterKey : uint32_t {
   kMaxVectors = 23,
   kProgressWindow = 24,
   kWindowLosses = 25,
+  // The drift detector's (core/monitors/drift_detector.h).
+  kDriftMethod = 26,
+  kDriftInput = 27,
+  kAdwinDelta = 28,
+  kAdwinWarningDelta = 29,
+  kAdwinClock = 30,
+  kPageHinkleyMinInstances = 31,
+  kPageHinkleyDelta = 32,
+  kPageHinkleyThreshold = 33,
+  kPageHinkleyAlpha = 34,
+  kPageHinkleyWarningThreshold = 35,
+  kDdmWarmStart = 36,
+  kDdmWarningLevel = 37,
+  kDdmDriftLevel = 38,
 };
 
 // One parameter: its name in the API, its key in model files, and `of`,

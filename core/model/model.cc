@@ -72,7 +72,10 @@ Model::Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
                         ? std::make_unique<Standardizer>(spec.dimension)
                         : nullptr),
       reserved_(reserved),
-      window_(spec.progress_window, spec.window_losses) {}
+      window_(spec.progress_window, spec.window_losses),
+      drift_(spec.drift.method != DriftOptions::Method::kNone
+                 ? std::make_unique<DriftDetector>(spec.drift)
+                 : nullptr) {}
 
 // Nothing else holds the model once it is destroyed.
 Model::~Model() ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -147,6 +150,14 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   if (!snapshot.progress.empty()) {  // older files have none: a fresh one
     s = m.window_.Import(snapshot.progress);
     if (!s.ok()) return s;
+  }
+  if (m.drift_ != nullptr && !snapshot.drift.empty()) {
+    s = m.drift_->Import(snapshot.drift);
+    if (!s.ok()) return s;
+  } else if (!snapshot.drift.empty()) {
+    return absl::DataLossError(
+        "the snapshot holds a drift detector's state, but the model has no "
+        "detector");
   }
   if (!snapshot.paired.empty()) {
     std::unique_ptr<PairedMistakes>& paired = m.MutableOccasional().paired;
@@ -409,6 +420,7 @@ ModelStats Model::Stats() const {
   stats.counters = counters_;
   stats.pending = PendingStatsLocked();
   stats.window = window_.summary();
+  if (drift_ != nullptr) stats.drift = drift_->stats();
   stats.weight_norm = learner_->WeightNorm();
   stats.bias = learner_->Bias();
   return stats;
@@ -445,6 +457,7 @@ ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   }
   snapshot.pending = pending().Export();
   snapshot.progress = window_.Export();
+  if (drift_ != nullptr) snapshot.drift = drift_->Export();
   snapshot.paired = paired().peers();
   snapshot.incarnation = incarnation_;
   return snapshot;

@@ -380,6 +380,8 @@ class Model {
   uint64_t lsn_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t reserved_ ABSL_GUARDED_BY(mu_);  // the bytes it holds in budget_
   ProgressWindow window_ ABSL_GUARDED_BY(mu_);
+  // If the spec sets a drift detector.
+  const std::unique_ptr<DriftDetector> drift_ ABSL_PT_GUARDED_BY(mu_);
   // What few models use, made when the first part is (see Occasional).
   std::unique_ptr<Occasional> occasional_ ABSL_GUARDED_BY(mu_);
 

@@ -81,6 +81,7 @@ int64_t ModelBytes(const ModelSpec& spec, int64_t classes) {
       spec.standardize ? 2 * spec.dimension * int64_t{sizeof(double)} : 0;
   return kModelOverheadBytes + standardizer +
          ProgressWindow::Bytes(spec.progress_window, spec.window_losses) +
+         DriftDetector::Bytes(spec.drift) +
          (IsMulticlass(spec) ? classes : 1) * ClassBytes(spec);
 }
 
@@ -205,6 +206,7 @@ absl::Status ValidateModelSpec(const ModelSpec& spec) {
         absl::StrCat("progress_window is ", spec.progress_window,
                      "; it must be in [1, ", kMaxProgressWindow, "]"));
   }
+  if (absl::Status s = CheckDriftOptions(spec.drift); !s.ok()) return s;
   if (absl::Status s = ValidateFeatureSpace(spec); !s.ok()) return s;
   if (absl::Status s = std::visit([](const auto& p) { return p.Validate(); },
                                   spec.algorithm);

@@ -31,6 +31,7 @@
 #include "core/algorithms/softmax_regression.h"
 #include "core/algorithms/voted_perceptron.h"
 #include "core/features/feature_space.h"
+#include "core/monitors/drift_detector.h"
 #include "core/monitors/progress_window.h"
 
 namespace halfspace {
@@ -143,6 +144,9 @@ struct ModelSpec {
   // over it (8 bytes an example); without, it keeps mistakes alone (a bit
   // each).
   bool window_losses = false;
+  // The drift detector on progressive validation's stream, if any (see
+  // drift_detector.h).
+  DriftOptions drift;
   int hash_bits = 0;  // 2^hash_bits buckets after the dense part
   std::vector<Interaction> interactions;  // with buckets
   // A replicated model's stream; an empty one for a model of this server

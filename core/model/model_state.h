@@ -21,6 +21,7 @@
 #include "core/features/feature_space.h"
 #include "core/features/features.h"
 #include "core/model/model_spec.h"
+#include "core/monitors/drift_detector.h"
 #include "core/monitors/paired_mistakes.h"
 #include "core/monitors/pending_examples.h"
 #include "core/monitors/progress_window.h"
@@ -50,7 +51,8 @@ struct PendingStats {
 struct ModelStats {
   ModelCounters counters;
   PendingStats pending;
-  ProgressWindow::Summary window;  // progressive validation lately
+  ProgressWindow::Summary window;   // progressive validation lately
+  std::optional<DriftStats> drift;  // if the model has a drift detector
   double weight_norm = 0.0;  // ‖w‖; for multiclass, √Σ_k ‖w_k‖²
   double bias = 0.0;         // b; 0 for multiclass
 };
@@ -70,7 +72,8 @@ struct ModelSnapshot {
   std::map<std::string, uint64_t> sources;
   PendingExamples::Snapshot pending;  // remembered for delayed feedback
   std::vector<double> progress;       // ProgressWindow::Export(); may be empty
-  uint64_t incarnation = 0;           // see Model::incarnation
+  std::vector<double> drift;  // DriftDetector::Export(); empty without one
+  uint64_t incarnation = 0;   // see Model::incarnation
   // Paired mistakes against the models it shared fan-out streams with.
   std::map<std::string, PairedCounts, std::less<>> paired;
 };
@@ -105,7 +108,9 @@ struct ExampleOutcome {
   // every other field unset.
   bool duplicate = false;
   Update update;
-  bool mistake = false;              // predicted wrong, before the update
+  bool mistake = false;  // predicted wrong, before the update
+  // What the model's drift detector, if any, said after this example.
+  DriftSignal drift = DriftSignal::kStable;
   uint64_t examples_seen = 0;        // the model's counter after this example
   uint64_t updates = 0;              // the model's counter after this example
   int predicted_class = -1;          // multiclass

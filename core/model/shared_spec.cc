@@ -60,10 +60,10 @@ class SpecTable {
 }  // namespace
 
 std::string SpecIdentity(const ModelSpec& spec) {
-  // A field added to ModelSpec, Replication or ReplicaLimits must be
-  // appended below: two specs differing in it must not be shared.
-  static_assert(sizeof(ModelSpec) == 264 && sizeof(Replication) == 136 &&
-                    sizeof(ReplicaLimits) == 32,
+  // A field added to ModelSpec, DriftOptions, Replication or ReplicaLimits
+  // must be appended below: two specs differing in it must not be shared.
+  static_assert(sizeof(ModelSpec) == 368 && sizeof(DriftOptions) == 96 &&
+                    sizeof(Replication) == 136 && sizeof(ReplicaLimits) == 32,
                 "a spec's field is missing from its identity");
   std::string out;
   AppendValue(out, spec.algorithm.index());
@@ -80,6 +80,20 @@ std::string SpecIdentity(const ModelSpec& spec) {
   AppendValue(out, spec.fit_intercept);
   AppendValue(out, spec.progress_window);
   AppendValue(out, spec.window_losses);
+  const DriftOptions& d = spec.drift;
+  AppendValue(out, d.method);
+  AppendValue(out, d.input);
+  AppendValue(out, d.adwin_delta);
+  AppendValue(out, d.adwin_warning_delta);
+  AppendValue(out, d.adwin_clock);
+  AppendValue(out, d.page_hinkley.min_instances);
+  AppendValue(out, d.page_hinkley.delta);
+  AppendValue(out, d.page_hinkley.threshold);
+  AppendValue(out, d.page_hinkley.alpha);
+  AppendValue(out, d.page_hinkley.warning_threshold);
+  AppendValue(out, d.ddm.warm_start);
+  AppendValue(out, d.ddm.warning_level);
+  AppendValue(out, d.ddm.drift_level);
   AppendValue(out, spec.hash_bits);
   AppendValue(out, spec.interactions.size());
   for (const Interaction& interaction : spec.interactions) {

@@ -30,6 +30,12 @@ bool IsCount(double v) {
 
 absl::Status CheckDriftOptions(const DriftOptions& o) {
   using Method = DriftOptions::Method;
+  if (o.input != DriftOptions::Input::kMistakes &&
+      (o.input != DriftOptions::Input::kLoss || o.method == Method::kDdm)) {
+    return absl::InvalidArgumentError(
+        "drift.input must be the mistakes or the loss, and DDM reads the "
+        "mistakes");
+  }
   switch (o.method) {
     case Method::kNone:
       return absl::OkStatus();

@@ -57,6 +57,54 @@ void Load(const KeyedValues& values, Key key, Value& value) {
   }
 }
 
+// The drift detector's settings: its method's alone, none without one.
+template <typename Add>
+void AddDriftParameters(const DriftOptions& d, Add&& add) {
+  using Method = DriftOptions::Method;
+  if (d.method == Method::kNone) return;
+  add(Key::kDriftMethod, Stored(d.method));
+  add(Key::kDriftInput, Stored(d.input));
+  switch (d.method) {
+    case Method::kNone:
+      break;
+    case Method::kAdwin:
+      add(Key::kAdwinDelta, d.adwin_delta);
+      add(Key::kAdwinWarningDelta, d.adwin_warning_delta);
+      add(Key::kAdwinClock, Stored(d.adwin_clock));
+      break;
+    case Method::kPageHinkley:
+      add(Key::kPageHinkleyMinInstances, Stored(d.page_hinkley.min_instances));
+      add(Key::kPageHinkleyDelta, d.page_hinkley.delta);
+      add(Key::kPageHinkleyThreshold, d.page_hinkley.threshold);
+      add(Key::kPageHinkleyAlpha, d.page_hinkley.alpha);
+      add(Key::kPageHinkleyWarningThreshold, d.page_hinkley.warning_threshold);
+      break;
+    case Method::kDdm:
+      add(Key::kDdmWarmStart, Stored(d.ddm.warm_start));
+      add(Key::kDdmWarningLevel, d.ddm.warning_level);
+      add(Key::kDdmDriftLevel, d.ddm.drift_level);
+      break;
+  }
+}
+
+void LoadDriftParameters(const KeyedValues& values, DriftOptions& d) {
+  d = DriftOptions();
+  Load(values, Key::kDriftMethod, d.method);
+  Load(values, Key::kDriftInput, d.input);
+  Load(values, Key::kAdwinDelta, d.adwin_delta);
+  Load(values, Key::kAdwinWarningDelta, d.adwin_warning_delta);
+  Load(values, Key::kAdwinClock, d.adwin_clock);
+  Load(values, Key::kPageHinkleyMinInstances, d.page_hinkley.min_instances);
+  Load(values, Key::kPageHinkleyDelta, d.page_hinkley.delta);
+  Load(values, Key::kPageHinkleyThreshold, d.page_hinkley.threshold);
+  Load(values, Key::kPageHinkleyAlpha, d.page_hinkley.alpha);
+  Load(values, Key::kPageHinkleyWarningThreshold,
+       d.page_hinkley.warning_threshold);
+  Load(values, Key::kDdmWarmStart, d.ddm.warm_start);
+  Load(values, Key::kDdmWarningLevel, d.ddm.warning_level);
+  Load(values, Key::kDdmDriftLevel, d.ddm.drift_level);
+}
+
 }  // namespace
 
 KeyedValues KeyedParameters(const ModelSpec& spec) {
@@ -70,6 +118,7 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
   add(Key::kFitIntercept, Stored(spec.fit_intercept));
   add(Key::kProgressWindow, Stored(spec.progress_window));
   add(Key::kWindowLosses, Stored(spec.window_losses));
+  AddDriftParameters(spec.drift, add);
   std::visit(
       [&](const auto& params) {
         ForEachParameter(params, [&](const auto& value, const auto& parameter) {
@@ -95,6 +144,7 @@ bool SetParameters(uint32_t algorithm, const KeyedValues& values,
   Load(values, Key::kFitIntercept, spec.fit_intercept);
   Load(values, Key::kProgressWindow, spec.progress_window);
   Load(values, Key::kWindowLosses, spec.window_losses);
+  LoadDriftParameters(values, spec.drift);
   if (algorithm < 1 || algorithm > std::variant_size_v<AlgorithmParams>) {
     return false;
   }
