@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/algorithm_proto.h"
+#include "server/drift_proto.h"
 #include "server/status.h"
 
 namespace halfspace {
@@ -20,6 +21,11 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
   spec.fit_intercept = !req.has_fit_intercept() || req.fit_intercept();
   if (req.has_progress_window()) spec.progress_window = req.progress_window();
   spec.window_losses = req.window_losses();
+  if (req.has_drift()) {
+    absl::StatusOr<DriftOptions> drift = FromProto(req.drift());
+    if (!drift.ok()) return drift.status();
+    spec.drift = *drift;
+  }
   spec.hash_bits = static_cast<int>(std::min(req.hash_bits(), 1u << 30));
   for (const v1::Interaction& i : req.interactions()) {
     spec.interactions.push_back({i.first_group(), i.second_group()});
@@ -38,6 +44,9 @@ void ToProto(const Model& model, v1::Model* out) {
   out->set_fit_intercept(spec.fit_intercept);
   out->set_progress_window(static_cast<uint32_t>(spec.progress_window));
   out->set_window_losses(spec.window_losses);
+  if (spec.drift.method != DriftOptions::Method::kNone) {
+    ToProto(spec.drift, out->mutable_drift());
+  }
   out->set_hash_bits(spec.hash_bits);
   for (const Interaction& i : spec.interactions) {
     v1::Interaction* pair = out->add_interactions();
@@ -76,6 +85,18 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
   if (w.loss.has_value()) s->set_window_loss(*w.loss);
   s->set_decayed_accuracy(w.decayed_accuracy);
   s->set_decayed_loss(w.decayed_loss);
+  if (stats.drift.has_value()) {
+    const DriftStats& d = *stats.drift;
+    v1::DriftState* out = s->mutable_drift();
+    out->set_state(ToProto(stats.drift_state));
+    out->set_signal(ToProto(d.signal));
+    out->set_warnings(d.warnings);
+    out->set_drifts(d.drifts);
+    out->set_last_warning_at(d.last_warning_at);
+    out->set_last_drift_at(d.last_drift_at);
+    out->set_estimate(d.estimate);
+    out->set_width(d.width);
+  }
 }
 
 void ToProto(const PairedComparison& comparison, v1::PairedTest* out) {
@@ -137,6 +158,7 @@ void ToProto(const ExampleOutcome& outcome,
   if (u.probability.has_value()) out->set_probability(*u.probability);
   out->set_examples_seen(outcome.examples_seen);
   out->set_updates(outcome.updates);
+  if (outcome.drift.has_value()) out->set_drift(ToProto(*outcome.drift));
   if (outcome.predicted_class >= 0) {
     out->set_predicted_class(class_names[outcome.predicted_class]);
     AddClassScores(outcome.class_scores, outcome.class_probabilities,

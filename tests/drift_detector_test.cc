@@ -266,6 +266,26 @@ TEST(DriftDetectorTest, RefusesAStateThatDoesNotFit) {
   EXPECT_EQ(adwin.Export(), good);  // a refused state changes nothing
 }
 
+TEST(DriftDetectorTest, AWarningZoneCountsOnceWhereItBegan) {
+  DriftOptions options = Options(DriftOptions::Method::kPageHinkley);
+  options.page_hinkley = {1, 0.0, 100, 1, 1};  // δ = 0, warn past 1
+  DriftDetector detector(options);
+  detector.Add(false, 0, 1);
+  // m = Σ (1 − x̄_t): 1/2, 5/6, then 13/12 at the fourth value, and on.
+  for (uint64_t i = 2; i <= 12; ++i) detector.Add(true, 0, i);
+  const DriftStats s = detector.stats();
+  EXPECT_EQ(s.signal, DriftSignal::kWarning);
+  EXPECT_EQ(s.warnings, 1u);
+  EXPECT_EQ(s.last_warning_at, 4u);
+  EXPECT_EQ(s.drifts, 0u);
+  EXPECT_EQ(RecentState(s, 12, 10), DriftSignal::kWarning);
+  EXPECT_EQ(RecentState(s, 14, 10), DriftSignal::kStable);
+  DriftStats drifted = s;
+  drifted.last_drift_at = 13;
+  EXPECT_EQ(RecentState(drifted, 14, 10), DriftSignal::kDrift);
+  EXPECT_EQ(RecentState(drifted, 23, 10), DriftSignal::kStable);
+}
+
 TEST(DriftDetectorTest, ChecksItsSettings) {
   DriftOptions o = Options(DriftOptions::Method::kAdwin);
   EXPECT_TRUE(CheckDriftOptions(o).ok());

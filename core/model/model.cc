@@ -420,7 +420,11 @@ ModelStats Model::Stats() const {
   stats.counters = counters_;
   stats.pending = PendingStatsLocked();
   stats.window = window_.summary();
-  if (drift_ != nullptr) stats.drift = drift_->stats();
+  if (drift_ != nullptr) {
+    stats.drift = drift_->stats();
+    stats.drift_state = RecentState(*stats.drift, counters_.examples_seen,
+                                    spec().progress_window);
+  }
   stats.weight_norm = learner_->WeightNorm();
   stats.bias = learner_->Bias();
   return stats;

@@ -49,7 +49,7 @@ void Reject(absl::Status error, ExampleOutcome& outcome) {
   outcome.duplicate = false;
   outcome.update = Update();
   outcome.mistake = false;
-  outcome.drift = DriftSignal::kStable;
+  outcome.drift.reset();
   outcome.examples_seen = outcome.updates = 0;
   outcome.predicted_class = -1;
   outcome.class_scores.clear();
@@ -405,10 +405,12 @@ bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
   outcome.examples_seen = c.examples_seen;
   outcome.updates = c.updates;
   window_.Add(outcome.mistake, outcome.update.loss);
-  outcome.drift =
-      drift_ != nullptr
-          ? drift_->Add(outcome.mistake, outcome.update.loss, c.examples_seen)
-          : DriftSignal::kStable;
+  if (drift_ != nullptr) {
+    outcome.drift =
+        drift_->Add(outcome.mistake, outcome.update.loss, c.examples_seen);
+  } else {
+    outcome.drift.reset();
+  }
   KeepRecent(example, *target, outcome.mistake);
   return true;
 }

@@ -53,6 +53,8 @@ struct ModelStats {
   PendingStats pending;
   ProgressWindow::Summary window;   // progressive validation lately
   std::optional<DriftStats> drift;  // if the model has a drift detector
+  // Its RecentState, over the model's progress window.
+  DriftSignal drift_state = DriftSignal::kStable;
   double weight_norm = 0.0;  // ‖w‖; for multiclass, √Σ_k ‖w_k‖²
   double bias = 0.0;         // b; 0 for multiclass
 };
@@ -109,8 +111,9 @@ struct ExampleOutcome {
   bool duplicate = false;
   Update update;
   bool mistake = false;  // predicted wrong, before the update
-  // What the model's drift detector, if any, said after this example.
-  DriftSignal drift = DriftSignal::kStable;
+  // What the model's drift detector said after this example; unset for a
+  // model without one.
+  std::optional<DriftSignal> drift;
   uint64_t examples_seen = 0;        // the model's counter after this example
   uint64_t updates = 0;              // the model's counter after this example
   int predicted_class = -1;          // multiclass

@@ -139,7 +139,9 @@ DriftSignal DriftDetector::Add(bool mistake, double loss, uint64_t position) {
   } else if (ddm_) {
     signal = ddm_->Add(mistake);
   }
-  if (signal == DriftSignal::kWarning || warned) {
+  // A warning zone (DDM's, Page-Hinkley's) counts once, where it began.
+  if ((signal == DriftSignal::kWarning || warned) &&
+      signal_ != DriftSignal::kWarning) {
     ++warnings_;
     last_warning_at_ = position;
   }
@@ -227,6 +229,19 @@ absl::Status DriftDetector::Import(absl::Span<const double> state) {
   copy.last_drift_at_ = static_cast<uint64_t>(state[4]);
   *this = std::move(copy);
   return absl::OkStatus();
+}
+
+DriftSignal RecentState(const DriftStats& stats, uint64_t seen,
+                        int64_t horizon) {
+  const auto within = [&](uint64_t at) {
+    return at > 0 && seen - at < static_cast<uint64_t>(horizon);
+  };
+  if (within(stats.last_drift_at) &&
+      stats.last_drift_at >= stats.last_warning_at) {
+    return DriftSignal::kDrift;
+  }
+  if (within(stats.last_warning_at)) return DriftSignal::kWarning;
+  return DriftSignal::kStable;
 }
 
 int64_t DriftDetector::Bytes(const DriftOptions& options) {

@@ -57,6 +57,8 @@ absl::Status CheckDriftOptions(const DriftOptions& options);
 // The detector's findings.
 struct DriftStats {
   DriftSignal signal = DriftSignal::kStable;  // at the last value
+  // Warnings count once per warning zone (DDM's and Page-Hinkley's last
+  // while the statistic stays past its level), at its first value.
   uint64_t warnings = 0;
   uint64_t drifts = 0;
   uint64_t last_warning_at = 0;  // a position; 0: none yet
@@ -67,6 +69,12 @@ struct DriftStats {
   // ADWIN's window width; the values since the others (re)started.
   int64_t width = 0;
 };
+
+// The state a model is in, for people and dashboards: kDrift within
+// `horizon` examples after a drift (and no warning since), kWarning within
+// `horizon` after a warning, else kStable; `seen` is the model's examples.
+DriftSignal RecentState(const DriftStats& stats, uint64_t seen,
+                        int64_t horizon);
 
 class DriftDetector {
  public:

@@ -1,0 +1,26 @@
+// A drift detector's settings and findings to and from halfspace.v1's
+// DriftDetection and DriftState (see core/monitors/drift_detector.h).
+
+#ifndef HALFSPACE_SERVER_DRIFT_PROTO_H_
+#define HALFSPACE_SERVER_DRIFT_PROTO_H_
+
+#include "absl/status/statusor.h"
+#include "core/monitors/drift_detector.h"
+#include "halfspace/v1/halfspace.pb.h"
+
+namespace halfspace {
+
+// The detector the message sets, every setting it leaves unset at its
+// default. INVALID_ARGUMENT when no method is set, or the input is one
+// this server does not know. The values' ranges are left to core.
+absl::StatusOr<DriftOptions> FromProto(const v1::DriftDetection& drift);
+
+// Every setting of the method, with the value in effect.
+// REQUIRES: a method is set.
+void ToProto(const DriftOptions& options, v1::DriftDetection* out);
+
+v1::DriftState::Signal ToProto(DriftSignal signal);
+
+}  // namespace halfspace
+
+#endif  // HALFSPACE_SERVER_DRIFT_PROTO_H_

@@ -1,0 +1,172 @@
+// Drift detection over real gRPC: a model created with a detector reports
+// its settings in effect, a signal in every example's result and its
+// findings in ModelStats; the same stream after a crash (the log replayed)
+// or a restart (the snapshot read) detects at the same examples.
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tests/drift_streams.h"
+#include "tests/test_server.h"
+
+namespace halfspace {
+namespace {
+
+using ::testing::HasSubstr;
+
+// 4 features; the concept flips (y becomes −y) after 3000 examples.
+std::vector<LabeledPoint> Reversal() {
+  std::vector<LabeledPoint> points = Stationary(6000, 4, 0.05, 11);
+  for (size_t i = 3000; i < points.size(); ++i) points[i].y = -points[i].y;
+  return points;
+}
+
+v1::CreateModelRequest DriftModel(const std::string& name,
+                                  const std::string& drift_text) {
+  v1::CreateModelRequest request;
+  request.set_model(name);
+  *request.mutable_algorithm() = TextAlgorithm("averaged_perceptron");
+  request.set_dimension(4);
+  if (!drift_text.empty()) {
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        drift_text, request.mutable_drift()));
+  }
+  return request;
+}
+
+// What each example's result said of drift (-1: nothing), for points
+// [from, to), sent in requests of 100.
+std::vector<int> Signals(Client& client, const std::string& model,
+                         const std::vector<LabeledPoint>& points, size_t from,
+                         size_t to) {
+  std::vector<int> signals;
+  std::unique_ptr<TrainingStream> stream = client.Train(model);
+  for (size_t i = from; i < to; i += 100) {
+    v1::TrainRequest request;
+    for (size_t j = i; j < std::min(to, i + 100); ++j) {
+      AddExample(request, points[j].x, points[j].y);
+    }
+    EXPECT_TRUE(stream->Send(request).ok());
+    absl::StatusOr<v1::TrainResponse> response = stream->Receive();
+    EXPECT_TRUE(response.ok()) << response.status();
+    if (!response.ok()) break;
+    for (const v1::ExampleResult& r : response->results()) {
+      signals.push_back(r.has_drift() ? r.drift() : -1);
+    }
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  return signals;
+}
+
+// The positions (1-based, from `from`) of the drifts `signals` holds.
+std::vector<size_t> Drifts(const std::vector<int>& signals, size_t from) {
+  std::vector<size_t> at;
+  for (size_t i = 0; i < signals.size(); ++i) {
+    if (signals[i] == v1::DriftState::SIGNAL_DRIFT) at.push_back(from + i + 1);
+  }
+  return at;
+}
+
+TEST(DriftServerTest, ReportsTheSettingsInEffect) {
+  TestServer server;
+  Client client = server.NewClient();
+  absl::StatusOr<v1::Model> model =
+      client.CreateModel(DriftModel("m", "adwin { delta: 0.001 }"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const v1::DriftDetection& d = model->drift();
+  EXPECT_EQ(d.adwin().delta(), 0.001);
+  EXPECT_EQ(d.adwin().warning_delta(), 0.01);
+  EXPECT_EQ(d.adwin().clock(), 32u);
+  EXPECT_EQ(d.input(), v1::DriftDetection::INPUT_MISTAKES);
+  model =
+      client.CreateModel(DriftModel("p", "page_hinkley {} input: INPUT_LOSS"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->drift().page_hinkley().threshold(), 50);
+  EXPECT_EQ(model->drift().page_hinkley().alpha(), 1 - 0.0001);
+  EXPECT_EQ(model->drift().input(), v1::DriftDetection::INPUT_LOSS);
+  model = client.CreateModel(DriftModel("none", ""));
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_FALSE(model->has_drift());
+  EXPECT_FALSE(model->stats().has_drift());
+}
+
+TEST(DriftServerTest, RefusesBadSettingsNamingThem) {
+  TestServer server;
+  Client client = server.NewClient();
+  absl::StatusOr<v1::Model> model =
+      client.CreateModel(DriftModel("m", "input: INPUT_LOSS"));
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(model.status().message(), HasSubstr("no method"));
+  model = client.CreateModel(DriftModel("m", "adwin { delta: 2 }"));
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(model.status().message(), HasSubstr("drift.adwin.delta is 2"));
+  model = client.CreateModel(DriftModel("m", "ddm {} input: INPUT_LOSS"));
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  model = client.CreateModel(
+      DriftModel("m", "page_hinkley { threshold: 5 warning_threshold: 9 }"));
+  EXPECT_THAT(model.status().message(), HasSubstr("warning_threshold"));
+}
+
+TEST(DriftServerTest, EachResultCarriesTheSignalAndStatsTheFindings) {
+  TestServer server;
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel(DriftModel("m", "ddm {}")).ok());
+  ASSERT_TRUE(client.CreateModel(DriftModel("plain", "")).ok());
+  const std::vector<LabeledPoint> points = Reversal();
+  const std::vector<int> signals = Signals(client, "m", points, 0, 3500);
+  ASSERT_EQ(signals.size(), 3500u);
+  for (int s : signals) EXPECT_GT(s, v1::DriftState::SIGNAL_UNSPECIFIED);
+  const std::vector<size_t> drifts = Drifts(signals, 0);
+  ASSERT_FALSE(drifts.empty());
+  EXPECT_GT(drifts[0], 3000u);
+  absl::StatusOr<v1::Model> model = client.GetModel("m");
+  ASSERT_TRUE(model.ok());
+  const v1::DriftState& state = model->stats().drift();
+  EXPECT_EQ(state.drifts(), drifts.size());
+  EXPECT_EQ(state.last_drift_at(), drifts.back());
+  EXPECT_GE(state.warnings(), 1u);
+  EXPECT_LE(state.last_warning_at(), drifts.front());
+  EXPECT_EQ(state.state(), v1::DriftState::SIGNAL_DRIFT);  // within 1000
+  EXPECT_EQ(state.width(), static_cast<int64_t>(3500 - drifts.back()));
+  for (int s : Signals(client, "plain", points, 0, 200)) {
+    EXPECT_EQ(s, -1);
+  }
+}
+
+// The detector's state is in the log's replay and in the snapshots: a
+// crash copy taken mid-stream, and a restart, go on detecting exactly as
+// the server that never stopped.
+TEST(DriftServerTest, ACrashOrARestartDetectsAtTheSamePositions) {
+  for (const char* method :
+       {"adwin { clock: 1 }", "page_hinkley {}", "ddm {}"}) {
+    SCOPED_TRACE(method);
+    TestServer server;
+    Client client = server.NewClient();
+    ASSERT_TRUE(client.CreateModel(DriftModel("m", method)).ok());
+    const std::vector<LabeledPoint> points = Reversal();
+    Signals(client, "m", points, 0, 3010);
+    CrashCopy crash(server.data_dir());
+    const std::vector<int> expected =
+        Signals(client, "m", points, 3010, points.size());
+    ASSERT_FALSE(Drifts(expected, 3010).empty());
+    Client recovered = crash.Start();
+    EXPECT_EQ(Signals(recovered, "m", points, 3010, points.size()), expected);
+    absl::StatusOr<v1::Model> a = client.GetModel("m");
+    absl::StatusOr<v1::Model> b = recovered.GetModel("m");
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->stats().drift().SerializeAsString(),
+              b->stats().drift().SerializeAsString());
+    server.Restart();
+    client = server.NewClient();
+    a = client.GetModel("m");
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->stats().drift().SerializeAsString(),
+              b->stats().drift().SerializeAsString());
+  }
+}
+
+}  // namespace
+}  // namespace halfspace
