@@ -86,9 +86,9 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
   s->set_decayed_accuracy(w.decayed_accuracy);
   s->set_decayed_loss(w.decayed_loss);
   if (stats.drift.has_value()) {
-    const DriftStats& d = *stats.drift;
+    const DriftStats& d = stats.drift->stats;
     v1::DriftState* out = s->mutable_drift();
-    out->set_state(ToProto(stats.drift_state));
+    out->set_state(ToProto(stats.drift->state));
     out->set_signal(ToProto(d.signal));
     out->set_warnings(d.warnings);
     out->set_drifts(d.drifts);

@@ -166,9 +166,31 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
     for (const PerModel& m : kPerModel) {
       families.push_back(Family(m.name, m.help, m.type));
     }
+    MetricFamily drift_state =
+        Family("halfspace_model_drift_state",
+               "A model's drift detector lately: 0 stable, 1 warning, 2 drift "
+               "(within its progress window)",
+               MetricType::Gauge);
+    MetricFamily drift_warnings =
+        Family("halfspace_model_drift_warnings_total",
+               "Warnings of a model's drift detector", MetricType::Counter);
+    MetricFamily drifts =
+        Family("halfspace_model_drifts_total",
+               "Drifts a model's drift detector found", MetricType::Counter);
     int64_t count = 0;
     for (const std::shared_ptr<Model>& model : models_->List()) {
       ++count;
+      if (const std::optional<ModelDrift> d = model->drift(); d.has_value()) {
+        const std::vector<ClientMetric::Label> labels = {
+            {"model", model->name()}};
+        drift_state.metric.push_back(
+            Sample(MetricType::Gauge, static_cast<double>(d->state), labels));
+        drift_warnings.metric.push_back(
+            Sample(MetricType::Counter, static_cast<double>(d->stats.warnings),
+                   labels));
+        drifts.metric.push_back(Sample(
+            MetricType::Counter, static_cast<double>(d->stats.drifts), labels));
+      }
       const ModelNumbers numbers{*model, model->counters(),
                                  model->pending_stats()};
       const std::vector<ClientMetric::Label> labels = {
@@ -191,6 +213,9 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
     streams.metric.push_back(Sample(MetricType::Gauge, gate_->streams()));
     families.push_back(std::move(models));
     families.push_back(std::move(streams));
+    families.push_back(std::move(drift_state));
+    families.push_back(std::move(drift_warnings));
+    families.push_back(std::move(drifts));
     return families;
   }
 

@@ -18,6 +18,12 @@
 //   halfspace_model_loss_total{model}             counters, from the models
 //   halfspace_model_progressive_accuracy{model}    gauge
 //   halfspace_model_memory_bytes{model}            gauge
+//   halfspace_model_drift_state{model}             gauge: 0 stable, 1
+//                                                  warning, 2 drift lately
+//   halfspace_model_drift_warnings_total{model},
+//   halfspace_model_drifts_total{model}            counters: what a model's
+//                                                  drift detector found (only
+//                                                  models with one)
 //   halfspace_replica_skipped_total{model}         counter: messages of a
 //                                                  replicated model's stream
 //                                                  its replica did not apply,

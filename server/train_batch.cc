@@ -7,6 +7,7 @@
 #include "core/base/quoted.h"
 #include "server/convert.h"
 #include "server/status.h"
+#include "spdlog/spdlog.h"
 
 namespace halfspace {
 namespace {
@@ -38,6 +39,21 @@ size_t ErrorsSizeBound(const v1::TrainRequest& request,
     }
   }
   return bound;
+}
+
+// Logs a line for each drift, and each warning begun, that learning the
+// outcomes' examples brought.
+void LogDrift(const Model& model, absl::Span<const ExampleOutcome> outcomes) {
+  for (const ExampleOutcome& o : outcomes) {
+    if (!o.drift_event) continue;
+    if (o.drift == DriftSignal::kDrift) {
+      spdlog::warn("model {}: drift detected at example {}",
+                   Quoted(model.name()), o.examples_seen);
+    } else {
+      spdlog::info("model {}: drift warning at example {}",
+                   Quoted(model.name()), o.examples_seen);
+    }
+  }
 }
 
 }  // namespace
@@ -146,9 +162,11 @@ absl::StatusOr<uint64_t> LearnPrepared(const Trainer& trainer, Model& model,
   const int n = request.examples_size();
   scratch.outcomes.resize(n);
   if (prepared == nullptr) prepared = &scratch;
-  return trainer.Train(model, batch,
-                       absl::MakeConstSpan(prepared->prepared.data(), n),
-                       absl::MakeSpan(scratch.outcomes), &scratch.class_names);
+  absl::StatusOr<uint64_t> lsn = trainer.Train(
+      model, batch, absl::MakeConstSpan(prepared->prepared.data(), n),
+      absl::MakeSpan(scratch.outcomes), &scratch.class_names);
+  if (lsn.ok() && scratch.log_drift) LogDrift(model, scratch.outcomes);
+  return lsn;
 }
 
 uint64_t TrainBatchExamples(absl::string_view request) {
@@ -182,6 +200,7 @@ absl::StatusOr<uint64_t> LearnBatch(Model& model, TrainBatch& batch,
 absl::Status ReplayTrainBatch(Model& model, TrainBatch& batch,
                               const Trainer& trainer) {
   TrainScratch scratch;
+  scratch.log_drift = false;
   return LearnBatch(model, batch, trainer, scratch).status();
 }
 

@@ -26,6 +26,9 @@ struct TrainScratch {
   std::vector<PreparedExample> prepared;  // only grows: scratch is reused
   std::vector<ExampleOutcome> outcomes;   // one per example of the request
   std::vector<std::string> class_names;   // the model's classes, cached
+  // Whether LearnPrepared logs the drifts and warnings the batch's
+  // examples brought (not while recovery replays them).
+  bool log_drift = true;
 };
 
 // Checks and featurizes the request's examples (no lock held) into

@@ -68,8 +68,8 @@ TEST(DriftModelTest, EachDetectorFindsAConceptReversal) {
     EXPECT_LT(drifts[0], 3300u);
     const ModelStats stats = model->Stats();
     ASSERT_TRUE(stats.drift.has_value());
-    EXPECT_EQ(stats.drift->drifts, drifts.size());
-    EXPECT_EQ(stats.drift->last_drift_at, drifts.back());
+    EXPECT_EQ(stats.drift->stats.drifts, drifts.size());
+    EXPECT_EQ(stats.drift->stats.last_drift_at, drifts.back());
   }
 }
 

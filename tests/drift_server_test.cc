@@ -3,19 +3,26 @@
 // findings in ModelStats; the same stream after a crash (the log replayed)
 // or a restart (the snapshot read) detects at the same examples.
 
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 #include "tests/drift_streams.h"
+#include "tests/http_get.h"
 #include "tests/test_server.h"
 
 namespace halfspace {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // 4 features; the concept flips (y becomes −y) after 3000 examples.
 std::vector<LabeledPoint> Reversal() {
@@ -166,6 +173,85 @@ TEST(DriftServerTest, ACrashOrARestartDetectsAtTheSamePositions) {
     EXPECT_EQ(a->stats().drift().SerializeAsString(),
               b->stats().drift().SerializeAsString());
   }
+}
+
+TEST(DriftServerTest, MetricsCountWhatEachDetectorFound) {
+  TestServer server([](ServerOptions& o) { o.metrics_listen = "127.0.0.1:0"; });
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel(DriftModel("m", "ddm {}")).ok());
+  ASSERT_TRUE(client.CreateModel(DriftModel("plain", "")).ok());
+  const std::vector<LabeledPoint> points = Reversal();
+  Signals(client, "m", points, 0, 3500);
+  absl::StatusOr<v1::Model> model = client.GetModel("m");
+  ASSERT_TRUE(model.ok());
+  const v1::DriftState& state = model->stats().drift();
+  const std::string text = HttpGet(server.server().metrics_port(), "/metrics");
+  EXPECT_THAT(text, HasSubstr("halfspace_model_drift_state{model=\"m\"} 2"));
+  EXPECT_THAT(
+      text, HasSubstr(absl::StrCat("halfspace_model_drifts_total{model=\"m\"} ",
+                                   state.drifts())));
+  EXPECT_THAT(text, HasSubstr(absl::StrCat(
+                        "halfspace_model_drift_warnings_total{model=\"m\"} ",
+                        state.warnings())));
+  EXPECT_THAT(text, Not(HasSubstr("drift_state{model=\"plain\"}")));
+}
+
+// The lines the server logs while it lives, in place of the default
+// logger's.
+class CapturedLog {
+ public:
+  CapturedLog() : saved_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>(
+        "captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
+    logger->set_pattern("%l %v");
+    spdlog::set_default_logger(logger);
+  }
+  ~CapturedLog() { spdlog::set_default_logger(saved_); }
+
+  // How many lines hold `text`.
+  int Count(const std::string& text) const {
+    std::istringstream lines(out_.str());
+    int n = 0;
+    for (std::string line; std::getline(lines, line);) {
+      n += line.find(text) != std::string::npos ? 1 : 0;
+    }
+    return n;
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> saved_;
+};
+
+// A line for each drift and for each warning zone, where it began; none
+// again when recovery replays them.
+TEST(DriftServerTest, LogsEachDetectionOnce) {
+  CapturedLog log;
+  TestServer server;
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel(DriftModel("m", "ddm {}")).ok());
+  const std::vector<LabeledPoint> points = Reversal();
+  Signals(client, "m", points, 0, points.size());
+  absl::StatusOr<v1::Model> model = client.GetModel("m");
+  ASSERT_TRUE(model.ok());
+  const v1::DriftState& state = model->stats().drift();
+  ASSERT_GT(state.drifts(), 0u);
+  EXPECT_EQ(log.Count("model 'm': drift detected at example"),
+            static_cast<int>(state.drifts()));
+  EXPECT_EQ(log.Count(absl::StrCat("warning model 'm': drift detected at "
+                                   "example ",
+                                   state.last_drift_at())),
+            1);
+  EXPECT_EQ(log.Count("model 'm': drift warning at example"),
+            static_cast<int>(state.warnings()));
+  EXPECT_EQ(log.Count(absl::StrCat("info model 'm': drift warning at example ",
+                                   state.last_warning_at())),
+            1);
+  CrashCopy crash(server.data_dir());
+  Client recovered = crash.Start();
+  ASSERT_TRUE(recovered.GetModel("m").ok());
+  EXPECT_EQ(log.Count("model 'm': drift detected at example"),
+            static_cast<int>(state.drifts()));
 }
 
 }  // namespace

@@ -414,17 +414,27 @@ PairedCounts Model::PairedWith(const Model& champion) const {
   return counts;
 }
 
+std::optional<ModelDrift> Model::drift() const {
+  ReaderMutexLock lock(mu_);
+  return DriftLocked();
+}
+
+std::optional<ModelDrift> Model::DriftLocked() const {
+  if (drift_ == nullptr) return std::nullopt;
+  ModelDrift d;
+  d.stats = drift_->stats();
+  d.state =
+      RecentState(d.stats, counters_.examples_seen, spec().progress_window);
+  return d;
+}
+
 ModelStats Model::Stats() const {
   ModelStats stats;
   ReaderMutexLock lock(mu_);
   stats.counters = counters_;
   stats.pending = PendingStatsLocked();
   stats.window = window_.summary();
-  if (drift_ != nullptr) {
-    stats.drift = drift_->stats();
-    stats.drift_state = RecentState(*stats.drift, counters_.examples_seen,
-                                    spec().progress_window);
-  }
+  stats.drift = DriftLocked();
   stats.weight_norm = learner_->WeightNorm();
   stats.bias = learner_->Bias();
   return stats;

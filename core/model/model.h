@@ -233,6 +233,9 @@ class Model {
   // Counters, ‖w‖ and b, read together; O(d) time, no copy of w.
   ModelStats Stats() const;
 
+  // What the drift detector found; none without one. O(1).
+  std::optional<ModelDrift> drift() const;
+
   // Whether the model keeps its last examples (recent_examples.h): it has
   // dimension 1 or 2, and no hashed features or interactions.
   bool keeps_recent() const;
@@ -300,8 +303,9 @@ class Model {
   // remembered under plan.ids[i] waits; else why not, as its outcome.
   bool JoinsPending(const LearnPlan& plan, size_t i, ExampleOutcome& outcome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // See pending_stats.
+  // See pending_stats and drift.
   PendingStats PendingStatsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  std::optional<ModelDrift> DriftLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The remembered examples, perhaps none; to change them, made if need be.
   const PendingExamples& pending() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   PendingExamples& MutablePending() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -50,6 +50,7 @@ void Reject(absl::Status error, ExampleOutcome& outcome) {
   outcome.update = Update();
   outcome.mistake = false;
   outcome.drift.reset();
+  outcome.drift_event = false;
   outcome.examples_seen = outcome.updates = 0;
   outcome.predicted_class = -1;
   outcome.class_scores.clear();
@@ -406,10 +407,13 @@ bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
   outcome.updates = c.updates;
   window_.Add(outcome.mistake, outcome.update.loss);
   if (drift_ != nullptr) {
+    const uint64_t events = drift_->events();
     outcome.drift =
         drift_->Add(outcome.mistake, outcome.update.loss, c.examples_seen);
+    outcome.drift_event = drift_->events() != events;
   } else {
     outcome.drift.reset();
+    outcome.drift_event = false;
   }
   KeepRecent(example, *target, outcome.mistake);
   return true;

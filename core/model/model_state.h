@@ -47,14 +47,19 @@ struct PendingStats {
   PendingExamples::Counters counters;
 };
 
+// What a model's drift detector found, and the state the model is in: its
+// RecentState over the model's progress window.
+struct ModelDrift {
+  DriftStats stats;
+  DriftSignal state = DriftSignal::kStable;
+};
+
 // A consistent read of the counters and the weights' summary.
 struct ModelStats {
   ModelCounters counters;
   PendingStats pending;
   ProgressWindow::Summary window;   // progressive validation lately
-  std::optional<DriftStats> drift;  // if the model has a drift detector
-  // Its RecentState, over the model's progress window.
-  DriftSignal drift_state = DriftSignal::kStable;
+  std::optional<ModelDrift> drift;  // if the model has a drift detector
   double weight_norm = 0.0;  // ‖w‖; for multiclass, √Σ_k ‖w_k‖²
   double bias = 0.0;         // b; 0 for multiclass
 };
@@ -114,6 +119,9 @@ struct ExampleOutcome {
   // What the model's drift detector said after this example; unset for a
   // model without one.
   std::optional<DriftSignal> drift;
+  // Whether this example was a drift or began a warning (see
+  // DriftStats::warnings): what is worth a line in a log.
+  bool drift_event = false;
   uint64_t examples_seen = 0;        // the model's counter after this example
   uint64_t updates = 0;              // the model's counter after this example
   int predicted_class = -1;          // multiclass

@@ -85,6 +85,9 @@ class DriftDetector {
   DriftSignal Add(bool mistake, double loss, uint64_t position);
 
   DriftStats stats() const;
+  // Warnings and drifts since creation: it moves at a warning zone's
+  // first example and at each drift.
+  uint64_t events() const { return warnings_ + drifts_; }
 
   // The state as numbers, and back (INVALID_ARGUMENT if it does not fit
   // the detector's method).
