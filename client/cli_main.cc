@@ -7,6 +7,7 @@
 //               [--one_vs_rest] [--classes=a,b,c] [--standardize]
 //               [--hash_bits=B]
 //               [--progress_window=N] [--window_losses]
+//               [--drift=adwin|page_hinkley|ddm or 'adwin { delta: D }']
 //               [--replicate [--stream=S] [--subject=S] [--replicas=N]]
 //   get NAME | list | delete NAME | weights NAME
 //   recent NAME             the last examples a model of dimension 1 or 2
@@ -129,6 +130,10 @@ ABSL_FLAG(std::vector<std::string>, example_ids, {},
 ABSL_FLAG(uint32_t, progress_window, 0,
           "create: the recent window progressive validation keeps, in "
           "examples (default 1000)");
+ABSL_FLAG(std::string, drift, "",
+          "create: a drift detector on the model's progressive mistakes: "
+          "adwin, page_hinkley or ddm, or one with settings in protobuf text "
+          "format, e.g. 'adwin { delta: 0.002 }'");
 ABSL_FLAG(bool, window_losses, false,
           "create: the window keeps each example's loss too, for the exact "
           "mean loss over it (8 bytes an example)");
@@ -253,6 +258,22 @@ std::string JsonObject(
   return json + "}";
 }
 
+// "  drift (ddm): warning  warnings=2 (last at 3012)  drifts=1 (last at
+// 3050)  estimate=0.41".
+void PrintDrift(const v1::DriftDetection& detection, const v1::DriftState& d) {
+  static constexpr const char* kStates[] = {"?", "stable", "warning", "drift"};
+  const int state = d.state() >= 0 && d.state() <= 3 ? d.state() : 0;
+  const google::protobuf::FieldDescriptor* method =
+      v1::DriftDetection::descriptor()->FindFieldByNumber(
+          detection.method_case());
+  std::cout << "  drift (" << (method != nullptr ? method->name() : "?")
+            << "): " << kStates[state] << "  warnings=" << d.warnings();
+  if (d.warnings() > 0) std::cout << " (last at " << d.last_warning_at() << ")";
+  std::cout << "  drifts=" << d.drifts();
+  if (d.drifts() > 0) std::cout << " (last at " << d.last_drift_at() << ")";
+  std::cout << "  estimate=" << d.estimate() << "\n";
+}
+
 void PrintModel(const v1::Model& m) {
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << Json(m) << "\n";
@@ -297,6 +318,7 @@ void PrintModel(const v1::Model& m) {
     std::cout << "  decayed: accuracy=" << s.decayed_accuracy()
               << "  loss=" << s.decayed_loss() << "\n";
   }
+  if (s.has_drift()) PrintDrift(m.drift(), s.drift());
   if (s.pending_remembered() > 0) {
     std::cout << "  remembered=" << s.pending_remembered()
               << "  waiting=" << s.pending_waiting()
@@ -321,6 +343,12 @@ absl::Status Create(Client& client, const std::string& name) {
     request.set_progress_window(absl::GetFlag(FLAGS_progress_window));
   }
   request.set_window_losses(absl::GetFlag(FLAGS_window_losses));
+  if (!absl::GetFlag(FLAGS_drift).empty()) {
+    absl::StatusOr<v1::DriftDetection> drift =
+        ParseDriftDetection(absl::GetFlag(FLAGS_drift));
+    if (!drift.ok()) return drift.status();
+    *request.mutable_drift() = *std::move(drift);
+  }
   for (const std::string& label : absl::GetFlag(FLAGS_classes)) {
     request.add_classes(label);
   }
@@ -1293,6 +1321,7 @@ int main(int argc, char** argv) {
       "  create NAME --dimension=D [--algorithm=NAME|'NAME { PARAMETERS }']\n"
       "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hash_bits=B]\n"
       "    [--fit_intercept=false] [--progress_window=N] [--window_losses]\n"
+      "    [--drift=adwin|page_hinkley|ddm|'adwin { delta: D }']\n"
       "    [--replicate [--stream=S] [--subject=S] [--replicas=N]]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  recent NAME       (a model of dimension 1 or 2: its last examples,\n"

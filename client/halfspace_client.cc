@@ -48,6 +48,22 @@ absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text) {
   return algorithm;
 }
 
+absl::StatusOr<v1::DriftDetection> ParseDriftDetection(
+    const std::string& text) {
+  const bool bare_name = text.find_first_of("{:") == std::string::npos;
+  const std::string proto = bare_name ? absl::StrCat(text, " {}") : text;
+  v1::DriftDetection drift;
+  google::protobuf::TextFormat::Parser parser;
+  if (!parser.ParseFromString(proto, &drift) ||
+      drift.method_case() == v1::DriftDetection::METHOD_NOT_SET) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text,
+        "' is not a drift detector: give a method (adwin, page_hinkley, ddm) "
+        "or one in protobuf text format, e.g. 'adwin { delta: 0.002 }'"));
+  }
+  return drift;
+}
+
 namespace {
 
 void AddExamples(absl::Span<const LabeledExample> examples,

@@ -43,6 +43,11 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 // "sgd { loss: LOSS_LOG alpha: 0.001 }". INVALID_ARGUMENT otherwise.
 absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text);
 
+// The drift detector `text` names (adwin, page_hinkley, ddm) or describes
+// in protobuf text format ("adwin { delta: 0.002 } input: INPUT_LOSS");
+// INVALID_ARGUMENT if it sets no method.
+absl::StatusOr<v1::DriftDetection> ParseDriftDetection(const std::string& text);
+
 // A named feature (see v1::NamedFeature). The client sends named features
 // hashed (v1::HashedGroup): the model learns the same.
 struct NamedValue {
