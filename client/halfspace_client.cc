@@ -27,9 +27,19 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
                       status.error_message());
 }
 
-absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text) {
+namespace {
+
+// `text` in protobuf text format: a bare name ("ddm") as the message field
+// of that name with nothing set ("ddm {}").
+std::string TextFormatOf(const std::string& text) {
   const bool bare_name = text.find_first_of("{:") == std::string::npos;
-  const std::string proto = bare_name ? absl::StrCat(text, " {}") : text;
+  return bare_name ? absl::StrCat(text, " {}") : text;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text) {
+  const std::string proto = TextFormatOf(text);
   v1::Algorithm algorithm;
   google::protobuf::TextFormat::Parser parser;
   if (!parser.ParseFromString(proto, &algorithm) ||
@@ -50,8 +60,7 @@ absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text) {
 
 absl::StatusOr<v1::DriftDetection> ParseDriftDetection(
     const std::string& text) {
-  const bool bare_name = text.find_first_of("{:") == std::string::npos;
-  const std::string proto = bare_name ? absl::StrCat(text, " {}") : text;
+  const std::string proto = TextFormatOf(text);
   v1::DriftDetection drift;
   google::protobuf::TextFormat::Parser parser;
   if (!parser.ParseFromString(proto, &drift) ||
