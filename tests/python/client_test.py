@@ -350,6 +350,25 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(self.client.last_sequence("py-weights",
                                                    "py-producer"), 10)
 
+    def test_drift_detection(self):
+        model = self.client.create_model("py-drift", 2, drift="ddm")
+        self.assertEqual(model.drift.ddm.drift_level, 3)
+        model = self.client.create_model(
+            "py-drift-adwin", 2,
+            drift={"adwin": {"delta": 0.001}, "input": "INPUT_LOSS"})
+        self.assertEqual(model.drift.adwin.warning_delta, 0.01)
+        self.assertEqual(model.drift.input, model.drift.INPUT_LOSS)
+        xs = [[math.sin(i * 1.3), math.cos(i * 0.7)] for i in range(4000)]
+        ys = [(1 if x - 0.5 * z > 0 else -1) * (1 if i < 2000 else -1)
+              for i, (x, z) in enumerate(xs)]
+        self.client.train("py-drift", xs, ys)
+        state = self.client.get_model("py-drift").stats.drift
+        self.assertGreater(state.drifts, 0)
+        self.assertGreater(state.last_drift_at, 2000)
+        with self.assertRaises(halfspace.InvalidArgument):
+            self.client.create_model("py-drift-bad", 2,
+                                     drift={"adwin": {"delta": 2}})
+
     def test_recent_examples_and_limits(self):
         self.client.create_model("py-recent", 2)
         xs = [[i, -i] for i in range(230)]

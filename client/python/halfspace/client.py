@@ -24,6 +24,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional,
                     Sequence, Tuple, Union)
 
 import grpc
+from google.protobuf import json_format
 
 from halfspace import algorithms, errors, messages
 from halfspace.errors import Error
@@ -277,6 +278,7 @@ class Client:
                      progress_window: Optional[int] = None,
                      window_losses: bool = False,
                      replication: Optional[Dict[str, Any]] = None,
+                     drift: Union[None, str, Dict[str, Any]] = None,
                      **parameters: Any) -> pb.Model:
         """Creates a model and returns its v1.Model. `algorithm` is a
         v1.Algorithm (halfspace.sgd(loss="log"), ...) or a field of it
@@ -287,7 +289,10 @@ class Client:
         class. `interactions`: (group, group) pairs of named features to
         cross (with hash_bits). `replication`: a dict of v1.Replication's fields
         (stream, subject, replicas; {} for the defaults) makes a replicated
-        model (a server started with --nats_url)."""
+        model (a server started with --nats_url). `drift` sets a drift
+        detector: "adwin", "page_hinkley" or "ddm" with its defaults, or a
+        dict of v1.DriftDetection's fields, e.g. {"adwin": {"delta": 0.001},
+        "input": "INPUT_LOSS"}."""
         if isinstance(algorithm, pb.Algorithm):
             if parameters:
                 raise ValueError("parameters go into the algorithm: "
@@ -308,6 +313,10 @@ class Client:
             request.progress_window = progress_window
         if replication is not None:
             request.replication.CopyFrom(pb.Replication(**replication))
+        if drift is not None:
+            if isinstance(drift, str):
+                drift = {drift: {}}
+            json_format.ParseDict(drift, request.drift)
         return self._call(self._stub.CreateModel, request).model
 
     def get_model(self, name: str) -> pb.Model:
