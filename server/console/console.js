@@ -290,7 +290,7 @@ function drawModels() {
     if (model.unavailableReason) {
       const td = cell(row, "unavailable: " + model.unavailableReason,
                       "error");
-      td.colSpan = 10;
+      td.colSpan = 11;
       continue;
     }
     cell(row, algorithmOf(model) + (model.oneVsRest ? ", one-vs-rest" : ""));
@@ -303,10 +303,27 @@ function drawModels() {
         ? `${percent(num(s.windowAccuracy))} of ${int(s.windowExamples)}`
         : "–");
     cell(row, fixed(num(s.decayedLoss)));
+    const drift = cell(row, driftText(s.drift), "drift");
+    if (s.drift) drift.dataset.state = driftState(s.drift);
     cell(row, `${int(s.pendingWaiting)} waiting`, "pending");
     cell(row, bytes(int(usage.memoryBytes)));
     cell(row, (model.aliases || []).join(", "));
   }
+}
+
+// A drift detector's state lately: "stable", "warning" or "drift".
+function driftState(d) {
+  return (d.state || "SIGNAL_STABLE").replace("SIGNAL_", "").toLowerCase();
+}
+
+// "drift: 1 (last at 2031), 3 warnings", or "–" for a model without a
+// detector.
+function driftText(d) {
+  if (!d) return "–";
+  const drifts = int(d.drifts), warnings = int(d.warnings);
+  let text = `${driftState(d)}: ${drifts} drift${drifts === 1 ? "" : "s"}`;
+  if (drifts) text += ` (last at ${int(d.lastDriftAt)})`;
+  return text + `, ${warnings} warning${warnings === 1 ? "" : "s"}`;
 }
 
 function drawAliases() {
@@ -360,6 +377,7 @@ async function drawDetail() {
      `${int(s.pendingRemembered)}, ${int(s.pendingJoined)}, ` +
      `${int(s.pendingExpired)}`],
     ["Their memory", bytes(int(s.pendingBytes))],
+    ["Drift", driftText(s.drift)],
   ]);
   await drawBoundary(name, model);
 }

@@ -155,6 +155,9 @@ test("without a token the page says so and shows nothing else",
 test("lists the models, their aliases and the server's limits", async () => {
   await createModel("listed-a", 3);
   await createModel("listed-b", 5, { sgd: { loss: "LOSS_LOG" } });
+  await api("POST", "/v1/models",
+            { model: "listed-drift", dimension: 2,
+              algorithm: { perceptron: {} }, drift: { ddm: {} } });
   await api("PUT", "/v1/aliases/prod", { model: "listed-a" });
   const page = await openConsole();
   await page.waitForSelector('#models tr[data-model="listed-b"]');
@@ -166,6 +169,15 @@ test("lists the models, their aliases and the server's limits", async () => {
   const b = await page.$eval('#models tr[data-model="listed-b"]',
                              (r) => r.innerText);
   assert.match(b, /sgd/);
+  // A drift detector's findings, and a dash for a model without one.
+  await page.waitForSelector('#models tr[data-model="listed-drift"]');
+  assert.deepStrictEqual(
+      await page.$eval('#models tr[data-model="listed-drift"] td.drift',
+                       (td) => [td.dataset.state, td.textContent]),
+      ["stable", "stable: 0 drifts, 0 warnings"]);
+  assert.strictEqual(
+      await page.$eval('#models tr[data-model="listed-b"] td.drift',
+                       (td) => td.textContent), "–");
   await page.waitForSelector('#aliases tr[data-alias="prod"]');
   assert.match(await page.$eval('#aliases tr[data-alias="prod"]',
                                 (r) => r.innerText), /listed-a/);
