@@ -11,6 +11,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# PRUNE_BUILDS=1 (as CI sets it) removes each build's directory once its
+# tests have passed: the four builds with their debug information would
+# otherwise be on the disk together, and a small disk fills.
+prune() {
+  [ "${PRUNE_BUILDS:-0}" = 1 ] || return 0
+  echo "removing $1 ($(du -sh "$1" | cut -f1))"
+  rm -rf "$1"
+}
+
 # run NAME SANITIZER: build everything and run every test.
 run() {
   local name=$1 sanitize=$2 dir="build${2:+-$1}"
@@ -18,6 +27,7 @@ run() {
   BUILD_DIR="$dir" SANITIZE="$sanitize" bash deploy/build.sh
   echo "=== $name tests ==="
   ctest --test-dir "$dir" --output-on-failure -j2 --timeout 300
+  prune "$dir"
 }
 
 # Debian's gRPC and Abseil are not built for TSan, which then cannot see
@@ -33,6 +43,7 @@ tsan() {
     feature_space_test write_ahead_log_test limits_test lazy_test
   echo "=== tsan tests ==="
   ctest --test-dir build-tsan --output-on-failure -j2 --timeout 300 -L unit
+  prune build-tsan
 }
 
 # libFuzzer (clang, with ASan and UBSan) on every decoder and validator of
@@ -72,6 +83,7 @@ fuzz() {
     fi
   done
   rm -rf "$work"
+  prune build-fuzz
 }
 
 # Every C++ file in the code's style (.clang-format: Google's), as
