@@ -75,6 +75,10 @@ enum class ParameterKey : uint32_t {
   kDdmWarmStart = 36,
   kDdmWarningLevel = 37,
   kDdmDriftLevel = 38,
+  // Selective sampling's (core/monitors/selective_sampling.h).
+  kSamplingB = 39,
+  kSamplingSeed = 40,
+  kSamplingUnweighted = 41,
 };
 
 // One parameter: its name in the API, its key in model files, and `of`,

@@ -192,9 +192,11 @@ class Model {
   PendingStats pending_stats() const;
 
   // The state of remembered example `id` as of `now`, and, while it
-  // waits, its features into `features` (if given).
+  // waits, its features into `features` and its importance weight into
+  // `weight` (each if given).
   PendingExamples::State Pending(absl::string_view id, int64_t now_micros,
-                                 std::string* features) const;
+                                 std::string* features,
+                                 double* weight = nullptr) const;
 
   // Replaces w and b of a binary model; counters are kept.
   absl::Status SetWeights(std::vector<double> w, double b) {

@@ -356,11 +356,13 @@ absl::Status Model::Remember(std::vector<PendingExamples::Entry>&& entries,
 }
 
 PendingExamples::State Model::Pending(absl::string_view id, int64_t now_micros,
-                                      std::string* features) const {
+                                      std::string* features,
+                                      double* weight) const {
   ReaderMutexLock lock(mu_);
   const PendingExamples::State state = pending().Check(id, now_micros);
-  if (state == PendingExamples::State::kWaiting && features != nullptr) {
-    *features = *pending().Features(id);
+  if (state == PendingExamples::State::kWaiting) {
+    if (features != nullptr) *features = *pending().Features(id);
+    if (weight != nullptr) *weight = pending().Weight(id);
   }
   return state;
 }

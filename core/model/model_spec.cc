@@ -207,6 +207,14 @@ absl::Status ValidateModelSpec(const ModelSpec& spec) {
                      "; it must be in [1, ", kMaxProgressWindow, "]"));
   }
   if (absl::Status s = CheckDriftOptions(spec.drift); !s.ok()) return s;
+  if (absl::Status s = CheckSelectiveSampling(spec.sampling); !s.ok()) {
+    return s;
+  }
+  if (Enabled(spec.sampling) && IsMulticlass(spec)) {
+    return absl::InvalidArgumentError(
+        "selective_sampling is for binary models: its probability "
+        "b/(b+|f(x)|) reads one score");
+  }
   if (absl::Status s = ValidateFeatureSpace(spec); !s.ok()) return s;
   if (absl::Status s = std::visit([](const auto& p) { return p.Validate(); },
                                   spec.algorithm);

@@ -33,6 +33,7 @@
 #include "core/features/feature_space.h"
 #include "core/monitors/drift_detector.h"
 #include "core/monitors/progress_window.h"
+#include "core/monitors/selective_sampling.h"
 
 namespace halfspace {
 
@@ -147,6 +148,8 @@ struct ModelSpec {
   // The drift detector on progressive validation's stream, if any (see
   // drift_detector.h).
   DriftOptions drift;
+  // Which predictions ask for their labels (see selective_sampling.h).
+  SelectiveSampling sampling;
   int hash_bits = 0;  // 2^hash_bits buckets after the dense part
   std::vector<Interaction> interactions;  // with buckets
   // A replicated model's stream; an empty one for a model of this server

@@ -60,9 +60,11 @@ class SpecTable {
 }  // namespace
 
 std::string SpecIdentity(const ModelSpec& spec) {
-  // A field added to ModelSpec, DriftOptions, Replication or ReplicaLimits
-  // must be appended below: two specs differing in it must not be shared.
-  static_assert(sizeof(ModelSpec) == 368 && sizeof(DriftOptions) == 96 &&
+  // A field added to ModelSpec, DriftOptions, SelectiveSampling, Replication
+  // or ReplicaLimits must be appended below: two specs differing in it must
+  // not be shared.
+  static_assert(sizeof(ModelSpec) == 384 && sizeof(DriftOptions) == 96 &&
+                    sizeof(SelectiveSampling) == 16 &&
                     sizeof(Replication) == 136 && sizeof(ReplicaLimits) == 32,
                 "a spec's field is missing from its identity");
   std::string out;
@@ -94,6 +96,9 @@ std::string SpecIdentity(const ModelSpec& spec) {
   AppendValue(out, d.ddm.warm_start);
   AppendValue(out, d.ddm.warning_level);
   AppendValue(out, d.ddm.drift_level);
+  AppendValue(out, spec.sampling.b);
+  AppendValue(out, spec.sampling.seed);
+  AppendValue(out, spec.sampling.unweighted);
   AppendValue(out, spec.hash_bits);
   AppendValue(out, spec.interactions.size());
   for (const Interaction& interaction : spec.interactions) {

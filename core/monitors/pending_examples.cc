@@ -42,6 +42,11 @@ const std::string* PendingExamples::Features(absl::string_view id) const {
   return it == waiting_.end() ? nullptr : &it->second.features;
 }
 
+double PendingExamples::Weight(absl::string_view id) const {
+  auto it = waiting_.find(id);
+  return it == waiting_.end() ? 1.0 : it->second.weight;
+}
+
 void PendingExamples::Remember(Entry entry, const PendingLimits& limits) {
   const int64_t need = Bytes(entry);
   Trim();
@@ -60,9 +65,9 @@ void PendingExamples::Insert(Entry entry) {
   waiting_bytes_ += bytes;
   bytes_ += bytes;
   order_.emplace_back(entry.id, next_order_);
-  waiting_.emplace(
-      std::move(entry.id),
-      Waiting{std::move(entry.features), entry.deadline_micros, next_order_++});
+  waiting_.emplace(std::move(entry.id),
+                   Waiting{std::move(entry.features), entry.deadline_micros,
+                           entry.weight, next_order_++});
 }
 
 void PendingExamples::Join(absl::string_view id, const PendingLimits& limits) {
@@ -130,7 +135,8 @@ PendingExamples::Snapshot PendingExamples::Export() const {
   for (const auto& [id, order] : order_) {
     auto it = waiting_.find(id);
     if (it == waiting_.end() || it->second.order != order) continue;
-    s.waiting.push_back({id, it->second.features, it->second.deadline_micros});
+    s.waiting.push_back({id, it->second.features, it->second.deadline_micros,
+                         it->second.weight});
   }
   for (const std::string& id : tombstone_order_) {
     s.tombstones.push_back({id, tombstones_.at(id)});

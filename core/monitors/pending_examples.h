@@ -62,6 +62,9 @@ class PendingExamples {
     std::string id;
     std::string features;
     int64_t deadline_micros = 0;  // microseconds since the Unix epoch
+    // The importance weight its feedback is learned with (a factor of the
+    // feedback's own): 1/p for a label selective sampling asked for.
+    double weight = 1;
   };
   struct Tombstone {
     std::string id;
@@ -99,6 +102,8 @@ class PendingExamples {
 
   // The features of a waiting example; null if `id` is not waiting.
   const std::string* Features(absl::string_view id) const;
+  // The importance weight of a waiting example; 1 if `id` is not waiting.
+  double Weight(absl::string_view id) const;
 
   // Remembers `entry`, first dropping the oldest waiting examples (as
   // expired) while there are max_examples of them or the bytes would pass
@@ -127,6 +132,7 @@ class PendingExamples {
   struct Waiting {
     std::string features;
     int64_t deadline_micros;
+    double weight;
     uint64_t order;  // its place in order_
   };
 

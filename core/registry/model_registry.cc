@@ -272,8 +272,7 @@ absl::Status ReplayRemember(Model& model, storage::v1::Remember& change,
                             const Trainer& trainer) {
   std::vector<PendingExamples::Entry> entries;
   for (storage::v1::PendingExample& e : *change.mutable_examples()) {
-    entries.push_back({std::move(*e.mutable_id()),
-                       std::move(*e.mutable_features()), e.deadline_micros()});
+    entries.push_back(FromStored(e));
   }
   return trainer
       .Remember(model, std::move(entries), change.context().now_micros(),

@@ -55,10 +55,7 @@ std::string RememberRecord(const RememberBatch& batch) {
   storage::v1::LogRecord record;
   storage::v1::Remember* change = record.mutable_remember();
   for (const PendingExamples::Entry& e : batch.entries) {
-    storage::v1::PendingExample* example = change->add_examples();
-    example->set_id(e.id);
-    example->set_features(e.features);
-    example->set_deadline_micros(e.deadline_micros);
+    ToStored(e, *change->add_examples());
   }
   ToProto(batch.now_micros, batch.limits, *change->mutable_context());
   return record.SerializeAsString();

@@ -119,6 +119,11 @@ KeyedValues KeyedParameters(const ModelSpec& spec) {
   add(Key::kProgressWindow, Stored(spec.progress_window));
   add(Key::kWindowLosses, Stored(spec.window_losses));
   AddDriftParameters(spec.drift, add);
+  if (Enabled(spec.sampling)) {
+    add(Key::kSamplingB, spec.sampling.b);
+    add(Key::kSamplingSeed, Stored(spec.sampling.seed));
+    add(Key::kSamplingUnweighted, Stored(spec.sampling.unweighted));
+  }
   std::visit(
       [&](const auto& params) {
         ForEachParameter(params, [&](const auto& value, const auto& parameter) {
@@ -145,6 +150,10 @@ bool SetParameters(uint32_t algorithm, const KeyedValues& values,
   Load(values, Key::kProgressWindow, spec.progress_window);
   Load(values, Key::kWindowLosses, spec.window_losses);
   LoadDriftParameters(values, spec.drift);
+  spec.sampling = SelectiveSampling();
+  Load(values, Key::kSamplingB, spec.sampling.b);
+  Load(values, Key::kSamplingSeed, spec.sampling.seed);
+  Load(values, Key::kSamplingUnweighted, spec.sampling.unweighted);
   if (algorithm < 1 || algorithm > std::variant_size_v<AlgorithmParams>) {
     return false;
   }

@@ -1,5 +1,6 @@
 #include "core/storage/snapshot_codec.h"
 
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -64,24 +65,26 @@ absl::Status CheckDecodedSpec(const ModelSpec& spec) {
   return absl::OkStatus();
 }
 
-namespace {
-
-void ToProto(const PendingExamples::Entry& e,
-             storage::v1::PendingExample& out) {
+void ToStored(const PendingExamples::Entry& e,
+              storage::v1::PendingExample& out) {
   out.set_id(e.id);
   out.set_features(e.features);
   out.set_deadline_micros(e.deadline_micros);
+  if (e.weight != 1) out.set_weight(e.weight);
 }
 
-PendingExamples::Entry FromProto(storage::v1::PendingExample& e) {
+PendingExamples::Entry FromStored(storage::v1::PendingExample& e) {
+  const double w = e.weight();
   return {std::move(*e.mutable_id()), std::move(*e.mutable_features()),
-          e.deadline_micros()};
+          e.deadline_micros(), w > 0 && std::isfinite(w) ? w : 1.0};
 }
+
+namespace {
 
 void ToProto(const PendingExamples::Snapshot& s,
              storage::v1::PendingExamples& out) {
   for (const PendingExamples::Entry& e : s.waiting) {
-    ToProto(e, *out.add_waiting());
+    ToStored(e, *out.add_waiting());
   }
   for (const PendingExamples::Tombstone& t : s.tombstones) {
     storage::v1::Tombstone* tombstone = out.add_tombstones();
@@ -96,7 +99,7 @@ void ToProto(const PendingExamples::Snapshot& s,
 PendingExamples::Snapshot FromProto(storage::v1::PendingExamples p) {
   PendingExamples::Snapshot s;
   for (storage::v1::PendingExample& e : *p.mutable_waiting()) {
-    s.waiting.push_back(FromProto(e));
+    s.waiting.push_back(FromStored(e));
   }
   for (storage::v1::Tombstone& t : *p.mutable_tombstones()) {
     s.tombstones.push_back({std::move(*t.mutable_id()),

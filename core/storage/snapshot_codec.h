@@ -51,6 +51,12 @@ absl::Status CheckDecodedSpec(const ModelSpec& spec);
 
 // A replicated model's stream as files, records and the catalog keep it.
 void ToProto(const Replication& replication, storage::v1::Replication& out);
+
+// A remembered example in snapshots and log records, and back (a weight
+// not stored, or not positive and finite, is 1).
+void ToStored(const PendingExamples::Entry& e,
+              storage::v1::PendingExample& out);
+PendingExamples::Entry FromStored(storage::v1::PendingExample& e);
 Replication ReplicationOf(const storage::v1::Replication& r);
 
 }  // namespace halfspace
