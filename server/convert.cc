@@ -26,6 +26,15 @@ absl::StatusOr<ModelSpec> SpecFromRequest(const v1::CreateModelRequest& req) {
     if (!drift.ok()) return drift.status();
     spec.drift = *drift;
   }
+  if (req.has_selective_sampling()) {
+    const v1::SelectiveSampling& s = req.selective_sampling();
+    if (s.b() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("selective_sampling.b is 0; it must be in (0, ",
+                       kMaxSamplingB, "]: larger asks for more labels"));
+    }
+    spec.sampling = {s.b(), s.seed(), s.unweighted()};
+  }
   spec.hash_bits = static_cast<int>(std::min(req.hash_bits(), 1u << 30));
   for (const v1::Interaction& i : req.interactions()) {
     spec.interactions.push_back({i.first_group(), i.second_group()});
@@ -46,6 +55,11 @@ void ToProto(const Model& model, v1::Model* out) {
   out->set_window_losses(spec.window_losses);
   if (spec.drift.method != DriftOptions::Method::kNone) {
     ToProto(spec.drift, out->mutable_drift());
+  }
+  if (Enabled(spec.sampling)) {
+    out->mutable_selective_sampling()->set_b(spec.sampling.b);
+    out->mutable_selective_sampling()->set_seed(spec.sampling.seed);
+    out->mutable_selective_sampling()->set_unweighted(spec.sampling.unweighted);
   }
   out->set_hash_bits(spec.hash_bits);
   for (const Interaction& i : spec.interactions) {

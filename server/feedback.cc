@@ -32,12 +32,20 @@ std::string MakeExampleId() {
 
 }  // namespace
 
-absl::Status CheckRemember(bool remember, const ExampleIds& ids,
-                           int instances) {
-  if (ids.empty()) return absl::OkStatus();
-  if (!remember) {
+absl::Status CheckExampleIds(bool remember, bool query, const ExampleIds& ids,
+                             int instances) {
+  if (ids.empty()) {
+    if (query && !remember) {
+      return absl::InvalidArgumentError(
+          "a query draws from each instance's example id: give example_ids, "
+          "or set remember to have the server make them");
+    }
+    return absl::OkStatus();
+  }
+  if (!remember && !query) {
     return absl::InvalidArgumentError(
-        "example_ids name remembered instances: set remember too");
+        "example_ids name remembered or queried instances: set remember or "
+        "query too");
   }
   if (ids.size() != instances) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -81,9 +89,19 @@ absl::StatusOr<uint64_t> RememberEntries(
 
 }  // namespace
 
+double AnswerQuery(const SelectiveSampling& sampling,
+                   const std::string& example_id, v1::Prediction& prediction) {
+  const LabelQuery q = QueryLabel(sampling, prediction.score(), example_id);
+  v1::LabelQuery* out = prediction.mutable_query();
+  out->set_ask(q.ask);
+  out->set_probability(q.probability);
+  out->set_weight(q.weight);
+  return q.weight;
+}
+
 absl::Status RememberInstances(
     Model& model, const ServiceParts& parts, const Instances& instances,
-    const ExampleIds& ids,
+    const ExampleIds& ids, bool query,
     google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
     uint64_t& lsn) {
   const Limits& limits = parts.registry->budget().limits();
@@ -98,8 +116,11 @@ absl::Status RememberInstances(
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::vector<PendingExamples::Entry> entries;
     for (int i = 0; i < instances.size(); ++i) {
-      entries.push_back({given ? ids[i] : MakeExampleId(),
-                         instances[i].SerializeAsString(), deadline});
+      std::string id = given ? ids[i] : MakeExampleId();
+      const double weight =
+          query ? AnswerQuery(model.spec().sampling, id, predictions[i]) : 1.0;
+      entries.push_back(
+          {std::move(id), instances[i].SerializeAsString(), deadline, weight});
     }
     std::vector<std::string> named;
     for (const PendingExamples::Entry& e : entries) named.push_back(e.id);

@@ -17,7 +17,10 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/quoted.h"
 #include "core/model/model.h"
+#include "core/monitors/selective_sampling.h"
 #include "core/registry/model_registry.h"
 #include "halfspace/v1/halfspace.pb.h"
 #include "server/auth.h"
@@ -30,20 +33,29 @@ namespace halfspace {
 using Instances = google::protobuf::RepeatedPtrField<v1::FeatureVector>;
 using ExampleIds = google::protobuf::RepeatedPtrField<std::string>;
 
-// INVALID_ARGUMENT unless a request's `remember` and `ids` are usable: no
-// ids, or with remember one valid id per instance, all different. Checked
-// before predicting.
-absl::Status CheckRemember(bool remember, const ExampleIds& ids, int instances);
+// INVALID_ARGUMENT unless a request's `remember`, `query` and `ids` are
+// usable: no ids, or with remember or query one valid id per instance, all
+// different; a query without remember needs the ids. Checked before
+// predicting.
+absl::Status CheckExampleIds(bool remember, bool query, const ExampleIds& ids,
+                             int instances);
 
 // Remembers `instances` on `model` under `ids` (or ids it makes, if none)
-// and names each id in its prediction; sets `lsn` to the record logged. On
-// error nothing is remembered. Every replica of a replicated model
-// remembers them, through its stream.
+// and names each id in its prediction; with `query`, also answers each
+// prediction's label query and remembers its importance weight. Sets `lsn`
+// to the record logged. On error nothing is remembered. Every replica of a
+// replicated model remembers them, through its stream.
 absl::Status RememberInstances(
     Model& model, const ServiceParts& parts, const Instances& instances,
-    const ExampleIds& ids,
+    const ExampleIds& ids, bool query,
     google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
     uint64_t& lsn);
+
+// Answers each prediction's label query (PredictRequest.query) from its
+// score and the example id `ids` gives it. Returns the importance weight
+// of prediction i's label.
+double AnswerQuery(const SelectiveSampling& sampling,
+                   const std::string& example_id, v1::Prediction& prediction);
 
 // Predicts for a PredictRequest or PredictStreamRequest (see PredictInto)
 // on the model `name` names or points to, into `response`'s predictions and
@@ -60,22 +72,38 @@ absl::Status PredictAndRemember(const ServiceParts& parts,
       return s;
     }
   }
-  if (absl::Status s = CheckRemember(request.remember(), request.example_ids(),
-                                     request.instances_size());
+  if (absl::Status s =
+          CheckExampleIds(request.remember(), request.query(),
+                          request.example_ids(), request.instances_size());
       !s.ok()) {
     return s;
   }
   absl::StatusOr<std::shared_ptr<Model>> model = parts.registry->Lookup(name);
   if (!model.ok()) return model.status();
+  const SelectiveSampling& sampling = (*model)->spec().sampling;
+  if (request.query() && !Enabled(sampling)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model ", Quoted((*model)->name()),
+        " does not sample labels: create it with selective_sampling to "
+        "query"));
+  }
   absl::Status status = PredictInto(
       **model, parts.registry->budget().limits(), request.instances(),
       PredictOptionsFor(request, parts.max_message_bytes), scratch, stop,
       *response.mutable_predictions());
   if (!status.ok()) return status;
   response.set_model((*model)->name());
-  if (!request.remember()) return status;
+  if (!request.remember()) {
+    if (request.query()) {
+      for (int i = 0; i < request.instances_size(); ++i) {
+        AnswerQuery(sampling, request.example_ids(i),
+                    *response.mutable_predictions(i));
+      }
+    }
+    return status;
+  }
   return RememberInstances(**model, parts, request.instances(),
-                           request.example_ids(),
+                           request.example_ids(), request.query(),
                            *response.mutable_predictions(), lsn);
 }
 

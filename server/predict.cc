@@ -15,6 +15,8 @@ namespace {
 constexpr size_t kPredictionBytes = 11 + 3 * 9 + 3 + 6;
 // A remembered example id: at most 64 bytes, with its tag and length.
 constexpr size_t kExampleIdBytes = 64 + 2;
+// A v1::LabelQuery: a bool and two doubles, with its tag and length.
+constexpr size_t kLabelQueryBytes = 2 + 2 * 9 + 2;
 // A v1::ClassScore besides its label: two doubles, the label's tag and
 // length, and the entry's own tag and length.
 constexpr size_t kClassScoreBytes = 2 * 9 + 2 + 3;
@@ -24,11 +26,13 @@ constexpr size_t kResponseBytes = 1024;
 
 }  // namespace
 
-PredictOptions PredictionEncoding(bool remember, size_t max_message_bytes) {
+PredictOptions PredictionEncoding(bool remember, bool query,
+                                  size_t max_message_bytes) {
   PredictOptions options;
   options.max_bytes = max_message_bytes;
   options.response_bytes = kResponseBytes;
-  options.instance_bytes = kPredictionBytes + (remember ? kExampleIdBytes : 0);
+  options.instance_bytes = kPredictionBytes + (remember ? kExampleIdBytes : 0) +
+                           (query ? kLabelQueryBytes : 0);
   options.class_score_bytes = kClassScoreBytes;
   return options;
 }

@@ -24,7 +24,9 @@ struct PredictScratch {
 };
 
 // The cost model of a v1::Prediction's encoding (see PredictOptions).
-PredictOptions PredictionEncoding(bool remember, size_t max_message_bytes);
+// `remember`: with an example id each; `query`: with a label query each.
+PredictOptions PredictionEncoding(bool remember, bool query,
+                                  size_t max_message_bytes);
 
 // What a PredictRequest or PredictStreamRequest asks to have returned
 // (top_k), and the most its predictions may take in a response of at most
@@ -32,8 +34,8 @@ PredictOptions PredictionEncoding(bool remember, size_t max_message_bytes);
 template <typename Request>
 PredictOptions PredictOptionsFor(const Request& request,
                                  size_t max_message_bytes) {
-  PredictOptions options =
-      PredictionEncoding(request.remember(), max_message_bytes);
+  PredictOptions options = PredictionEncoding(
+      request.remember(), request.query(), max_message_bytes);
   if (request.has_top_k()) options.top_k = request.top_k();
   return options;
 }

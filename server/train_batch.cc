@@ -128,8 +128,9 @@ absl::Status PrepareFeedback(const Model& model,
   for (size_t i = 0; i < feedback.size(); ++i) {
     const Feedback& f = feedback[i];
     v1::Example* e = train.add_examples();
+    double importance = 1;
     const PendingExamples::State state =
-        model.Pending(f.id, now_micros, &features);
+        model.Pending(f.id, now_micros, &features, &importance);
     if (state == PendingExamples::State::kUnknown) {
       unusable[i] = absl::NotFoundError(
           absl::StrCat("no example is remembered under id ", Quoted(f.id),
@@ -144,7 +145,13 @@ absl::Status PrepareFeedback(const Model& model,
     }
     e->set_label(f.label);
     e->set_class_label(f.class_label);
-    if (f.weight.has_value()) e->set_weight(*f.weight);
+    // A label selective sampling asked for is learned with its importance
+    // weight 1/p, times the feedback's own weight.
+    if (importance != 1) {
+      e->set_weight(f.weight.value_or(1.0) * importance);
+    } else if (f.weight.has_value()) {
+      e->set_weight(*f.weight);
+    }
   }
   if (absl::Status s = PrepareRequest(model, train, scratch, stop); !s.ok()) {
     return s;

@@ -633,7 +633,7 @@ class VwListener::Loop {
   absl::Status Predict(Connection& c, Lines& lines) {
     if (absl::Status s = Charge(*parts_, c.caller, 1, 0); !s.ok()) return s;
     PredictOptions options =
-        PredictionEncoding(false, parts_->max_message_bytes);
+        PredictionEncoding(false, false, parts_->max_message_bytes);
     options.top_k = 0;  // the predicted class is the answer
     predictions_.Clear();
     if (predict_model_ != lines.model) {  // the scratch caches class names
