@@ -8,6 +8,7 @@
 //               [--hash_bits=B]
 //               [--progress_window=N] [--window_losses]
 //               [--drift=adwin|page_hinkley|ddm or 'adwin { delta: D }']
+//               [--selective_sampling=B or 'b: B seed: S']
 //               [--replicate [--stream=S] [--subject=S] [--replicas=N]]
 //   get NAME | list | delete NAME | weights NAME
 //   recent NAME             the last examples a model of dimension 1 or 2
@@ -127,6 +128,13 @@ ABSL_FLAG(bool, remember, false,
 ABSL_FLAG(std::vector<std::string>, example_ids, {},
           "predict --remember: the ids to remember the instances under, one "
           "per instance (default: the server makes them)");
+ABSL_FLAG(bool, query, false,
+          "predict: also say for each instance whether to ask for its label "
+          "(a model with selective sampling; needs --remember or "
+          "--example_ids)");
+ABSL_FLAG(std::string, selective_sampling, "",
+          "create: let predictions ask for labels with probability "
+          "b/(b+|f(x)|): b (e.g. 0.5), or 'b: 0.5 seed: 3'");
 ABSL_FLAG(uint32_t, progress_window, 0,
           "create: the recent window progressive validation keeps, in "
           "examples (default 1000)");
@@ -319,6 +327,12 @@ void PrintModel(const v1::Model& m) {
               << "  loss=" << s.decayed_loss() << "\n";
   }
   if (s.has_drift()) PrintDrift(m.drift(), s.drift());
+  if (m.has_selective_sampling()) {
+    std::cout << "  selective sampling: b=" << m.selective_sampling().b()
+              << "  seed=" << m.selective_sampling().seed()
+              << (m.selective_sampling().unweighted() ? "  unweighted" : "")
+              << "\n";
+  }
   if (s.pending_remembered() > 0) {
     std::cout << "  remembered=" << s.pending_remembered()
               << "  waiting=" << s.pending_waiting()
@@ -348,6 +362,12 @@ absl::Status Create(Client& client, const std::string& name) {
         ParseDriftDetection(absl::GetFlag(FLAGS_drift));
     if (!drift.ok()) return drift.status();
     *request.mutable_drift() = *std::move(drift);
+  }
+  if (!absl::GetFlag(FLAGS_selective_sampling).empty()) {
+    absl::StatusOr<v1::SelectiveSampling> sampling =
+        ParseSelectiveSampling(absl::GetFlag(FLAGS_selective_sampling));
+    if (!sampling.ok()) return sampling.status();
+    *request.mutable_selective_sampling() = *std::move(sampling);
   }
   for (const std::string& label : absl::GetFlag(FLAGS_classes)) {
     request.add_classes(label);
@@ -406,6 +426,7 @@ absl::Status Predict(Client& client, const std::string& name,
   request.set_model(name);
   if (absl::Status s = ReadInstances(args, request); !s.ok()) return s;
   request.set_remember(absl::GetFlag(FLAGS_remember));
+  request.set_query(absl::GetFlag(FLAGS_query));
   for (const std::string& id : absl::GetFlag(FLAGS_example_ids)) {
     request.add_example_ids(id);
   }
@@ -435,6 +456,11 @@ absl::Status Predict(Client& client, const std::string& name,
     if (p.has_signed_distance())
       std::cout << "  distance=" << p.signed_distance();
     if (p.has_probability()) std::cout << "  probability=" << p.probability();
+    if (p.has_query()) {
+      std::cout << "  ask=" << (p.query().ask() ? "yes" : "no")
+                << "  p=" << p.query().probability()
+                << "  weight=" << p.query().weight();
+    }
     std::cout << "\n";
   }
   return absl::OkStatus();
@@ -1322,6 +1348,7 @@ int main(int argc, char** argv) {
       "    [--one_vs_rest] [--classes=a,b] [--standardize] [--hash_bits=B]\n"
       "    [--fit_intercept=false] [--progress_window=N] [--window_losses]\n"
       "    [--drift=adwin|page_hinkley|ddm|'adwin { delta: D }']\n"
+      "    [--selective_sampling=B|'b: B seed: S']\n"
       "    [--replicate [--stream=S] [--subject=S] [--replicas=N]]\n"
       "  get NAME | list | delete NAME | weights NAME\n"
       "  recent NAME       (a model of dimension 1 or 2: its last examples,\n"
@@ -1333,6 +1360,7 @@ int main(int argc, char** argv) {
       "looks)\n"
       "  predict NAME --input=FILE  (one instance a line; - for stdin)\n"
       "    [--remember [--example_ids=ID1,ID2,...]]  (keep them for feedback)\n"
+      "    [--query]        (whether to ask each label: selective sampling)\n"
       "    [--top_k=K]      (a multiclass model's K best class scores)\n"
       "    [--min_position=P]  (a replica: once it has applied position P)\n"
       "  feedback NAME ID:LABEL [ID:LABEL ...]  (delayed labels of remembered\n"

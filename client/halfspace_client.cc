@@ -73,6 +73,24 @@ absl::StatusOr<v1::DriftDetection> ParseDriftDetection(
   return drift;
 }
 
+absl::StatusOr<v1::SelectiveSampling> ParseSelectiveSampling(
+    const std::string& text) {
+  v1::SelectiveSampling sampling;
+  double b = 0;
+  if (absl::SimpleAtod(text, &b)) {
+    sampling.set_b(b);
+    return sampling;
+  }
+  google::protobuf::TextFormat::Parser parser;
+  if (!parser.ParseFromString(text, &sampling)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text,
+        "' is not a selective sampling setting: give b (e.g. 0.5), or b "
+        "and a seed in protobuf text format, e.g. 'b: 0.5 seed: 3'"));
+  }
+  return sampling;
+}
+
 namespace {
 
 void AddExamples(absl::Span<const LabeledExample> examples,

@@ -48,6 +48,12 @@ absl::StatusOr<v1::Algorithm> ParseAlgorithm(const std::string& text);
 // INVALID_ARGUMENT if it sets no method.
 absl::StatusOr<v1::DriftDetection> ParseDriftDetection(const std::string& text);
 
+// Selective sampling's setting from text: b alone ("0.5"), or in protobuf
+// text format ("b: 0.5 seed: 3"). INVALID_ARGUMENT otherwise (b itself is
+// the server's to check).
+absl::StatusOr<v1::SelectiveSampling> ParseSelectiveSampling(
+    const std::string& text);
+
 // A named feature (see v1::NamedFeature). The client sends named features
 // hashed (v1::HashedGroup): the model learns the same.
 struct NamedValue {

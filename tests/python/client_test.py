@@ -369,6 +369,46 @@ class ClientTest(unittest.TestCase):
             self.client.create_model("py-drift-bad", 2,
                                      drift={"adwin": {"delta": 2}})
 
+    def test_selective_sampling(self):
+        # The draw as the README defines it, written here apart from the
+        # server's: FNV-1a-64 of the id, XOR the seed, SplitMix64, 53 bits.
+        mask = (1 << 64) - 1
+
+        def draw(seed, example_id):
+            h = 0xCBF29CE484222325
+            for c in example_id.encode():
+                h = ((h ^ c) * 0x100000001B3) & mask
+            z = ((h ^ seed) + 0x9E3779B97F4A7C15) & mask
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+            return ((z ^ (z >> 31)) >> 11) * 2.0 ** -53
+
+        model = self.client.create_model(
+            "py-sampling", 2, selective_sampling={"b": 0.5, "seed": 12})
+        self.assertEqual(model.selective_sampling.b, 0.5)
+        self.assertEqual(model.selective_sampling.seed, 12)
+        xs = [[math.sin(i * 1.3), math.cos(i * 0.7)] for i in range(300)]
+        ys = [1 if x - 0.5 * z > 0 else -1 for x, z in xs]
+        self.client.train("py-sampling", xs[:100], ys[:100])
+        predictions = self.client.predict("py-sampling", xs[100:],
+                                          remember=True, query=True)
+        labels = []
+        for p, y in zip(predictions, ys[100:]):
+            probability = 0.5 / (0.5 + abs(p.score))
+            self.assertEqual(p.query.probability, probability)
+            self.assertEqual(p.query.ask,
+                             draw(12, p.example_id) < probability)
+            if p.query.ask:
+                self.assertEqual(p.query.weight, 1 / probability)
+                labels.append((p.example_id, y))
+        self.assertTrue(0 < len(labels) < 200)
+        results = self.client.feedback("py-sampling", labels)
+        self.assertTrue(all(not r.HasField("error") for r in results))
+        self.client.create_model("py-no-sampling", 2)
+        with self.assertRaises(halfspace.FailedPrecondition):
+            self.client.predict("py-no-sampling", xs[:1], example_ids=["a"],
+                                query=True)
+
     def test_recent_examples_and_limits(self):
         self.client.create_model("py-recent", 2)
         xs = [[i, -i] for i in range(230)]

@@ -279,6 +279,8 @@ class Client:
                      window_losses: bool = False,
                      replication: Optional[Dict[str, Any]] = None,
                      drift: Union[None, str, Dict[str, Any]] = None,
+                     selective_sampling: Union[None, float,
+                                               Dict[str, Any]] = None,
                      **parameters: Any) -> pb.Model:
         """Creates a model and returns its v1.Model. `algorithm` is a
         v1.Algorithm (halfspace.sgd(loss="log"), ...) or a field of it
@@ -292,7 +294,8 @@ class Client:
         model (a server started with --nats_url). `drift` sets a drift
         detector: "adwin", "page_hinkley" or "ddm" with its defaults, or a
         dict of v1.DriftDetection's fields, e.g. {"adwin": {"delta": 0.001},
-        "input": "INPUT_LOSS"}."""
+        "input": "INPUT_LOSS"}. `selective_sampling` lets predictions ask
+        for labels (predict's `query`): b, or {"b": 0.5, "seed": 3}."""
         if isinstance(algorithm, pb.Algorithm):
             if parameters:
                 raise ValueError("parameters go into the algorithm: "
@@ -317,6 +320,11 @@ class Client:
             if isinstance(drift, str):
                 drift = {drift: {}}
             json_format.ParseDict(drift, request.drift)
+        if selective_sampling is not None:
+            if not isinstance(selective_sampling, dict):
+                selective_sampling = {"b": float(selective_sampling)}
+            json_format.ParseDict(selective_sampling,
+                                  request.selective_sampling)
         return self._call(self._stub.CreateModel, request).model
 
     def get_model(self, name: str) -> pb.Model:
@@ -565,8 +573,8 @@ class Client:
 
     def predict(self, name: str, X: Any, *, remember: bool = False,
                 example_ids: Optional[Sequence[str]] = None,
-                top_k: Optional[int] = None, min_position: int = 0
-                ) -> List[pb.Prediction]:
+                top_k: Optional[int] = None, min_position: int = 0,
+                query: bool = False) -> List[pb.Prediction]:
         """One v1.Prediction per feature vector (row) of X. With
         `remember`, the server keeps each for a later `feedback` (delayed
         labels) under the id the prediction's `example_id` names:
@@ -574,11 +582,14 @@ class Client:
         multiclass model returns every class's score, or with `top_k` the
         k highest, highest first (0: the predicted class alone). On a
         replicated model, `min_position` (a train's position) waits until
-        this server's replica has applied it."""
+        this server's replica has applied it. With `query` (a model created
+        with selective_sampling, and `remember` or `example_ids`), each
+        prediction's `query` says whether to ask for its label and the
+        importance weight a remembered one's feedback learns with."""
         request = pb.PredictRequest(
             model=name, instances=messages.feature_vectors(X),
             remember=remember, example_ids=list(example_ids or []),
-            min_position=min_position)
+            min_position=min_position, query=query)
         if top_k is not None:
             request.top_k = top_k
         return list(self._call(self._stub.Predict, request,
