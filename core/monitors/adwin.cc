@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstddef>
 
+#include "core/monitors/exported_state.h"
+
 namespace halfspace {
 namespace {
 
@@ -137,25 +139,20 @@ absl::Status Adwin::Import(absl::Span<const double> state) {
     return absl::InvalidArgumentError(
         std::string("the ADWIN window's state does not fit: ") + why);
   };
-  // A count read from a double: whole, and within [0, max].
-  const auto whole = [](double v, double max) {
-    return std::isfinite(v) && v >= 0 && v <= max && v == std::floor(v);
-  };
-  constexpr double kMaxCount = 9007199254740992.0;  // 2^53
   constexpr double kMaxRows = 62;  // buckets of 2^61 values past any count
   if (state.size() < 5) return bad("too short");
   for (double v : state) {
     if (!std::isfinite(v)) return bad("a number is not finite");
   }
-  if (!whole(state[0], kMaxCount) || !whole(state[1], kMaxCount) ||
-      !whole(state[4], kMaxRows) || state[4] < 1) {
+  if (!IsExportedCount(state[0]) || !IsExportedCount(state[1]) ||
+      !IsExportedCount(state[4], kMaxRows) || state[4] < 1) {
     return bad("its time, width or rows are not counts");
   }
   std::vector<Row> rows(static_cast<size_t>(state[4]));
   size_t at = 5;
   double width = 0.0;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (at >= state.size() || !whole(state[at], kMaxBuckets + 1)) {
+    if (at >= state.size() || !IsExportedCount(state[at], kMaxBuckets + 1)) {
       return bad("a row's count is not one of 0 to 6");
     }
     const int count = static_cast<int>(state[at++]);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/monitors/exported_state.h"
+
 namespace halfspace {
 
 void Ddm::Reset() {
@@ -40,8 +42,7 @@ absl::Status Ddm::Import(absl::Span<const double> state) {
   const auto rate = [](double v) { return v >= 0 && v <= 1; };  // NaN: false
   const bool unset = state.size() == 4 && std::isinf(state[2]) &&
                      std::isinf(state[3]) && state[2] > 0 && state[3] > 0;
-  if (state.size() != 4 || !(state[0] >= 0) || state[0] > 9007199254740992.0 ||
-      state[0] != std::floor(state[0]) || !rate(state[1]) ||
+  if (state.size() != 4 || !IsExportedCount(state[0]) || !rate(state[1]) ||
       !(unset || (rate(state[2]) && state[3] >= 0 && state[3] <= 1))) {
     return absl::InvalidArgumentError(
         "the DDM detector's state does not fit: 4 numbers, a count, an "

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/monitors/exported_state.h"
 
 namespace halfspace {
 namespace {
@@ -18,12 +19,6 @@ absl::Status OutOfRange(absl::string_view setting, double value,
 // a value shrank because the mean rose.
 bool Rose(bool shrank, double before, const Adwin& window) {
   return shrank && window.mean() > before;
-}
-
-constexpr double kMaxCount = 9007199254740992.0;  // 2^53
-
-bool IsCount(double v) {
-  return v >= 0 && v <= kMaxCount && v == std::floor(v);  // NaN: false
 }
 
 }  // namespace
@@ -197,16 +192,16 @@ absl::Status DriftDetector::Import(absl::Span<const double> state) {
         absl::StrCat("the drift detector's state does not fit: ", why));
   };
   if (state.size() < 5) return bad("too short");
-  if (!(state[0] >= 0 && state[0] <= 2 && state[0] == std::floor(state[0]))) {
+  if (!IsExportedCount(state[0], 2)) {
     return bad("its signal is not 0, 1 or 2");
   }
   for (size_t i = 1; i < 5; ++i) {
-    if (!IsCount(state[i])) return bad("its counts are not counts");
+    if (!IsExportedCount(state[i])) return bad("its counts are not counts");
   }
   DriftDetector copy = *this;
   size_t at = 5;
   const auto next = [&](auto& part) -> absl::Status {
-    if (at >= state.size() || !IsCount(state[at]) ||
+    if (at >= state.size() || !IsExportedCount(state[at]) ||
         state[at] > static_cast<double>(state.size() - at - 1)) {
       return bad("too short");
     }

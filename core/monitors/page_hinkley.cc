@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/monitors/exported_state.h"
+
 namespace halfspace {
 
 DriftSignal PageHinkley::Add(double x) {
@@ -27,8 +29,7 @@ std::vector<double> PageHinkley::Export() const {
 }
 
 absl::Status PageHinkley::Import(absl::Span<const double> state) {
-  if (state.size() != 3 || !std::isfinite(state[0]) || state[0] < 0 ||
-      state[0] > 9007199254740992.0 || state[0] != std::floor(state[0]) ||
+  if (state.size() != 3 || !IsExportedCount(state[0]) ||
       !std::isfinite(state[1]) || !std::isfinite(state[2]) || state[2] < 0) {
     return absl::InvalidArgumentError(
         "the Page-Hinkley test's state does not fit: 3 numbers, a count, a "
