@@ -242,6 +242,37 @@ TEST(DriftDetectorTest, ContinuesAlikeFromItsExportedState) {
   }
 }
 
+TEST(DriftDetectorTest, KeepsTheTimesOfItsLastFindings) {
+  DriftOptions options = Options(DriftOptions::Method::kPageHinkley);
+  options.input = DriftOptions::Input::kLoss;
+  options.page_hinkley.min_instances = 1;
+  options.page_hinkley.threshold = 3;
+  options.page_hinkley.warning_threshold = 2;
+  DriftDetector detector(options);
+  detector.Add(false, 0.0, 1, 1000);
+  // m = 5.5 − 2.75 − δ: past the warning level, short of the drift's.
+  EXPECT_EQ(detector.Add(false, 5.5, 2, 2000), DriftSignal::kWarning);
+  EXPECT_EQ(detector.Add(false, 10.0, 3, 3000), DriftSignal::kDrift);
+  DriftStats stats = detector.stats();
+  EXPECT_EQ(stats.last_warning_micros, 2000);
+  EXPECT_EQ(stats.last_drift_micros, 3000);
+
+  DriftDetector copy(options);
+  ASSERT_TRUE(copy.Import(detector.Export()).ok());
+  EXPECT_EQ(copy.stats().last_warning_micros, 2000);
+  EXPECT_EQ(copy.stats().last_drift_micros, 3000);
+  // A state exported before times were kept: the same findings, no times.
+  std::vector<double> old = detector.Export();
+  old.resize(old.size() - 2);
+  DriftDetector from_old(options);
+  ASSERT_TRUE(from_old.Import(old).ok());
+  EXPECT_EQ(from_old.stats().last_drift_at, 3u);
+  EXPECT_EQ(from_old.stats().last_drift_micros, 0);
+  std::vector<double> bad = detector.Export();
+  bad.back() = -1;
+  EXPECT_FALSE(copy.Import(bad).ok());
+}
+
 TEST(DriftDetectorTest, RefusesAStateThatDoesNotFit) {
   DriftDetector adwin(Options(DriftOptions::Method::kAdwin));
   for (int i = 0; i < 100; ++i) adwin.Add(i % 3 == 0, 0.0, i + 1);

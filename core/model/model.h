@@ -322,10 +322,11 @@ class Model {
   // Learns one prepared example, or refuses it, leaving the model as it
   // was, when learning it overflows. Returns false if it refused the
   // example and removed the class it had added. `undo` is the log the
-  // learner saves into; `standardized` holds a standardized example.
+  // learner saves into; `standardized` holds a standardized example;
+  // `now_micros` is the batch's logged time.
   bool LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
-                UndoLog& undo, std::vector<double>& standardized)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                UndoLog& undo, std::vector<double>& standardized,
+                int64_t now_micros) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes the change ahead, if it is written down, and notes its LSN.
   absl::Status WriteDown(const WriteAhead& write_ahead)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -157,7 +157,7 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
     if (next < refused.size() && refused[next] == i) continue;
     if (!m.JoinsPending(plan, i, outcomes[i])) continue;
     removed_class |= !m.LearnOne(examples[i], outcomes[i], scratch.undo,
-                                 scratch.standardized);
+                                 scratch.standardized, plan.now_micros);
     if (!outcomes[i].error.ok()) continue;
     changed_ = true;
     if (!plan.ids.empty())
@@ -368,7 +368,8 @@ PendingExamples::State Model::Pending(absl::string_view id, int64_t now_micros,
 }
 
 bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
-                     UndoLog& undo, std::vector<double>& standardized) {
+                     UndoLog& undo, std::vector<double>& standardized,
+                     int64_t now_micros) {
   const size_t classes = learner_->classes().size();
   absl::StatusOr<int> target =
       example.error.ok() ? learner_->Target(example) : example.error;
@@ -410,8 +411,8 @@ bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
   window_.Add(outcome.mistake, outcome.update.loss);
   if (drift_ != nullptr) {
     const uint64_t events = drift_->events();
-    outcome.drift =
-        drift_->Add(outcome.mistake, outcome.update.loss, c.examples_seen);
+    outcome.drift = drift_->Add(outcome.mistake, outcome.update.loss,
+                                c.examples_seen, now_micros);
     outcome.drift_event = drift_->events() != events;
   } else {
     outcome.drift.reset();

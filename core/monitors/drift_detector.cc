@@ -113,7 +113,8 @@ DriftDetector::DriftDetector(const DriftOptions& options)
   }
 }
 
-DriftSignal DriftDetector::Add(bool mistake, double loss, uint64_t position) {
+DriftSignal DriftDetector::Add(bool mistake, double loss, uint64_t position,
+                               int64_t micros) {
   const double x =
       input_ == DriftOptions::Input::kLoss ? loss : (mistake ? 1.0 : 0.0);
   DriftSignal signal = DriftSignal::kStable;
@@ -139,10 +140,12 @@ DriftSignal DriftDetector::Add(bool mistake, double loss, uint64_t position) {
       signal_ != DriftSignal::kWarning) {
     ++warnings_;
     last_warning_at_ = position;
+    last_warning_micros_ = micros;
   }
   if (signal == DriftSignal::kDrift) {
     ++drifts_;
     last_drift_at_ = position;
+    last_drift_micros_ = micros;
   }
   signal_ = signal;
   return signal;
@@ -155,6 +158,8 @@ DriftStats DriftDetector::stats() const {
   s.drifts = drifts_;
   s.last_warning_at = last_warning_at_;
   s.last_drift_at = last_drift_at_;
+  s.last_warning_micros = last_warning_micros_;
+  s.last_drift_micros = last_drift_micros_;
   if (adwin_) {
     s.estimate = adwin_->mean();
     s.width = adwin_->width();
@@ -169,7 +174,9 @@ DriftStats DriftDetector::stats() const {
 }
 
 // [signal, warnings, drifts, last warning at, last drift at], then the
-// detectors' states in the order they are declared, each after its length.
+// detectors' states in the order they are declared, each after its length,
+// then the times of the last warning and drift (a state exported before
+// they were kept ends with the detectors').
 std::vector<double> DriftDetector::Export() const {
   std::vector<double> out = {
       static_cast<double>(signal_), static_cast<double>(warnings_),
@@ -183,6 +190,8 @@ std::vector<double> DriftDetector::Export() const {
   if (warning_adwin_) append(warning_adwin_->Export());
   if (page_hinkley_) append(page_hinkley_->Export());
   if (ddm_) append(ddm_->Export());
+  out.push_back(static_cast<double>(last_warning_micros_));
+  out.push_back(static_cast<double>(last_drift_micros_));
   return out;
 }
 
@@ -216,7 +225,15 @@ absl::Status DriftDetector::Import(absl::Span<const double> state) {
   if (s.ok() && copy.page_hinkley_) s = next(*copy.page_hinkley_);
   if (s.ok() && copy.ddm_) s = next(*copy.ddm_);
   if (!s.ok()) return s;
-  if (at != state.size()) return bad("too long for its method");
+  if (at + 2 == state.size()) {
+    if (!IsExportedCount(state[at]) || !IsExportedCount(state[at + 1])) {
+      return bad("its times are not microseconds since the Unix epoch");
+    }
+    copy.last_warning_micros_ = static_cast<int64_t>(state[at]);
+    copy.last_drift_micros_ = static_cast<int64_t>(state[at + 1]);
+  } else if (at != state.size()) {
+    return bad("too long for its method");
+  }
   copy.signal_ = static_cast<DriftSignal>(static_cast<int>(state[0]));
   copy.warnings_ = static_cast<uint64_t>(state[1]);
   copy.drifts_ = static_cast<uint64_t>(state[2]);

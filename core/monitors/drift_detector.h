@@ -63,6 +63,10 @@ struct DriftStats {
   uint64_t drifts = 0;
   uint64_t last_warning_at = 0;  // a position; 0: none yet
   uint64_t last_drift_at = 0;
+  // When they were: the logged time of the batch that held the example,
+  // in microseconds since the Unix epoch; 0 when unknown.
+  int64_t last_warning_micros = 0;
+  int64_t last_drift_micros = 0;
   // The detector's estimate of its input's mean now: ADWIN's window mean,
   // Page-Hinkley's running mean, DDM's error rate.
   double estimate = 0.0;
@@ -81,8 +85,10 @@ class DriftDetector {
   // REQUIRES: CheckDriftOptions(options) is OK, and a method is set.
   explicit DriftDetector(const DriftOptions& options);
 
-  // Reads one example's outcome, the model's `position`-th example.
-  DriftSignal Add(bool mistake, double loss, uint64_t position);
+  // Reads one example's outcome, the model's `position`-th example, of a
+  // batch taken at `micros` (0: unknown).
+  DriftSignal Add(bool mistake, double loss, uint64_t position,
+                  int64_t micros = 0);
 
   DriftStats stats() const;
   // Warnings and drifts since creation: it moves at a warning zone's
@@ -111,6 +117,8 @@ class DriftDetector {
   uint64_t drifts_ = 0;
   uint64_t last_warning_at_ = 0;
   uint64_t last_drift_at_ = 0;
+  int64_t last_warning_micros_ = 0;
+  int64_t last_drift_micros_ = 0;
 };
 
 }  // namespace halfspace

@@ -231,7 +231,8 @@ absl::Status ReplayTrain(Model& model, const storage::v1::TrainBatch& logged,
   const std::vector<std::string> ids(logged.example_ids().begin(),
                                      logged.example_ids().end());
   batch.example_ids = ids;
-  batch.now_micros = logged.pending().now_micros();
+  batch.now_micros = logged.now_micros() != 0 ? logged.now_micros()
+                                              : logged.pending().now_micros();
   batch.pending_limits = LimitsOf(logged.pending());
   std::vector<PeerOutcomes> peers;
   for (const storage::v1::PeerOutcomes& peer : logged.peers()) {

@@ -37,6 +37,7 @@ std::string TrainRecord(const TrainBatch& batch) {
   train->set_source(batch.source.data(), batch.source.size());
   train->set_first_sequence(batch.first_sequence);
   train->set_follows(batch.follows);
+  train->set_now_micros(batch.now_micros);
   train->mutable_refused()->Add(batch.refused.begin(), batch.refused.end());
   for (const PeerOutcomes& peer : batch.peers) {
     storage::v1::PeerOutcomes* out = train->add_peers();

@@ -55,6 +55,9 @@ struct TrainBatch {
   // Delayed feedback as earlier releases logged it, replayed: `request`
   // holds the examples, example i joins example_ids[i].
   absl::Span<const std::string> example_ids;
+  // When the batch was taken (microseconds since the Unix epoch), logged
+  // with it: the clock remembered examples wait by, and the time a drift
+  // it shows is reported at.
   int64_t now_micros = 0;
   PendingLimits pending_limits;
 

@@ -59,7 +59,7 @@ check "buf breaking, storage wire format" \
   "$buf" breaking "$storage" --against tests/api/storage-v1.binpb
 renumbered=$scratch/renumbered
 cp -r "$storage" "$renumbered"
-sed -i 's/  bytes request = 1;/  bytes request = 9;/' \
+sed -i 's/  bytes request = 1;/  bytes request = 99;/' \
   "$renumbered/halfspace/storage/v1/storage.proto"
 storage_bites() {
   ! "$buf" breaking "$renumbered" --against tests/api/storage-v1.binpb \
