@@ -110,6 +110,16 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
     out->set_last_drift_at(d.last_drift_at);
     out->set_estimate(d.estimate);
     out->set_width(d.width);
+    const auto time = [](int64_t micros, google::protobuf::Timestamp* t) {
+      t->set_seconds(micros / 1000000);
+      t->set_nanos(static_cast<int32_t>(micros % 1000000) * 1000);
+    };
+    if (d.last_warning_micros > 0) {
+      time(d.last_warning_micros, out->mutable_last_warning_time());
+    }
+    if (d.last_drift_micros > 0) {
+      time(d.last_drift_micros, out->mutable_last_drift_time());
+    }
   }
 }
 

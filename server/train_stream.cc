@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/types/span.h"
 #include "core/base/mutex.h"
 #include "core/base/quoted.h"
@@ -128,6 +129,7 @@ class TrainReactor final : public PipelinedStream {
     batch.source = source_;
     batch.first_sequence = source_.empty() ? 0 : request_->sequence();
     batch.request = request_raw_;
+    batch.now_micros = absl::ToUnixMicros(absl::Now());
     batch.peers = absl::MakeConstSpan(peers_.data(), k);
     TrainScratch& scratch = scratch_[k];
     absl::StatusOr<uint64_t> learned =
@@ -172,6 +174,7 @@ class TrainReactor final : public PipelinedStream {
     batch.first_sequence = source_.empty() ? 0 : request_->sequence();
     batch.follows = follows_;
     batch.request = request_raw_;
+    batch.now_micros = absl::ToUnixMicros(absl::Now());
     if (!source_.empty() && shape.examples > 0) {
       follows_ = request_->sequence() + (shape.examples - 1);
     }

@@ -590,6 +590,7 @@ class VwListener::Loop {
     lines.request.SerializeToString(&request_bytes_);
     TrainBatch batch;
     batch.request = request_bytes_;
+    batch.now_micros = absl::ToUnixMicros(absl::Now());
     if (IsReplicated(model.spec())) {
       if (parts_->replicas == nullptr) return NotFollowed(model);
       Answer& answer = Queue(c, "");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -145,11 +146,13 @@ TEST(DriftServerTest, EachResultCarriesTheSignalAndStatsTheFindings) {
 
 // The detector's state is in the log's replay and in the snapshots: a
 // crash copy taken mid-stream, and a restart, go on detecting exactly as
-// the server that never stopped.
+// the server that never stopped; and the times of its findings are the
+// logged times of their requests, so a crash or a restart reports the same.
 TEST(DriftServerTest, ACrashOrARestartDetectsAtTheSamePositions) {
   for (const char* method :
        {"adwin { clock: 1 }", "page_hinkley {}", "ddm {}"}) {
     SCOPED_TRACE(method);
+    const int64_t start = absl::ToUnixSeconds(absl::Now());
     TestServer server;
     Client client = server.NewClient();
     ASSERT_TRUE(client.CreateModel(DriftModel("m", method)).ok());
@@ -164,14 +167,32 @@ TEST(DriftServerTest, ACrashOrARestartDetectsAtTheSamePositions) {
     absl::StatusOr<v1::Model> a = client.GetModel("m");
     absl::StatusOr<v1::Model> b = recovered.GetModel("m");
     ASSERT_TRUE(a.ok() && b.ok());
+    const v1::DriftState found = a->stats().drift();
+    ASSERT_TRUE(found.has_last_drift_time());
+    EXPECT_GE(found.last_drift_time().seconds(), start);
+    EXPECT_LE(found.last_drift_time().seconds(),
+              absl::ToUnixSeconds(absl::Now()));
+    // The same findings; the times are of the requests each server took.
+    v1::DriftState found_again = b->stats().drift();
+    ASSERT_TRUE(found_again.has_last_drift_time());
+    for (v1::DriftState* state :
+         {a->mutable_stats()->mutable_drift(), &found_again}) {
+      state->clear_last_warning_time();
+      state->clear_last_drift_time();
+    }
     EXPECT_EQ(a->stats().drift().SerializeAsString(),
-              b->stats().drift().SerializeAsString());
+              found_again.SerializeAsString());
+    // After a crash now, and after a restart, the times too.
+    CrashCopy later(server.data_dir());
+    Client after_crash = later.Start();
     server.Restart();
     client = server.NewClient();
-    a = client.GetModel("m");
-    ASSERT_TRUE(a.ok());
-    EXPECT_EQ(a->stats().drift().SerializeAsString(),
-              b->stats().drift().SerializeAsString());
+    for (Client* c : {&client, &after_crash}) {
+      absl::StatusOr<v1::Model> m = c->GetModel("m");
+      ASSERT_TRUE(m.ok());
+      EXPECT_EQ(m->stats().drift().SerializeAsString(),
+                found.SerializeAsString());
+    }
   }
 }
 
