@@ -37,18 +37,8 @@ absl::StatusOr<v1::PredictResponse> Remember(
     Stub& stub, const std::string& model,
     const std::vector<std::vector<double>>& xs,
     const std::vector<std::string>& ids = {}) {
-  grpc::ClientContext context;
-  v1::PredictRequest request;
-  request.set_model(model);
-  request.set_remember(true);
-  for (const auto& x : xs) {
-    request.add_instances()->mutable_dense()->Add(x.begin(), x.end());
-  }
-  for (const std::string& id : ids) request.add_example_ids(id);
-  v1::PredictResponse response;
-  const grpc::Status s = stub.Predict(&context, request, &response);
-  if (!s.ok()) return FromGrpcStatus(s);
-  return response;
+  return PredictVectors(stub, model, xs, /*remember=*/true, /*query=*/false,
+                        ids);
 }
 
 absl::StatusOr<v1::FeedbackResponse> Feedback(
@@ -77,22 +67,6 @@ v1::Model GetModel(Stub& stub, const std::string& model) {
   v1::GetModelResponse response;
   EXPECT_TRUE(stub.GetModel(&context, request, &response).ok());
   return response.model();
-}
-
-std::vector<double> Weights(Stub& stub, const std::string& model) {
-  grpc::ClientContext context;
-  v1::GetWeightsRequest request;
-  request.set_model(model);
-  v1::GetWeightsResponse response;
-  EXPECT_TRUE(stub.GetWeights(&context, request, &response).ok());
-  std::vector<double> out(response.weights().begin(), response.weights().end());
-  out.push_back(response.bias());
-  return out;
-}
-
-bool BitIdentical(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 class FeedbackTest : public ::testing::Test {

@@ -119,25 +119,6 @@ grpc::Status Create(Stub& stub, const std::string& model,
   return stub.CreateModel(&context, request, &response);
 }
 
-absl::StatusOr<v1::PredictResponse> Predict(
-    Stub& stub, const std::string& model,
-    const std::vector<std::vector<double>>& xs, bool remember, bool query,
-    const std::vector<std::string>& ids = {}) {
-  grpc::ClientContext context;
-  v1::PredictRequest request;
-  request.set_model(model);
-  request.set_remember(remember);
-  request.set_query(query);
-  for (const auto& x : xs) {
-    request.add_instances()->mutable_dense()->Add(x.begin(), x.end());
-  }
-  for (const std::string& id : ids) request.add_example_ids(id);
-  v1::PredictResponse response;
-  const grpc::Status s = stub.Predict(&context, request, &response);
-  if (!s.ok()) return FromGrpcStatus(s);
-  return response;
-}
-
 void Train(Stub& stub, const v1::TrainRequest& request) {
   grpc::ClientContext context;
   std::unique_ptr<TrainStream> stream = stub.Train(&context);
@@ -147,22 +128,6 @@ void Train(Stub& stub, const v1::TrainRequest& request) {
   while (stream->Read(&response)) {
   }
   ASSERT_TRUE(stream->Finish().ok());
-}
-
-std::vector<double> Weights(Stub& stub, const std::string& model) {
-  grpc::ClientContext context;
-  v1::GetWeightsRequest request;
-  request.set_model(model);
-  v1::GetWeightsResponse response;
-  EXPECT_TRUE(stub.GetWeights(&context, request, &response).ok());
-  std::vector<double> out(response.weights().begin(), response.weights().end());
-  out.push_back(response.bias());
-  return out;
-}
-
-bool BitIdentical(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 class SelectiveSamplingServerTest : public ::testing::Test {
@@ -217,7 +182,7 @@ TEST_F(SelectiveSamplingServerTest, PredictAnswersEachQueryFromItsIdAndSeed) {
     ids.push_back(absl::StrCat("x", ids.size()));
   }
   absl::StatusOr<v1::PredictResponse> r =
-      Predict(*stub_, "m", xs, /*remember=*/false, /*query=*/true, ids);
+      PredictVectors(*stub_, "m", xs, /*remember=*/false, /*query=*/true, ids);
   ASSERT_TRUE(r.ok()) << r.status();
   int asked = 0;
   for (int i = 0; i < r->predictions_size(); ++i) {
@@ -235,16 +200,16 @@ TEST_F(SelectiveSamplingServerTest, PredictAnswersEachQueryFromItsIdAndSeed) {
   // Without ids or remember there is nothing to draw from; a model without
   // sampling cannot query.
   absl::StatusOr<v1::PredictResponse> no_ids =
-      Predict(*stub_, "m", xs, false, true);
+      PredictVectors(*stub_, "m", xs, false, true);
   EXPECT_TRUE(absl::IsInvalidArgument(no_ids.status())) << no_ids.status();
   EXPECT_THAT(no_ids.status().message(), HasSubstr("example_ids"));
   ASSERT_TRUE(Create(*stub_, "plain", "perceptron", "").ok());
   absl::StatusOr<v1::PredictResponse> plain =
-      Predict(*stub_, "plain", xs, false, true, ids);
+      PredictVectors(*stub_, "plain", xs, false, true, ids);
   EXPECT_TRUE(absl::IsFailedPrecondition(plain.status())) << plain.status();
   // Ids without remember or query name nothing.
   absl::StatusOr<v1::PredictResponse> stray =
-      Predict(*stub_, "m", xs, false, false, ids);
+      PredictVectors(*stub_, "m", xs, false, false, ids);
   EXPECT_TRUE(absl::IsInvalidArgument(stray.status())) << stray.status();
 }
 
@@ -277,7 +242,7 @@ void SelectiveSamplingServerTest::FeedbackLearnsWithTheQueriesWeights(
     ids.push_back(absl::StrCat("e", i));
   }
   absl::StatusOr<v1::PredictResponse> r =
-      Predict(*stub_, q, xs, /*remember=*/true, /*query=*/true, ids);
+      PredictVectors(*stub_, q, xs, /*remember=*/true, /*query=*/true, ids);
   ASSERT_TRUE(r.ok()) << r.status();
 
   grpc::ClientContext context;
@@ -330,12 +295,12 @@ TEST_F(SelectiveSamplingServerTest, WeightsSurviveARestartAndACrash) {
   for (int i = 30; i < 60; ++i) before_restart.push_back(examples[i].first);
   for (int i = 60; i < 90; ++i) after_restart.push_back(examples[i].first);
   absl::StatusOr<v1::PredictResponse> first =
-      Predict(*stub_, "m", before_restart, true, true);
+      PredictVectors(*stub_, "m", before_restart, true, true);
   ASSERT_TRUE(first.ok()) << first.status();
   server_.Restart();
   stub_ = server_.NewStub();
   absl::StatusOr<v1::PredictResponse> second =
-      Predict(*stub_, "m", after_restart, true, true);
+      PredictVectors(*stub_, "m", after_restart, true, true);
   ASSERT_TRUE(second.ok()) << second.status();
 
   v1::FeedbackRequest feedback;

@@ -5,6 +5,7 @@
 #define HALFSPACE_TESTS_TEST_SERVER_H_
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "client/halfspace_client.h"
 #include "grpcpp/create_channel.h"
@@ -42,6 +44,46 @@ inline void AddExample(v1::TrainRequest& request, std::vector<double> x,
 }
 
 // n deterministic examples of a noisy linear rule in three features.
+// A binary model's weights, then its bias, as GetWeights gives them.
+inline std::vector<double> Weights(v1::HalfspaceService::Stub& stub,
+                                   const std::string& model) {
+  grpc::ClientContext context;
+  v1::GetWeightsRequest request;
+  request.set_model(model);
+  v1::GetWeightsResponse response;
+  EXPECT_TRUE(stub.GetWeights(&context, request, &response).ok());
+  std::vector<double> out(response.weights().begin(), response.weights().end());
+  out.push_back(response.bias());
+  return out;
+}
+
+// Predicts dense vectors `xs` with `model`, remembering them (under
+// `ids`, if given) and answering label queries as asked.
+inline absl::StatusOr<v1::PredictResponse> PredictVectors(
+    v1::HalfspaceService::Stub& stub, const std::string& model,
+    const std::vector<std::vector<double>>& xs, bool remember, bool query,
+    const std::vector<std::string>& ids = {}) {
+  grpc::ClientContext context;
+  v1::PredictRequest request;
+  request.set_model(model);
+  request.set_remember(remember);
+  request.set_query(query);
+  for (const auto& x : xs) {
+    request.add_instances()->mutable_dense()->Add(x.begin(), x.end());
+  }
+  for (const std::string& id : ids) request.add_example_ids(id);
+  v1::PredictResponse response;
+  const grpc::Status s = stub.Predict(&context, request, &response);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return response;
+}
+
+inline bool BitIdentical(const std::vector<double>& a,
+                         const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
 inline std::vector<std::pair<std::vector<double>, int>> NoisyExamples(int n) {
   std::vector<std::pair<std::vector<double>, int>> out;
   for (int i = 0; i < n; ++i) {
