@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 
 # A console block; or a Python program followed by what it prints (a
@@ -57,6 +59,15 @@ def sessions(readme):
     return result
 
 
+def ready(url):
+    """Whether the server's readiness probe at url answers 200."""
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
 def main(readme_path, server_binary, build_dir):
     with open(readme_path) as f:
         blocks = sessions(f.read())
@@ -77,8 +88,10 @@ def main(readme_path, server_binary, build_dir):
                  "--data_dir=" + os.path.join(work, "data")],
                 stdout=log, stderr=subprocess.STDOUT)
         try:
-            for _ in range(200):
-                if os.path.exists(socket):
+            # The socket appears when the server listens; it serves once its
+            # models have loaded, which its readiness probe reports.
+            for _ in range(600):
+                if ready("http://127.0.0.1:8080/v2/health/ready"):
                     break
                 time.sleep(0.05)
             # Debian's python3 first: the one with python3-grpcio.
