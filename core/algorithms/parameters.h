@@ -79,6 +79,9 @@ enum class ParameterKey : uint32_t {
   kSamplingB = 39,
   kSamplingSeed = 40,
   kSamplingUnweighted = 41,
+  // The drift reaction's (core/model/drift_reaction.h).
+  kChallenge = 42,
+  kChallengeAlpha = 43,
 };
 
 // One parameter: its name in the API, its key in model files, and `of`,

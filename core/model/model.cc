@@ -75,7 +75,10 @@ Model::Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
       window_(spec.progress_window, spec.window_losses),
       drift_(spec.drift.method != DriftOptions::Method::kNone
                  ? std::make_unique<DriftDetector>(spec.drift)
-                 : nullptr) {}
+                 : nullptr),
+      reaction_(spec.drift.challenge
+                    ? std::make_unique<DriftReaction>(shared_->spec)
+                    : nullptr) {}
 
 // Nothing else holds the model once it is destroyed.
 Model::~Model() ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -158,6 +161,14 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
     return absl::DataLossError(
         "the snapshot holds a drift detector's state, but the model has no "
         "detector");
+  }
+  if (m.reaction_ != nullptr && !snapshot.reaction.empty()) {
+    s = m.reaction_->Import(snapshot.reaction);
+    if (!s.ok()) return s;
+  } else if (!snapshot.reaction.empty()) {
+    return absl::DataLossError(
+        "the snapshot holds a drift reaction's state, but the model has no "
+        "reaction");
   }
   if (!snapshot.paired.empty()) {
     std::unique_ptr<PairedMistakes>& paired = m.MutableOccasional().paired;
@@ -295,6 +306,36 @@ absl::Status Model::SetClassWeights(absl::string_view label,
   return s;
 }
 
+absl::Status Model::CanRollBack() const {
+  ReaderMutexLock lock(mu_);
+  return RollBackError();
+}
+
+absl::Status Model::RollBackError() const {
+  if (reaction_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model ", Quoted(name_),
+        " has no drift reaction, so no weights a challenger replaced; "
+        "create it with drift { challenge {} }"));
+  }
+  if (!reaction_->stats().can_roll_back) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model ", Quoted(name_),
+        " has no weights to roll back to: no challenger replaced them since "
+        "it was created or last rolled back"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Model::RollBack(const WriteAhead& write_ahead) {
+  WriterMutexLock lock(mu_);
+  if (absl::Status s = RollBackError(); !s.ok()) return s;
+  if (absl::Status s = WriteDown(write_ahead); !s.ok()) return s;
+  absl::Status s = reaction_->RollBack(learner_);
+  if (s.ok()) generation_.fetch_add(1, std::memory_order_acq_rel);
+  return s;
+}
+
 absl::Status Model::MarkDeleted(const WriteAhead& write_ahead) {
   WriterMutexLock lock(mu_);
   if (absl::Status s = WriteDown(write_ahead); !s.ok()) return s;
@@ -425,6 +466,7 @@ std::optional<ModelDrift> Model::DriftLocked() const {
   d.stats = drift_->stats();
   d.state =
       RecentState(d.stats, counters_.examples_seen, spec().progress_window);
+  if (reaction_ != nullptr) d.reaction = reaction_->stats();
   return d;
 }
 
@@ -472,6 +514,7 @@ ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   snapshot.pending = pending().Export();
   snapshot.progress = window_.Export();
   if (drift_ != nullptr) snapshot.drift = drift_->Export();
+  if (reaction_ != nullptr) snapshot.reaction = reaction_->Export();
   snapshot.paired = paired().peers();
   snapshot.incarnation = incarnation_;
   return snapshot;

@@ -31,6 +31,7 @@
 #include "absl/types/span.h"
 #include "core/base/mutex.h"
 #include "core/features/features.h"
+#include "core/model/drift_reaction.h"
 #include "core/model/learner.h"
 #include "core/model/limits.h"
 #include "core/model/model_spec.h"
@@ -211,6 +212,14 @@ class Model {
                                double b,
                                const WriteAhead& write_ahead = nullptr);
 
+  // Puts back the weights the drift reaction's last switch replaced (see
+  // drift_reaction.h), written ahead first; counters are kept.
+  // FAILED_PRECONDITION, changing nothing, for a model without a reaction
+  // or with no weights kept.
+  absl::Status RollBack(const WriteAhead& write_ahead = nullptr);
+  // What RollBack would answer now, changing nothing.
+  absl::Status CanRollBack() const;
+
   // Writes down a change made to the model as a whole (its creation) and
   // notes its LSN.
   absl::Status RecordCreation(const WriteAhead& write_ahead);
@@ -305,6 +314,8 @@ class Model {
   // remembered under plan.ids[i] waits; else why not, as its outcome.
   bool JoinsPending(const LearnPlan& plan, size_t i, ExampleOutcome& outcome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // See CanRollBack.
+  absl::Status RollBackError() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // See pending_stats and drift.
   PendingStats PendingStatsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   std::optional<ModelDrift> DriftLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -380,7 +391,9 @@ class Model {
   const std::shared_ptr<ResourceBudget> budget_;
 
   mutable SharedMutex mu_;
-  const std::unique_ptr<Learner> learner_ ABSL_PT_GUARDED_BY(mu_);
+  // Replaced only when the drift reaction switches (drift_reaction.h).
+  std::unique_ptr<Learner> learner_ ABSL_GUARDED_BY(mu_)
+      ABSL_PT_GUARDED_BY(mu_);
   // If spec().standardize.
   const std::unique_ptr<Standardizer> standardizer_ ABSL_PT_GUARDED_BY(mu_);
   ModelCounters counters_ ABSL_GUARDED_BY(mu_);
@@ -389,6 +402,8 @@ class Model {
   ProgressWindow window_ ABSL_GUARDED_BY(mu_);
   // If the spec sets a drift detector.
   const std::unique_ptr<DriftDetector> drift_ ABSL_PT_GUARDED_BY(mu_);
+  // If the spec sets a reaction to its detector.
+  const std::unique_ptr<DriftReaction> reaction_ ABSL_PT_GUARDED_BY(mu_);
   // What few models use, made when the first part is (see Occasional).
   std::unique_ptr<Occasional> occasional_ ABSL_GUARDED_BY(mu_);
 

@@ -51,6 +51,7 @@ void Reject(absl::Status error, ExampleOutcome& outcome) {
   outcome.mistake = false;
   outcome.drift.reset();
   outcome.drift_event = false;
+  outcome.reaction = ReactionEvent::kNone;
   outcome.examples_seen = outcome.updates = 0;
   outcome.predicted_class = -1;
   outcome.class_scores.clear();
@@ -168,6 +169,7 @@ void Model::Writer::Learn(absl::Span<const PreparedExample> examples,
   scratch.undo.Trim(kKeptScratchBytes);
   Trim(scratch.standardized);
   m.learner_->EndBatch();
+  if (m.reaction_ != nullptr) m.reaction_->EndBatch();
   if (removed_class) {  // give back what Admit reserved for it
     const int64_t unused =
         m.reserved_ - ModelBytes(m.spec(), m.learner_->classes().size());
@@ -409,11 +411,23 @@ bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
   outcome.examples_seen = c.examples_seen;
   outcome.updates = c.updates;
   window_.Add(outcome.mistake, outcome.update.loss);
+  outcome.reaction = ReactionEvent::kNone;
+  if (reaction_ != nullptr) {
+    reaction_->Learn(x, *target, example.weight, outcome.mistake);
+  }
   if (drift_ != nullptr) {
     const uint64_t events = drift_->events();
     outcome.drift = drift_->Add(outcome.mistake, outcome.update.loss,
                                 c.examples_seen, now_micros);
     outcome.drift_event = drift_->events() != events;
+    if (reaction_ != nullptr) {
+      outcome.reaction =
+          reaction_->React(*outcome.drift, outcome.drift_event, c.examples_seen,
+                           now_micros, learner_);
+      if (outcome.reaction == ReactionEvent::kSwitched) {
+        learner_->set_undo_log(&undo);
+      }
+    }
   } else {
     outcome.drift.reset();
     outcome.drift_event = false;

@@ -79,9 +79,13 @@ int64_t ModelBytes(const ModelSpec& spec, int64_t classes) {
   // being learned is the learning thread's, for the batch).
   const int64_t standardizer =
       spec.standardize ? 2 * spec.dimension * int64_t{sizeof(double)} : 0;
+  // A drift reaction's challenger and the weights it replaced (binary
+  // models only), reserved from the start so that it never waits for
+  // memory and decides alike on every replica.
+  const int64_t reaction = spec.drift.challenge ? 2 * ClassBytes(spec) : 0;
   return kModelOverheadBytes + standardizer +
          ProgressWindow::Bytes(spec.progress_window, spec.window_losses) +
-         DriftDetector::Bytes(spec.drift) +
+         DriftDetector::Bytes(spec.drift) + reaction +
          (IsMulticlass(spec) ? classes : 1) * ClassBytes(spec);
 }
 
@@ -214,6 +218,11 @@ absl::Status ValidateModelSpec(const ModelSpec& spec) {
     return absl::InvalidArgumentError(
         "selective_sampling is for binary models: its probability "
         "b/(b+|f(x)|) reads one score");
+  }
+  if (spec.drift.challenge && IsMulticlass(spec)) {
+    return absl::InvalidArgumentError(
+        "drift.challenge is for binary models: a multiclass model's "
+        "challenger would grow classes of its own");
   }
   if (absl::Status s = ValidateFeatureSpace(spec); !s.ok()) return s;
   if (absl::Status s = std::visit([](const auto& p) { return p.Validate(); },

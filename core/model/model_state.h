@@ -47,11 +47,48 @@ struct PendingStats {
   PendingExamples::Counters counters;
 };
 
+// What a model's drift reaction (drift_reaction.h) did at one example.
+enum class ReactionEvent : uint8_t {
+  kNone = 0,
+  kStarted,   // a challenger started (after this example)
+  kSwitched,  // the challenger replaced the model's weights
+  kDropped,   // the challenger ran out of time and was dropped
+};
+
+// A model's drift reaction's state, for people and dashboards.
+struct ReactionStats {
+  bool challenging = false;  // a challenger learns beside the model
+  // Where it started (the model's examples_seen when it did) and when (the
+  // batch's logged time, 0 when unknown).
+  uint64_t started_at = 0;
+  int64_t started_micros = 0;
+  // Where a drift came since it started (0: none yet): from there it may
+  // replace the model.
+  uint64_t armed_at = 0;
+  // Its paired counts with the model since it started: examples both
+  // learned, those only the model got wrong, only the challenger.
+  uint64_t examples = 0;
+  uint64_t only_model_wrong = 0;
+  uint64_t only_challenger_wrong = 0;
+  // McNemar's tests run on it since it was armed (see drift_reaction.h).
+  uint64_t tests = 0;
+  // Switches and dropped challengers since creation, and the last switch.
+  uint64_t switches = 0;
+  uint64_t dropped = 0;
+  uint64_t last_switch_at = 0;
+  int64_t last_switch_micros = 0;
+  double last_switch_p_value = 1.0;
+  // Whether weights replaced at the last switch are kept for a roll-back.
+  bool can_roll_back = false;
+};
+
 // What a model's drift detector found, and the state the model is in: its
-// RecentState over the model's progress window.
+// RecentState over the model's progress window; and what its reaction did,
+// if it has one.
 struct ModelDrift {
   DriftStats stats;
   DriftSignal state = DriftSignal::kStable;
+  std::optional<ReactionStats> reaction;
 };
 
 // A consistent read of the counters and the weights' summary.
@@ -79,8 +116,9 @@ struct ModelSnapshot {
   std::map<std::string, uint64_t> sources;
   PendingExamples::Snapshot pending;  // remembered for delayed feedback
   std::vector<double> progress;       // ProgressWindow::Export(); may be empty
-  std::vector<double> drift;  // DriftDetector::Export(); empty without one
-  uint64_t incarnation = 0;   // see Model::incarnation
+  std::vector<double> drift;     // DriftDetector::Export(); empty without one
+  std::vector<double> reaction;  // DriftReaction::Export(); empty without
+  uint64_t incarnation = 0;      // see Model::incarnation
   // Paired mistakes against the models it shared fan-out streams with.
   std::map<std::string, PairedCounts, std::less<>> paired;
 };
@@ -122,6 +160,8 @@ struct ExampleOutcome {
   // Whether this example was a drift or began a warning (see
   // DriftStats::warnings): what is worth a line in a log.
   bool drift_event = false;
+  // What the model's drift reaction did after this example.
+  ReactionEvent reaction = ReactionEvent::kNone;
   uint64_t examples_seen = 0;        // the model's counter after this example
   uint64_t updates = 0;              // the model's counter after this example
   int predicted_class = -1;          // multiclass

@@ -63,7 +63,7 @@ std::string SpecIdentity(const ModelSpec& spec) {
   // A field added to ModelSpec, DriftOptions, SelectiveSampling, Replication
   // or ReplicaLimits must be appended below: two specs differing in it must
   // not be shared.
-  static_assert(sizeof(ModelSpec) == 384 && sizeof(DriftOptions) == 96 &&
+  static_assert(sizeof(ModelSpec) == 392 && sizeof(DriftOptions) == 104 &&
                     sizeof(SelectiveSampling) == 16 &&
                     sizeof(Replication) == 136 && sizeof(ReplicaLimits) == 32,
                 "a spec's field is missing from its identity");
@@ -96,6 +96,8 @@ std::string SpecIdentity(const ModelSpec& spec) {
   AppendValue(out, d.ddm.warm_start);
   AppendValue(out, d.ddm.warning_level);
   AppendValue(out, d.ddm.drift_level);
+  AppendValue(out, d.challenge);
+  AppendValue(out, d.challenge_alpha);
   AppendValue(out, spec.sampling.b);
   AppendValue(out, spec.sampling.seed);
   AppendValue(out, spec.sampling.unweighted);

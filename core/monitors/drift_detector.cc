@@ -31,6 +31,13 @@ absl::Status CheckDriftOptions(const DriftOptions& o) {
         "drift.input must be the mistakes or the loss, and DDM reads the "
         "mistakes");
   }
+  if (o.challenge && o.method == Method::kNone) {
+    return absl::InvalidArgumentError(
+        "drift.challenge needs a detector: set adwin, page_hinkley or ddm");
+  }
+  if (o.challenge && !(o.challenge_alpha > 0 && o.challenge_alpha < 1)) {
+    return OutOfRange("challenge.alpha", o.challenge_alpha, "in (0, 1)");
+  }
   switch (o.method) {
     case Method::kNone:
       return absl::OkStatus();

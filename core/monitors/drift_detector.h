@@ -43,11 +43,17 @@ struct DriftOptions {
 
   Method method = Method::kNone;
   Input input = Input::kMistakes;
+  // The reaction (see core/model/drift_reaction.h): on a warning, a
+  // challenger of fresh weights learns beside the model; on a drift, it
+  // replaces the model's weights when McNemar's test finds it better at
+  // level challenge_alpha.
+  bool challenge = false;
   double adwin_delta = 0.002;
   double adwin_warning_delta = 0.02;  // 0: no warnings
   int64_t adwin_clock = 32;
   PageHinkleyOptions page_hinkley;
   DdmOptions ddm;
+  double challenge_alpha = 0.05;
 };
 
 // INVALID_ARGUMENT, naming the setting, unless every setting the method

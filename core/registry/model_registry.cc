@@ -316,6 +316,14 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
       return ReplayRemember(model, *record.mutable_remember(), trainer);
     case storage::v1::LogRecord::kSetWeights:
       return ReplaySetWeights(model, record.set_weights(), journal);
+    case storage::v1::LogRecord::kRollBack: {
+      // A replicated model's roll-back is checked before it is published,
+      // but a second one may race it onto the stream: where nothing is
+      // kept, every replica alike lets it pass as a no-op.
+      absl::Status s =
+          model.RollBack(AppendTo(&journal, model.name(), "", nullptr));
+      return absl::IsFailedPrecondition(s) ? absl::OkStatus() : s;
+    }
     case storage::v1::LogRecord::kDelete: {
       absl::Status s = model.MarkDeleted(AppendTo(&journal, name, "", nullptr));
       if (!s.ok()) return s;
@@ -758,6 +766,16 @@ absl::Status ModelRegistry::SetWeights(absl::string_view name,
       journal_ != nullptr ? SetWeightsRecord(class_label, w, b) : "";
   return (*model)->SetClassWeights(class_label, std::move(w), b,
                                    AppendTo(journal_, name, record, lsn));
+}
+
+absl::Status ModelRegistry::RollBack(absl::string_view name, uint64_t* lsn) {
+  absl::StatusOr<std::shared_ptr<Model>> model = Get(name);
+  if (!model.ok()) return model.status();
+  if (IsReplicated((*model)->spec())) {
+    return CheckLocal(*Find(name), name);
+  }
+  const std::string record = journal_ != nullptr ? RollBackRecord() : "";
+  return (*model)->RollBack(AppendTo(journal_, name, record, lsn));
 }
 
 absl::Status ModelRegistry::RestorePrevious(absl::string_view name,

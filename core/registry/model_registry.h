@@ -218,6 +218,11 @@ class ModelRegistry {
                           std::vector<double> w, double b,
                           uint64_t* lsn = nullptr);
 
+  // Puts back the weights the model's drift reaction replaced at its last
+  // switch, logged like SetWeights; FAILED_PRECONDITION as
+  // Model::RollBack. Sets `lsn` to the record's.
+  absl::Status RollBack(absl::string_view name, uint64_t* lsn = nullptr);
+
   // Rolls an unavailable model back to its previous snapshot, sets the
   // damaged one aside, and logs (or stores) the state; the changes after
   // that snapshot are lost. FAILED_PRECONDITION for a model that is

@@ -765,6 +765,13 @@ absl::Status ReplicaSet::SetWeights(const Model& model,
       .status();
 }
 
+absl::Status ReplicaSet::RollBack(const Model& model, absl::Time deadline) {
+  if (absl::Status s = model.CanRollBack(); !s.ok()) return s;
+  return PublishAndWait(model.name(), model.spec().replication,
+                        RollBackRecord(), deadline)
+      .status();
+}
+
 absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(name);
   std::optional<Replication> replication;

@@ -182,6 +182,12 @@ class ReplicaSet {
                           absl::Span<const double> w, double b,
                           absl::Time deadline);
 
+  // Publishes a roll-back of `model`'s drift reaction (Model::RollBack)
+  // and waits until this server's replica applied it; FAILED_PRECONDITION,
+  // publishing nothing, while this replica has nothing to roll back to;
+  // errors as Learn's.
+  absl::Status RollBack(const Model& model, absl::Time deadline);
+
   // Publishes the deletion of `model` and releases its name once this
   // server's replica applied it. FAILED_PRECONDITION while an alias points
   // to it.

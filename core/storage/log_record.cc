@@ -99,6 +99,12 @@ std::string DeleteRecord() {
   return record.SerializeAsString();
 }
 
+std::string RollBackRecord() {
+  storage::v1::LogRecord record;
+  record.mutable_roll_back();
+  return record.SerializeAsString();
+}
+
 std::string RestoreRecord(const ModelSnapshot& snapshot) {
   storage::v1::LogRecord record;
   ToModelFile(snapshot, *record.mutable_restore());

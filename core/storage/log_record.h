@@ -36,6 +36,8 @@ std::string SetWeightsRecord(absl::string_view class_label,
 
 std::string DeleteRecord();
 
+std::string RollBackRecord();
+
 // A model's whole state, replacing what it was.
 std::string RestoreRecord(const ModelSnapshot& snapshot);
 

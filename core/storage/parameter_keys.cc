@@ -85,6 +85,10 @@ void AddDriftParameters(const DriftOptions& d, Add&& add) {
       add(Key::kDdmDriftLevel, d.ddm.drift_level);
       break;
   }
+  if (d.challenge) {
+    add(Key::kChallenge, Stored(d.challenge));
+    add(Key::kChallengeAlpha, d.challenge_alpha);
+  }
 }
 
 void LoadDriftParameters(const KeyedValues& values, DriftOptions& d) {
@@ -103,6 +107,8 @@ void LoadDriftParameters(const KeyedValues& values, DriftOptions& d) {
   Load(values, Key::kDdmWarmStart, d.ddm.warm_start);
   Load(values, Key::kDdmWarningLevel, d.ddm.warning_level);
   Load(values, Key::kDdmDriftLevel, d.ddm.drift_level);
+  Load(values, Key::kChallenge, d.challenge);
+  Load(values, Key::kChallengeAlpha, d.challenge_alpha);
 }
 
 }  // namespace

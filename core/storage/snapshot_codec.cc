@@ -154,6 +154,7 @@ void ToModelFile(const ModelSnapshot& s, storage::v1::ModelFile& file) {
   ToProto(s.pending, *file.mutable_pending());
   file.mutable_progress()->Assign(s.progress.begin(), s.progress.end());
   file.mutable_drift()->Assign(s.drift.begin(), s.drift.end());
+  file.mutable_reaction()->Assign(s.reaction.begin(), s.reaction.end());
   file.set_incarnation(s.incarnation);
   for (const auto& [peer, counts] : s.paired) {
     storage::v1::PairedCounts& out = (*file.mutable_paired())[peer];
@@ -205,6 +206,7 @@ absl::StatusOr<ModelSnapshot> FromModelFile(storage::v1::ModelFile file) {
   s.pending = FromProto(std::move(*file.mutable_pending()));
   s.progress.assign(file.progress().begin(), file.progress().end());
   s.drift.assign(file.drift().begin(), file.drift().end());
+  s.reaction.assign(file.reaction().begin(), file.reaction().end());
   s.incarnation = file.incarnation();
   for (const auto& [peer, counts] : file.paired()) {
     s.paired[peer] = {counts.examples(), counts.both_wrong(),
