@@ -30,6 +30,8 @@
 //   import NAME FILE        creates model NAME from an exported FILE
 //   restore NAME            rolls an unavailable model back to its previous
 //                           snapshot
+//   rollback NAME           puts back the weights the model's drift
+//                           reaction replaced
 
 #include <unistd.h>
 
@@ -267,7 +269,7 @@ std::string JsonObject(
 }
 
 // "  drift (ddm): warning  warnings=2 (last at 3012)  drifts=1 (last at
-// 3050)  estimate=0.41".
+// 3050)  estimate=0.41", and with a reaction a line of its challenger.
 void PrintDrift(const v1::DriftDetection& detection, const v1::DriftState& d) {
   static constexpr const char* kStates[] = {"?", "stable", "warning", "drift"};
   const int state = d.state() >= 0 && d.state() <= 3 ? d.state() : 0;
@@ -280,6 +282,25 @@ void PrintDrift(const v1::DriftDetection& detection, const v1::DriftState& d) {
   std::cout << "  drifts=" << d.drifts();
   if (d.drifts() > 0) std::cout << " (last at " << d.last_drift_at() << ")";
   std::cout << "  estimate=" << d.estimate() << "\n";
+  if (!d.has_reaction()) return;
+  const v1::DriftState::Reaction& r = d.reaction();
+  std::cout << "  challenger: ";
+  if (r.challenging()) {
+    std::cout << "since " << r.started_at();
+    if (r.armed_at() > 0) std::cout << " (armed at " << r.armed_at() << ")";
+    std::cout << "  only the model wrong=" << r.only_model_wrong()
+              << "  only the challenger wrong=" << r.only_challenger_wrong()
+              << " of " << r.examples();
+  } else {
+    std::cout << "none";
+  }
+  std::cout << "  switches=" << r.switches();
+  if (r.switches() > 0) {
+    std::cout << " (last at " << r.last_switch_at()
+              << ", p=" << r.last_switch_p_value() << ")";
+  }
+  std::cout << "  dropped=" << r.dropped()
+            << (r.can_roll_back() ? "  rollback possible" : "") << "\n";
 }
 
 void PrintModel(const v1::Model& m) {
@@ -1086,7 +1107,7 @@ constexpr absl::string_view kCommands[] = {
     "aliases",  "compare", "create",  "delete",  "evaluate", "export",
     "feedback", "fit",     "get",     "health",  "help",     "import",
     "list",     "predict", "promote", "publish", "recent",   "restore",
-    "train",    "unalias", "weights"};
+    "rollback", "train",   "unalias", "weights"};
 
 // The Levenshtein distance between a and b.
 size_t EditDistance(absl::string_view a, absl::string_view b) {
@@ -1211,9 +1232,11 @@ absl::Status RunOnModel(Client& client, const std::vector<char*>& args) {
   const std::string command = args[1];
   const std::string name = args[2];
   if (command == "create") return Create(client, name);
-  if (command == "get" || command == "restore") {
-    absl::StatusOr<v1::Model> model =
-        command == "get" ? client.GetModel(name) : client.RestoreModel(name);
+  if (command == "get" || command == "restore" || command == "rollback") {
+    absl::StatusOr<v1::Model> model = command == "get" ? client.GetModel(name)
+                                      : command == "restore"
+                                          ? client.RestoreModel(name)
+                                          : client.RollBackModel(name);
     if (model.ok()) PrintModel(*model);
     return model.status();
   }
@@ -1384,7 +1407,8 @@ int main(int argc, char** argv) {
       "  export NAME FILE  (the model's whole state, one file)\n"
       "  import NAME FILE  (a new model NAME from an exported file)\n"
       "  restore NAME      (an unavailable model back to its previous "
-      "snapshot)");
+      "snapshot)\n"
+      "  rollback NAME     (the weights the drift reaction replaced, back)");
   for (int i = 1; i < argc; ++i) {  // help, before anything else
     const absl::string_view arg = argv[i];
     if (arg == "--") break;

@@ -697,6 +697,15 @@ absl::StatusOr<v1::Model> Client::RestoreModel(const std::string& name) {
   return std::move(*response->mutable_model());
 }
 
+absl::StatusOr<v1::Model> Client::RollBackModel(const std::string& name) {
+  v1::RollBackModelRequest request;
+  request.set_model(name);
+  absl::StatusOr<v1::RollBackModelResponse> response =
+      Call(stub_.get(), &Stub::RollBackModel, request);
+  if (!response.ok()) return response.status();
+  return std::move(*response->mutable_model());
+}
+
 absl::StatusOr<uint64_t> Client::GetSourceSequence(const std::string& model,
                                                    const std::string& source) {
   v1::GetSourceSequenceRequest request;

@@ -325,6 +325,10 @@ class Client {
   // RPC's comment).
   absl::StatusOr<v1::Model> RestoreModel(const std::string& name);
 
+  // Puts back the weights model `name`'s drift reaction replaced at its
+  // last switch (see the RollBackModel RPC's comment).
+  absl::StatusOr<v1::Model> RollBackModel(const std::string& name);
+
   // The last sequence number `model` applied from `source`; 0 if none.
   absl::StatusOr<uint64_t> GetSourceSequence(const std::string& model,
                                              const std::string& source);

@@ -22,7 +22,8 @@
 //            see), GetWeights, GetRecentExamples, GetSourceSequence,
 //            ExportModel
 //   train    Train
-//   admin    CreateModel, DeleteModel, ImportModel, SetWeights, RestoreModel
+//   admin    CreateModel, DeleteModel, ImportModel, SetWeights, RestoreModel,
+//            RollBackModel
 // Patterns are shell globs on model names (`*`, `?`, `[...]`), as fnmatch.
 //
 // A call carries its token in the `authorization` metadata as

@@ -110,15 +110,14 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
     out->set_last_drift_at(d.last_drift_at);
     out->set_estimate(d.estimate);
     out->set_width(d.width);
-    const auto time = [](int64_t micros, google::protobuf::Timestamp* t) {
-      t->set_seconds(micros / 1000000);
-      t->set_nanos(static_cast<int32_t>(micros % 1000000) * 1000);
-    };
     if (d.last_warning_micros > 0) {
-      time(d.last_warning_micros, out->mutable_last_warning_time());
+      ToTimestamp(d.last_warning_micros, out->mutable_last_warning_time());
     }
     if (d.last_drift_micros > 0) {
-      time(d.last_drift_micros, out->mutable_last_drift_time());
+      ToTimestamp(d.last_drift_micros, out->mutable_last_drift_time());
+    }
+    if (stats.drift->reaction.has_value()) {
+      ToProto(*stats.drift->reaction, out->mutable_reaction());
     }
   }
 }
@@ -183,6 +182,9 @@ void ToProto(const ExampleOutcome& outcome,
   out->set_examples_seen(outcome.examples_seen);
   out->set_updates(outcome.updates);
   if (outcome.drift.has_value()) out->set_drift(ToProto(*outcome.drift));
+  if (outcome.reaction != ReactionEvent::kNone) {
+    out->set_reaction(ToProto(outcome.reaction));
+  }
   if (outcome.predicted_class >= 0) {
     out->set_predicted_class(class_names[outcome.predicted_class]);
     AddClassScores(outcome.class_scores, outcome.class_probabilities,

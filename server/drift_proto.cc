@@ -56,6 +56,12 @@ absl::StatusOr<DriftOptions> FromProto(const v1::DriftDetection& drift) {
       return absl::InvalidArgumentError(
           "drift sets no method: set one of adwin, page_hinkley or ddm");
   }
+  if (drift.has_challenge()) {
+    o.challenge = true;
+    if (drift.challenge().has_alpha()) {
+      o.challenge_alpha = drift.challenge().alpha();
+    }
+  }
   return o;
 }
 
@@ -90,6 +96,47 @@ void ToProto(const DriftOptions& o, v1::DriftDetection* out) {
       break;
     }
   }
+  if (o.challenge) out->mutable_challenge()->set_alpha(o.challenge_alpha);
+}
+
+v1::DriftState::Reaction::Event ToProto(ReactionEvent event) {
+  switch (event) {
+    case ReactionEvent::kNone:
+      break;
+    case ReactionEvent::kStarted:
+      return v1::DriftState::Reaction::EVENT_STARTED;
+    case ReactionEvent::kSwitched:
+      return v1::DriftState::Reaction::EVENT_SWITCHED;
+    case ReactionEvent::kDropped:
+      return v1::DriftState::Reaction::EVENT_DROPPED;
+  }
+  return v1::DriftState::Reaction::EVENT_UNSPECIFIED;
+}
+
+void ToProto(const ReactionStats& r, v1::DriftState::Reaction* out) {
+  out->set_challenging(r.challenging);
+  out->set_started_at(r.started_at);
+  if (r.started_micros > 0) {
+    ToTimestamp(r.started_micros, out->mutable_started_time());
+  }
+  out->set_armed_at(r.armed_at);
+  out->set_examples(r.examples);
+  out->set_only_model_wrong(r.only_model_wrong);
+  out->set_only_challenger_wrong(r.only_challenger_wrong);
+  out->set_tests(r.tests);
+  out->set_switches(r.switches);
+  out->set_dropped(r.dropped);
+  out->set_last_switch_at(r.last_switch_at);
+  if (r.last_switch_micros > 0) {
+    ToTimestamp(r.last_switch_micros, out->mutable_last_switch_time());
+  }
+  out->set_last_switch_p_value(r.last_switch_p_value);
+  out->set_can_roll_back(r.can_roll_back);
+}
+
+void ToTimestamp(int64_t micros, google::protobuf::Timestamp* out) {
+  out->set_seconds(micros / 1000000);
+  out->set_nanos(static_cast<int32_t>(micros % 1000000) * 1000);
 }
 
 v1::DriftState::Signal ToProto(DriftSignal signal) {

@@ -1,10 +1,12 @@
-// A drift detector's settings and findings to and from halfspace.v1's
-// DriftDetection and DriftState (see core/monitors/drift_detector.h).
+// A drift detector's settings and findings, and its reaction's, to and
+// from halfspace.v1's DriftDetection and DriftState (see
+// core/monitors/drift_detector.h and core/model/drift_reaction.h).
 
 #ifndef HALFSPACE_SERVER_DRIFT_PROTO_H_
 #define HALFSPACE_SERVER_DRIFT_PROTO_H_
 
 #include "absl/status/statusor.h"
+#include "core/model/model_state.h"
 #include "core/monitors/drift_detector.h"
 #include "halfspace/v1/halfspace.pb.h"
 
@@ -20,6 +22,13 @@ absl::StatusOr<DriftOptions> FromProto(const v1::DriftDetection& drift);
 void ToProto(const DriftOptions& options, v1::DriftDetection* out);
 
 v1::DriftState::Signal ToProto(DriftSignal signal);
+
+// What a drift reaction did at an example, and its state.
+v1::DriftState::Reaction::Event ToProto(ReactionEvent event);
+void ToProto(const ReactionStats& reaction, v1::DriftState::Reaction* out);
+
+// Microseconds since the Unix epoch as a Timestamp.
+void ToTimestamp(int64_t micros, google::protobuf::Timestamp* out);
 
 }  // namespace halfspace
 

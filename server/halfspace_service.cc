@@ -245,6 +245,13 @@ HalfspaceService::Unary HalfspaceService::RestoreModel(Context* c,
                &HalfspaceService::DoRestoreModel);
 }
 
+HalfspaceService::Unary HalfspaceService::RollBackModel(Context* c,
+                                                        const Bytes* in,
+                                                        Bytes* out) {
+  return Serve(c, in, out, "RollBackModel", Permission::kAdmin,
+               &HalfspaceService::DoRollBackModel);
+}
+
 HalfspaceService::Unary HalfspaceService::CompareModels(Context* c,
                                                         const Bytes* in,
                                                         Bytes* out) {
@@ -655,6 +662,32 @@ absl::Status HalfspaceService::DoRestoreModel(
                call.request_id, request.model());
   absl::StatusOr<std::shared_ptr<Model>> model =
       parts_.registry->Get(request.model());
+  if (!model.ok()) return model.status();
+  ToProto(**model, response.mutable_model());
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoRollBackModel(
+    const v1::RollBackModelRequest& request,
+    v1::RollBackModelResponse& response, Call& call) {
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Get(request.model());
+  if (!model.ok()) return model.status();
+  absl::Status status;
+  if (IsReplicated((*model)->spec())) {
+    status = parts_.replicas == nullptr
+                 ? NotFollowed(**model)
+                 : parts_.replicas->RollBack(**model,
+                                             ReplicaDeadline(call.deadline));
+  } else {
+    status = parts_.registry->RollBack(request.model(), &call.lsn);
+  }
+  if (!status.ok()) return status;
+  spdlog::warn(
+      "rid={} model '{}' rolled back to the weights its challenger "
+      "replaced",
+      call.request_id, request.model());
+  model = parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto(**model, response.mutable_model());
   return absl::OkStatus();

@@ -46,7 +46,8 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                                     v1::HalfspaceService::WithRawCallbackMethod_SetAlias<
                                                     v1::HalfspaceService::WithRawCallbackMethod_DeleteAlias<
                                                     v1::HalfspaceService::WithRawCallbackMethod_ListAliases<
-                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>>>>>>;
+                                                    v1::HalfspaceService::WithRawCallbackMethod_RollBackModel<
+                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>>>>>>>;
 // clang-format on
 
 class HalfspaceService final : public HalfspaceServiceBase {
@@ -80,6 +81,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
   Unary ExportModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary ImportModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary RestoreModel(Context* c, const Bytes* in, Bytes* out) override;
+  Unary RollBackModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary GetStats(Context* c, const Bytes* in, Bytes* out) override;
   Unary CompareModels(Context* c, const Bytes* in, Bytes* out) override;
   Unary SetAlias(Context* c, const Bytes* in, Bytes* out) override;
@@ -155,6 +157,8 @@ class HalfspaceService final : public HalfspaceServiceBase {
                              v1::ImportModelResponse& response, Call& call);
   absl::Status DoRestoreModel(const v1::RestoreModelRequest& request,
                               v1::RestoreModelResponse& response, Call& call);
+  absl::Status DoRollBackModel(const v1::RollBackModelRequest& request,
+                               v1::RollBackModelResponse& response, Call& call);
   absl::Status DoGetStats(const v1::GetStatsRequest& request,
                           v1::GetStatsResponse& response, Call& call);
   absl::Status DoCompareModels(const v1::CompareModelsRequest& request,

@@ -177,6 +177,14 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
     MetricFamily drifts =
         Family("halfspace_model_drifts_total",
                "Drifts a model's drift detector found", MetricType::Counter);
+    MetricFamily switches = Family(
+        "halfspace_model_challenger_switches_total",
+        "Challengers that replaced a model's weights (its drift reaction)",
+        MetricType::Counter);
+    MetricFamily challenging =
+        Family("halfspace_model_challenging",
+               "1 while a challenger learns beside the model, else 0",
+               MetricType::Gauge);
     int64_t count = 0;
     for (const std::shared_ptr<Model>& model : models_->List()) {
       ++count;
@@ -190,6 +198,13 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
                    labels));
         drifts.metric.push_back(Sample(
             MetricType::Counter, static_cast<double>(d->stats.drifts), labels));
+        if (d->reaction.has_value()) {
+          switches.metric.push_back(
+              Sample(MetricType::Counter,
+                     static_cast<double>(d->reaction->switches), labels));
+          challenging.metric.push_back(Sample(
+              MetricType::Gauge, d->reaction->challenging ? 1.0 : 0.0, labels));
+        }
       }
       const ModelNumbers numbers{*model, model->counters(),
                                  model->pending_stats()};
@@ -216,6 +231,8 @@ class Metrics::ModelCollector final : public prometheus::Collectable {
     families.push_back(std::move(drift_state));
     families.push_back(std::move(drift_warnings));
     families.push_back(std::move(drifts));
+    families.push_back(std::move(switches));
+    families.push_back(std::move(challenging));
     return families;
   }
 

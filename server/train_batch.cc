@@ -41,18 +41,42 @@ size_t ErrorsSizeBound(const v1::TrainRequest& request,
   return bound;
 }
 
-// Logs a line for each drift, and each warning begun, that learning the
-// outcomes' examples brought.
+// Logs what the model's drift reaction did at an example, if anything.
+void LogReaction(const Model& model, const ExampleOutcome& o) {
+  switch (o.reaction) {
+    case ReactionEvent::kNone:
+      return;
+    case ReactionEvent::kStarted:
+      spdlog::info("model {}: a challenger starts learning after example {}",
+                   Quoted(model.name()), o.examples_seen);
+      return;
+    case ReactionEvent::kDropped:
+      spdlog::info(
+          "model {}: the challenger was dropped at example {}: no drift "
+          "came, or it did not win in time",
+          Quoted(model.name()), o.examples_seen);
+      return;
+    case ReactionEvent::kSwitched:
+      spdlog::warn(
+          "model {}: the challenger replaced the model's weights at example "
+          "{}; the old ones are kept for a roll-back",
+          Quoted(model.name()), o.examples_seen);
+      return;
+  }
+}
+
+// Logs a line for each drift, each warning begun, and each step of the
+// reaction that learning the outcomes' examples brought.
 void LogDrift(const Model& model, absl::Span<const ExampleOutcome> outcomes) {
   for (const ExampleOutcome& o : outcomes) {
-    if (!o.drift_event) continue;
-    if (o.drift == DriftSignal::kDrift) {
+    if (o.drift_event && o.drift == DriftSignal::kDrift) {
       spdlog::warn("model {}: drift detected at example {}",
                    Quoted(model.name()), o.examples_seen);
-    } else {
+    } else if (o.drift_event) {
       spdlog::info("model {}: drift warning at example {}",
                    Quoted(model.name()), o.examples_seen);
     }
+    LogReaction(model, o);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "halfspace/storage/v1/storage.pb.h"
 #include "halfspace/v1/halfspace.grpc.pb.h"
+#include "tests/drift_streams.h"
 #include "tests/http_get.h"
 #include "tests/nats_cluster.h"
 #include "tests/server_process.h"
@@ -1484,6 +1486,104 @@ TEST(ReplicationTest, DelayedFeedbackAndNewWeightsReachEveryReplica) {
           << "replica " << i;
     }
   }
+}
+
+// A replicated model with a drift reaction, and its local twin, learn a
+// concept reversal through different servers, one of them killed and
+// restarted on the way: every replica starts its challenger and switches
+// at the same examples as the twin, with the same weights bit for bit;
+// a roll-back through either server reaches every replica, once.
+TEST(ReplicationTest, ADriftReactionSwitchesAndRollsBackAlikeOnEveryReplica) {
+  TempDir dir;
+  NatsCluster nats(dir, 3);
+  Replicas replicas(dir, nats, 2);
+  const Kind kind{"react", "averaged_perceptron"};
+  v1::CreateModelRequest request = CreateRequest(kind);
+  request.set_dimension(4);
+  request.mutable_drift()->mutable_adwin();
+  request.mutable_drift()->mutable_challenge();
+  v1::CreateModelRequest local = request;
+  local.set_model("react_local");
+  request.mutable_replication()->set_replicas(3);
+  for (const v1::CreateModelRequest& r : {request, local}) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    v1::CreateModelResponse response;
+    const grpc::Status s = replicas.stub(0).CreateModel(&context, r, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message() << replicas.Log(0);
+  }
+  ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
+  // 4 features; y = −y from example 3000 on.
+  std::vector<LabeledPoint> points = Stationary(6000, 4, 0.05, 11);
+  for (size_t i = 3000; i < points.size(); ++i) points[i].y = -points[i].y;
+  std::vector<int> events[2];
+  for (size_t first = 0; first < points.size(); first += 250) {
+    if (first == 3000) {  // while the challenger runs
+      replicas.Kill(1);
+      replicas.Start(1);
+    }
+    for (int twin = 0; twin < 2; ++twin) {
+      v1::TrainRequest batch;
+      batch.set_model(twin == 0 ? kind.name : "react_local");
+      for (size_t i = first; i < first + 250; ++i) {
+        AddExample(batch, points[i].x, points[i].y);
+      }
+      // The replicated model through replica 1 before the kill, 0 after.
+      Stub& stub = replicas.stub(twin == 0 && first < 3000 ? 1 : 0);
+      absl::StatusOr<v1::TrainResponse> response = TrainOnce(stub, batch);
+      ASSERT_TRUE(response.ok()) << response.status();
+      for (const v1::ExampleResult& r : response->results()) {
+        events[twin].push_back(r.reaction());
+      }
+    }
+  }
+  EXPECT_EQ(events[0], events[1]);
+  EXPECT_NE(std::find(events[0].begin(), events[0].end(),
+                      v1::DriftState::Reaction::EVENT_SWITCHED),
+            events[0].end());
+
+  // Every replica as the twin: the reaction's state and the weights.
+  const auto untimed = [](v1::DriftState::Reaction r) {
+    r.clear_started_time();
+    r.clear_last_switch_time();
+    return r.SerializeAsString();
+  };
+  const auto same_as_twin = [&](const char* when) {
+    absl::StatusOr<v1::Model> twin = GetModel(replicas.stub(0), "react_local");
+    absl::StatusOr<v1::Model> writer = GetModel(replicas.stub(0), kind.name);
+    ASSERT_TRUE(twin.ok() && writer.ok());
+    for (int i = 0; i < 2; ++i) {
+      SCOPED_TRACE(absl::StrCat(when, ", replica ", i));
+      ASSERT_TRUE(
+          CaughtUp(replicas.stub(i), kind.name, writer->replica().position()));
+      absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+      ASSERT_TRUE(m.ok());
+      EXPECT_EQ(untimed(m->stats().drift().reaction()),
+                untimed(twin->stats().drift().reaction()));
+      EXPECT_EQ(WeightBits(replicas.stub(i), kind.name),
+                WeightBits(replicas.stub(0), "react_local"));
+    }
+  };
+  same_as_twin("after the switch");
+  {
+    v1::RollBackModelRequest roll;
+    v1::RollBackModelResponse response;
+    for (int twin = 0; twin < 2; ++twin) {
+      grpc::ClientContext context;
+      context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+      roll.set_model(twin == 0 ? kind.name : "react_local");
+      const grpc::Status s = replicas.stub(twin == 0 ? 1 : 0)
+                                 .RollBackModel(&context, roll, &response);
+      ASSERT_TRUE(s.ok()) << s.error_message() << replicas.Log(1);
+      EXPECT_FALSE(response.model().stats().drift().reaction().can_roll_back());
+    }
+    grpc::ClientContext context;
+    roll.set_model(kind.name);
+    EXPECT_EQ(
+        replicas.stub(0).RollBackModel(&context, roll, &response).error_code(),
+        grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  same_as_twin("after the roll-back");
 }
 
 // What the command-line tool prints for `args` against `target`, its

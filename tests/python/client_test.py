@@ -369,6 +369,29 @@ class ClientTest(unittest.TestCase):
             self.client.create_model("py-drift-bad", 2,
                                      drift={"adwin": {"delta": 2}})
 
+    def test_drift_reaction(self):
+        # A slow learner that a fresh challenger beats after a reversal.
+        model = self.client.create_model(
+            "py-react", 2, "logistic_regression", learning_rate=0.01,
+            drift={"adwin": {}, "challenge": {"alpha": 0.01}})
+        self.assertEqual(model.drift.challenge.alpha, 0.01)
+        xs = [[math.sin(i * 1.3), math.cos(i * 0.7)] for i in range(12000)]
+        ys = [(1 if x - 0.5 * z > 0 else -1) * (1 if i < 8000 else -1)
+              for i, (x, z) in enumerate(xs)]
+        self.client.train("py-react", xs, ys)
+        reaction = self.client.get_model("py-react").stats.drift.reaction
+        self.assertGreaterEqual(reaction.switches, 1)
+        self.assertGreater(reaction.last_switch_at, 8000)
+        self.assertLess(reaction.last_switch_p_value, 0.01)
+        self.assertTrue(reaction.can_roll_back)
+        switched = self.client.get_weights("py-react").weights
+        model = self.client.roll_back_model("py-react")
+        self.assertFalse(model.stats.drift.reaction.can_roll_back)
+        self.assertNotEqual(self.client.get_weights("py-react").weights,
+                            switched)
+        with self.assertRaises(halfspace.FailedPrecondition):
+            self.client.roll_back_model("py-react")
+
     def test_selective_sampling(self):
         # The draw as the README defines it, written here apart from the
         # server's: FNV-1a-64 of the id, XOR the seed, SplitMix64, 53 bits.

@@ -294,7 +294,10 @@ class Client:
         model (a server started with --nats_url). `drift` sets a drift
         detector: "adwin", "page_hinkley" or "ddm" with its defaults, or a
         dict of v1.DriftDetection's fields, e.g. {"adwin": {"delta": 0.001},
-        "input": "INPUT_LOSS"}. `selective_sampling` lets predictions ask
+        "input": "INPUT_LOSS"}; with "challenge": {} (or {"alpha": a}) a
+        challenger learns beside the model after a warning and replaces it
+        when McNemar's test finds it better (roll_back_model undoes it).
+        `selective_sampling` lets predictions ask
         for labels (predict's `query`): b, or {"b": 0.5, "seed": 3}."""
         if isinstance(algorithm, pb.Algorithm):
             if parameters:
@@ -436,6 +439,13 @@ class Client:
         for a model that is available."""
         return self._call(self._stub.RestoreModel,
                           pb.RestoreModelRequest(model=name)).model
+
+    def roll_back_model(self, name: str) -> pb.Model:
+        """Puts back the weights the model's drift reaction replaced at its
+        last switch (a model created with drift={"adwin": {},
+        "challenge": {}}); FailedPrecondition when none are kept."""
+        return self._call(self._stub.RollBackModel,
+                          pb.RollBackModelRequest(model=name)).model
 
     # --- Learning -----------------------------------------------------------
 

@@ -101,6 +101,11 @@ class HalfspaceServiceStub(object):
                 request_serializer=halfspace_dot_v1_dot_halfspace__pb2.RestoreModelRequest.SerializeToString,
                 response_deserializer=halfspace_dot_v1_dot_halfspace__pb2.RestoreModelResponse.FromString,
                 )
+        self.RollBackModel = channel.unary_unary(
+                '/halfspace.v1.HalfspaceService/RollBackModel',
+                request_serializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelRequest.SerializeToString,
+                response_deserializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelResponse.FromString,
+                )
         self.GetStats = channel.unary_unary(
                 '/halfspace.v1.HalfspaceService/GetStats',
                 request_serializer=halfspace_dot_v1_dot_halfspace__pb2.GetStatsRequest.SerializeToString,
@@ -303,6 +308,17 @@ class HalfspaceServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RollBackModel(self, request, context):
+        """Puts back the weights a model's drift reaction replaced at its last
+        switch (DriftDetection.challenge; DriftState.Reaction.can_roll_back),
+        durably and on every replica; the counters are kept, and a challenger
+        that runs is dropped. FAILED_PRECONDITION for a model without a
+        reaction or with no weights kept (a second roll-back).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStats(self, request, context):
         """Returns what the server has done: the numbers its Prometheus metrics
         report, for callers that speak only gRPC.
@@ -435,6 +451,11 @@ def add_HalfspaceServiceServicer_to_server(servicer, server):
                     servicer.RestoreModel,
                     request_deserializer=halfspace_dot_v1_dot_halfspace__pb2.RestoreModelRequest.FromString,
                     response_serializer=halfspace_dot_v1_dot_halfspace__pb2.RestoreModelResponse.SerializeToString,
+            ),
+            'RollBackModel': grpc.unary_unary_rpc_method_handler(
+                    servicer.RollBackModel,
+                    request_deserializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelRequest.FromString,
+                    response_serializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelResponse.SerializeToString,
             ),
             'GetStats': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStats,
@@ -759,6 +780,23 @@ class HalfspaceService(object):
         return grpc.experimental.unary_unary(request, target, '/halfspace.v1.HalfspaceService/RestoreModel',
             halfspace_dot_v1_dot_halfspace__pb2.RestoreModelRequest.SerializeToString,
             halfspace_dot_v1_dot_halfspace__pb2.RestoreModelResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def RollBackModel(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/halfspace.v1.HalfspaceService/RollBackModel',
+            halfspace_dot_v1_dot_halfspace__pb2.RollBackModelRequest.SerializeToString,
+            halfspace_dot_v1_dot_halfspace__pb2.RollBackModelResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
