@@ -49,9 +49,7 @@ std::vector<uint64_t> LearnRange(Model& model,
 
 // A stream whose concept flips (y becomes −y) after 3000 examples.
 std::vector<LabeledPoint> Reversal() {
-  std::vector<LabeledPoint> points = Stationary(6000, 4, 0.05, 11);
-  for (size_t i = 3000; i < points.size(); ++i) points[i].y = -points[i].y;
-  return points;
+  return Reversed(Stationary(6000, 4, 0.05, 11), 3000);
 }
 
 TEST(DriftModelTest, EachDetectorFindsAConceptReversal) {

@@ -35,9 +35,7 @@ std::unique_ptr<Model> MakeModel(const ModelSpec& spec) {
 
 // A stream whose concept flips (y becomes −y) after 3000 examples.
 std::vector<LabeledPoint> Reversal() {
-  std::vector<LabeledPoint> points = Stationary(8000, 4, 0.05, 11);
-  for (size_t i = 3000; i < points.size(); ++i) points[i].y = -points[i].y;
-  return points;
+  return Reversed(Stationary(8000, 4, 0.05, 11), 3000);
 }
 
 // What the model did at one example.

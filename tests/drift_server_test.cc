@@ -27,9 +27,7 @@ using ::testing::Not;
 
 // 4 features; the concept flips (y becomes −y) after 3000 examples.
 std::vector<LabeledPoint> Reversal() {
-  std::vector<LabeledPoint> points = Stationary(6000, 4, 0.05, 11);
-  for (size_t i = 3000; i < points.size(); ++i) points[i].y = -points[i].y;
-  return points;
+  return Reversed(Stationary(6000, 4, 0.05, 11), 3000);
 }
 
 v1::CreateModelRequest DriftModel(const std::string& name,

@@ -9,7 +9,8 @@
 //   features uniform in [0, 1], y = +1 when Σ w_i·x_i >= ½·Σ w_i; each w_i
 //   moves by `magnitude` per example in its own direction, which reverses
 //   with probability 10% every 1000 examples (gradual drift).
-// - Stationary: the same hyperplane, never moving.
+// - Stationary: the same hyperplane, never moving; Reversed turns any
+//   stream's concept around at a known position (an abrupt drift).
 
 #ifndef HALFSPACE_TESTS_DRIFT_STREAMS_H_
 #define HALFSPACE_TESTS_DRIFT_STREAMS_H_
@@ -73,6 +74,13 @@ inline std::vector<LabeledPoint> RotatingHyperplane(int n, int d,
 inline std::vector<LabeledPoint> Stationary(int n, int d, double noise,
                                             uint64_t seed) {
   return RotatingHyperplane(n, d, 0.0, noise, seed);
+}
+
+// `points` with the concept reversed (y = −y) from the `from`-th on.
+inline std::vector<LabeledPoint> Reversed(std::vector<LabeledPoint> points,
+                                          size_t from) {
+  for (size_t i = from; i < points.size(); ++i) points[i].y = -points[i].y;
+  return points;
 }
 
 }  // namespace halfspace

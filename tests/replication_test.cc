@@ -1514,8 +1514,8 @@ TEST(ReplicationTest, ADriftReactionSwitchesAndRollsBackAlikeOnEveryReplica) {
   }
   ASSERT_TRUE(CaughtUp(replicas.stub(1), kind.name, 1));
   // 4 features; y = −y from example 3000 on.
-  std::vector<LabeledPoint> points = Stationary(6000, 4, 0.05, 11);
-  for (size_t i = 3000; i < points.size(); ++i) points[i].y = -points[i].y;
+  const std::vector<LabeledPoint> points =
+      Reversed(Stationary(6000, 4, 0.05, 11), 3000);
   std::vector<int> events[2];
   for (size_t first = 0; first < points.size(); first += 250) {
     if (first == 3000) {  // while the challenger runs

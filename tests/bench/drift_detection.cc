@@ -117,11 +117,8 @@ void Row(const Setting& setting) {
     stationary += static_cast<int>(
         Drifts(setting.options, Stationary(kExamples, 10, 0.1, 300 + s))
             .size());
-    std::vector<LabeledPoint> reversal =
-        Stationary(kExamples, 10, 0.1, 400 + s);
-    for (size_t i = kExamples / 2; i < reversal.size(); ++i) {
-      reversal[i].y = -reversal[i].y;
-    }
+    const std::vector<LabeledPoint> reversal =
+        Reversed(Stationary(kExamples, 10, 0.1, 400 + s), kExamples / 2);
     const std::vector<uint64_t> flipped = Drifts(setting.options, reversal);
     auto first = std::find_if(flipped.begin(), flipped.end(),
                               [](uint64_t p) { return p > kExamples / 2; });

@@ -137,11 +137,9 @@ int main() {
     for (bool challenge : {false, true}) {
       halfspace::Tally reversal, sea, stationary;
       for (int s = 0; s < halfspace::kStreams; ++s) {
-        std::vector<halfspace::LabeledPoint> points =
-            halfspace::Stationary(halfspace::kExamples, 10, 0.1, 400 + s);
-        for (size_t i = halfspace::kExamples / 2; i < points.size(); ++i) {
-          points[i].y = -points[i].y;
-        }
+        std::vector<halfspace::LabeledPoint> points = halfspace::Reversed(
+            halfspace::Stationary(halfspace::kExamples, 10, 0.1, 400 + s),
+            halfspace::kExamples / 2);
         reversal.Add(halfspace::Learn(detector.options, challenge, points),
                      {halfspace::kExamples / 2}, points.size());
         points =
