@@ -373,6 +373,15 @@ TEST(DriftReactionTest, ASnapshotWhoseReactionDoesNotFitIsRefused) {
   ModelSnapshot bad_flag = good;
   bad_flag.reaction[14] = 0.5;
   EXPECT_FALSE(Model::Restore(bad_flag).ok());
+  // Where no learner follows the flags, as before any challenger.
+  ModelSnapshot fresh = MakeModel(ReactingSpec(true))->Snapshot();
+  ASSERT_EQ(fresh.reaction.size(), 15u);
+  ASSERT_TRUE(Model::Restore(fresh).ok());
+  for (size_t flag : {1, 14}) {
+    ModelSnapshot bad = fresh;
+    bad.reaction[flag] = 0.5;
+    EXPECT_FALSE(Model::Restore(bad).ok()) << flag;
+  }
   ModelSnapshot too_many = good;
   too_many.reaction[7] = too_many.reaction[5] + 1;
   EXPECT_FALSE(Model::Restore(too_many).ok());
