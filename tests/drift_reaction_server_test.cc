@@ -20,6 +20,7 @@
 #include "tests/drift_streams.h"
 #include "tests/http_get.h"
 #include "tests/test_server.h"
+#include "tests/train_points.h"
 
 namespace halfspace {
 namespace {
@@ -49,21 +50,10 @@ std::vector<int> Events(Client& client, const std::string& model,
                         const std::vector<LabeledPoint>& points, size_t from,
                         size_t to) {
   std::vector<int> events;
-  std::unique_ptr<TrainingStream> stream = client.Train(model);
-  for (size_t i = from; i < to; i += 100) {
-    v1::TrainRequest request;
-    for (size_t j = i; j < std::min(to, i + 100); ++j) {
-      AddExample(request, points[j].x, points[j].y);
-    }
-    EXPECT_TRUE(stream->Send(request).ok());
-    absl::StatusOr<v1::TrainResponse> response = stream->Receive();
-    EXPECT_TRUE(response.ok()) << response.status();
-    if (!response.ok()) break;
-    for (const v1::ExampleResult& r : response->results()) {
-      events.push_back(r.reaction() + (r.margin() <= 0 ? 100 : 0));
-    }
+  for (const v1::ExampleResult& r :
+       TrainPoints(client, model, points, from, to)) {
+    events.push_back(r.reaction() + (r.margin() <= 0 ? 100 : 0));
   }
-  EXPECT_TRUE(stream->Finish().ok());
   return events;
 }
 
