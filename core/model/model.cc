@@ -150,6 +150,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   if (!s.ok()) return s;
   m.counters_ = snapshot.counters;
   m.incarnation_ = snapshot.incarnation;
+  m.events_.set_known_after(m.counters_.examples_seen);
   if (!snapshot.progress.empty()) {  // older files have none: a fresh one
     s = m.window_.Import(snapshot.progress);
     if (!s.ok()) return s;
@@ -332,7 +333,13 @@ absl::Status Model::RollBack(const WriteAhead& write_ahead) {
   if (absl::Status s = RollBackError(); !s.ok()) return s;
   if (absl::Status s = WriteDown(write_ahead); !s.ok()) return s;
   absl::Status s = reaction_->RollBack(learner_);
-  if (s.ok()) generation_.fetch_add(1, std::memory_order_acq_rel);
+  if (s.ok()) {
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    ModelEvent rolled_back;
+    rolled_back.kind = ModelEventKind::kRolledBack;
+    rolled_back.position = counters_.examples_seen;
+    events_.Add(&rolled_back, 1);
+  }
   return s;
 }
 
@@ -340,6 +347,9 @@ absl::Status Model::MarkDeleted(const WriteAhead& write_ahead) {
   WriterMutexLock lock(mu_);
   if (absl::Status s = WriteDown(write_ahead); !s.ok()) return s;
   deleted_.store(true, std::memory_order_release);
+  events_.Close(absl::NotFoundError(
+      absl::StrCat("model ", Quoted(name_),
+                   " was deleted, or this server no longer holds it")));
   return absl::OkStatus();
 }
 

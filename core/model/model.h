@@ -39,6 +39,7 @@
 #include "core/model/shared_spec.h"
 #include "core/model/standardizer.h"
 #include "core/monitors/evaluation.h"
+#include "core/monitors/event_feed.h"
 #include "core/monitors/recent_examples.h"
 
 namespace halfspace {
@@ -247,6 +248,11 @@ class Model {
   // What the drift detector found; none without one. O(1).
   std::optional<ModelDrift> drift() const;
 
+  // Its events as they come: warnings and drifts, the reaction's steps
+  // and roll-backs (see event_feed.h). Closed with NOT_FOUND once the model
+  // is deleted, and with ABORTED when the registry replaces it.
+  EventFeed& events() const { return events_; }
+
   // Whether the model keeps its last examples (recent_examples.h): it has
   // dimension 1 or 2, and no hashed features or interactions.
   bool keeps_recent() const;
@@ -276,9 +282,9 @@ class Model {
                         std::optional<int64_t> count = std::nullopt,
                         uint64_t* generation = nullptr) const;
 
-  // Marks the model deleted: Learn fails from now on. The deletion is
-  // written ahead under the writer lock, so no batch is written after it;
-  // if that fails, the model is not deleted.
+  // Marks the model deleted: Learn fails from now on, and its events end.
+  // The deletion is written ahead under the writer lock, so no batch is
+  // written after it; if that fails, the model is not deleted.
   absl::Status MarkDeleted(const WriteAhead& write_ahead = nullptr);
 
   // The writer lock and the steps of a write, for the write path
@@ -326,6 +332,10 @@ class Model {
   const PairedMistakes& paired() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Gives back to the budget what the pending examples no longer take.
   void ReleasePendingBytes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds the events learning an example brought to events_: `found`, the
+  // warnings and drifts its detector counted there, and its reaction's.
+  void AddEvents(const ExampleOutcome& outcome, uint64_t found,
+                 int64_t now_micros) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps a learned example among the recent ones, if the model keeps
   // them.
   void KeepRecent(const PreparedExample& example, int target, bool mistake)
@@ -406,6 +416,8 @@ class Model {
   const std::unique_ptr<DriftReaction> reaction_ ABSL_PT_GUARDED_BY(mu_);
   // What few models use, made when the first part is (see Occasional).
   std::unique_ptr<Occasional> occasional_ ABSL_GUARDED_BY(mu_);
+
+  mutable EventFeed events_;
 
   std::atomic<bool> deleted_{false};
   std::atomic<uint64_t> generation_{0};

@@ -419,7 +419,9 @@ bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
     const uint64_t events = drift_->events();
     outcome.drift = drift_->Add(outcome.mistake, outcome.update.loss,
                                 c.examples_seen, now_micros);
-    outcome.drift_event = drift_->events() != events;
+    // A warning and a drift may come at one example.
+    const uint64_t found = drift_->events() - events;
+    outcome.drift_event = found != 0;
     if (reaction_ != nullptr) {
       outcome.reaction =
           reaction_->React(*outcome.drift, outcome.drift_event, c.examples_seen,
@@ -428,12 +430,45 @@ bool Model::LearnOne(const PreparedExample& example, ExampleOutcome& outcome,
         learner_->set_undo_log(&undo);
       }
     }
+    if (found != 0 || outcome.reaction != ReactionEvent::kNone) {
+      AddEvents(outcome, found, now_micros);
+    }
   } else {
     outcome.drift.reset();
     outcome.drift_event = false;
   }
   KeepRecent(example, *target, outcome.mistake);
   return true;
+}
+
+void Model::AddEvents(const ExampleOutcome& outcome, uint64_t found,
+                      int64_t now_micros) {
+  ModelEvent events[3];
+  size_t n = 0;
+  const bool drift = outcome.drift == DriftSignal::kDrift;
+  if (found > (drift ? 1 : 0)) {
+    events[n++].kind = ModelEventKind::kWarning;  // began here
+  }
+  if (drift) events[n++].kind = ModelEventKind::kDrift;
+  switch (outcome.reaction) {
+    case ReactionEvent::kNone:
+      break;
+    case ReactionEvent::kStarted:
+      events[n++].kind = ModelEventKind::kChallengerStarted;
+      break;
+    case ReactionEvent::kSwitched:
+      events[n].kind = ModelEventKind::kSwitched;
+      events[n++].p_value = reaction_->stats().last_switch_p_value;
+      break;
+    case ReactionEvent::kDropped:
+      events[n++].kind = ModelEventKind::kChallengerDropped;
+      break;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    events[i].position = outcome.examples_seen;
+    events[i].micros = now_micros;
+  }
+  events_.Add(events, n);
 }
 
 void Model::KeepRecent(const PreparedExample& example, int target,

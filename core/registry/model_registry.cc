@@ -1049,8 +1049,20 @@ std::vector<ModelRegistry::Replica> ModelRegistry::Replicas() const {
 
 void ModelRegistry::Insert(const std::string& name,
                            std::shared_ptr<Entry> entry) {
-  WriterMutexLock lock(mu_);
-  entries_[name] = std::move(entry);
+  const Model* const model = entry->model.get();
+  std::shared_ptr<Entry> replaced;
+  {
+    WriterMutexLock lock(mu_);
+    replaced = std::exchange(entries_[name], std::move(entry));
+  }
+  // Whoever watches the model it replaces must watch this one instead.
+  if (replaced != nullptr && replaced->model != nullptr &&
+      replaced->model.get() != model) {
+    replaced->model->events().Close(absl::AbortedError(absl::StrCat(
+        "model ", Quoted(name),
+        " was replaced (restored, imported or rebuilt from its replicas); "
+        "watch it again from the last position seen")));
+  }
 }
 
 std::shared_ptr<ModelRegistry::Entry> ModelRegistry::Find(
