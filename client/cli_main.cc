@@ -32,6 +32,8 @@
 //                           snapshot
 //   rollback NAME           puts back the weights the model's drift
 //                           reaction replaced
+//   watch NAME              the model's drift state, then its events as
+//                           they come (--from_position, --count)
 
 #include <unistd.h>
 
@@ -162,6 +164,12 @@ ABSL_FLAG(uint64_t, min_position, 0,
           "predict: on a replicated model, answer only once this server's "
           "replica has applied the stream up to this position (a train "
           "response's position)");
+ABSL_FLAG(int64_t, from_position, -1,
+          "watch: first the events the server keeps from this position (a "
+          "model's examples_seen) on; -1: only those to come");
+ABSL_FLAG(int64_t, count, 0,
+          "watch: stop after this many events (0: when the server ends the "
+          "watch)");
 ABSL_FLAG(std::string, nats_url, "",
           "publish: the NATS cluster, nats://HOST:PORT[,nats://...] "
           "(default: $HALFSPACE_NATS_URL, else nats://127.0.0.1:4222)");
@@ -276,8 +284,9 @@ void PrintDrift(const v1::DriftDetection& detection, const v1::DriftState& d) {
   const google::protobuf::FieldDescriptor* method =
       v1::DriftDetection::descriptor()->FindFieldByNumber(
           detection.method_case());
-  std::cout << "  drift (" << (method != nullptr ? method->name() : "?")
-            << "): " << kStates[state] << "  warnings=" << d.warnings();
+  std::cout << "  drift";
+  if (method != nullptr) std::cout << " (" << method->name() << ")";
+  std::cout << ": " << kStates[state] << "  warnings=" << d.warnings();
   if (d.warnings() > 0) std::cout << " (last at " << d.last_warning_at() << ")";
   std::cout << "  drifts=" << d.drifts();
   if (d.drifts() > 0) std::cout << " (last at " << d.last_drift_at() << ")";
@@ -1107,7 +1116,7 @@ constexpr absl::string_view kCommands[] = {
     "aliases",  "compare", "create",  "delete",  "evaluate", "export",
     "feedback", "fit",     "get",     "health",  "help",     "import",
     "list",     "predict", "promote", "publish", "recent",   "restore",
-    "rollback", "train",   "unalias", "weights"};
+    "rollback", "train",   "unalias", "watch",   "weights"};
 
 // The Levenshtein distance between a and b.
 size_t EditDistance(absl::string_view a, absl::string_view b) {
@@ -1227,6 +1236,62 @@ absl::Status Recent(Client& client, const std::string& name) {
   return absl::OkStatus();
 }
 
+// "drift at 3057", "switched at 3100 (p=0.0078)".
+void PrintEvent(const v1::ModelEvent& e) {
+  static constexpr const char* kKinds[] = {"?",          "warning",
+                                           "drift",      "challenger started",
+                                           "switched",   "challenger dropped",
+                                           "rolled back"};
+  const int kind = e.kind() >= 0 && e.kind() <= 6 ? e.kind() : 0;
+  std::cout << kKinds[kind] << " at " << e.position();
+  if (e.has_p_value()) std::cout << " (p=" << e.p_value() << ")";
+  std::cout << "\n";
+}
+
+// The model's drift state, then each event, until --count of them or the
+// server ends the watch.
+absl::Status Watch(Client& client, const std::string& name) {
+  const int64_t from = absl::GetFlag(FLAGS_from_position);
+  const int64_t count = absl::GetFlag(FLAGS_count);
+  if (count < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--count is ", count, "; use 0 (no end) or more"));
+  }
+  std::unique_ptr<ModelWatch> watch = client.WatchModel(
+      name, from >= 0 ? std::optional<uint64_t>(from) : std::nullopt);
+  absl::StatusOr<v1::WatchModelResponse> first = watch->Start();
+  if (!first.ok()) return first.status();
+  const bool json = absl::GetFlag(FLAGS_json);
+  if (json) {
+    std::cout << Json(*first) << std::endl;
+  } else {
+    std::cout << "watching " << first->model();
+    if (from >= 0) {
+      std::cout << " from " << from
+                << (first->complete() ? "" : " (earlier events are not kept)");
+    }
+    std::cout << "\n";
+    if (first->has_drift()) {
+      PrintDrift(v1::DriftDetection(), first->drift());
+    } else {
+      std::cout << "  no drift detector\n";
+    }
+    std::cout << std::flush;
+  }
+  for (int64_t seen = 0; count == 0 || seen < count; ++seen) {
+    absl::StatusOr<v1::ModelEvent> event = watch->Next();
+    if (!event.ok()) return event.status();
+    if (json) {
+      std::cout << "{\"event\":" << Json(*event) << "}" << std::endl;
+    } else {
+      PrintEvent(*event);
+      std::cout << std::flush;
+    }
+  }
+  watch->Cancel();
+  return absl::OkStatus();
+}
+
 // A command that names a model (args[2]).
 absl::Status RunOnModel(Client& client, const std::vector<char*>& args) {
   const std::string command = args[1];
@@ -1247,6 +1312,7 @@ absl::Status RunOnModel(Client& client, const std::vector<char*>& args) {
   }
   if (command == "weights") return Weights(client, name);
   if (command == "recent") return Recent(client, name);
+  if (command == "watch") return Watch(client, name);
   if (command == "predict") return Predict(client, name, args);
   if (command == "feedback" && args.size() > 3) {
     return Feedback(client, name, args);
@@ -1408,7 +1474,10 @@ int main(int argc, char** argv) {
       "  import NAME FILE  (a new model NAME from an exported file)\n"
       "  restore NAME      (an unavailable model back to its previous "
       "snapshot)\n"
-      "  rollback NAME     (the weights the drift reaction replaced, back)");
+      "  rollback NAME     (the weights the drift reaction replaced, back)\n"
+      "  watch NAME        (the drift state, then each event as it comes:\n"
+      "                    --from_position=P for the kept ones from P on,\n"
+      "                    --count=N to stop after N)");
   for (int i = 1; i < argc; ++i) {  // help, before anything else
     const absl::string_view arg = argv[i];
     if (arg == "--") break;

@@ -265,6 +265,38 @@ absl::Status PredictionStream::Finish() {
   return status_;
 }
 
+absl::Status ModelWatch::End() {
+  if (!status_.has_value()) {
+    absl::Status s = FromGrpcStatus(stream_->Finish());
+    if (s.ok()) {
+      s = absl::UnavailableError("the server ended the watch without a status");
+    }
+    status_ = s;
+  }
+  return *status_;
+}
+
+absl::StatusOr<v1::WatchModelResponse> ModelWatch::Start() {
+  if (started_) {
+    return absl::FailedPreconditionError("the watch has started already");
+  }
+  started_ = true;
+  v1::WatchModelResponse first;
+  if (!stream_->Read(&first)) return End();
+  return first;
+}
+
+absl::StatusOr<v1::ModelEvent> ModelWatch::Next() {
+  if (!started_) {
+    if (absl::StatusOr<v1::WatchModelResponse> first = Start(); !first.ok()) {
+      return first.status();
+    }
+  }
+  v1::WatchModelResponse response;
+  if (status_.has_value() || !stream_->Read(&response)) return End();
+  return response.event();
+}
+
 // --- Client
 // -------------------------------------------------------------------
 
@@ -602,6 +634,17 @@ std::unique_ptr<PredictionStream> Client::PredictStream(
   AddMetadata(stream->context_, model);
   stream->stream_ = stub_->PredictStream(&stream->context_);
   return stream;
+}
+
+std::unique_ptr<ModelWatch> Client::WatchModel(
+    const std::string& name, std::optional<uint64_t> from_position) {
+  std::unique_ptr<ModelWatch> watch(new ModelWatch());
+  AddMetadata(watch->context_, name);
+  v1::WatchModelRequest request;
+  request.set_model(name);
+  if (from_position.has_value()) request.set_from_position(*from_position);
+  watch->stream_ = stub_->WatchModel(&watch->context_, request);
+  return watch;
 }
 
 std::unique_ptr<TrainingStream> Client::Train(const std::string& model) {

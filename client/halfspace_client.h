@@ -161,6 +161,34 @@ class PredictionStream {
       stream_;
 };
 
+// One open WatchModel call: a model's state, then its events as they come.
+// Next blocks until the next event; Cancel, from another thread, ends the
+// wait.
+class ModelWatch {
+ public:
+  ModelWatch(const ModelWatch&) = delete;
+  ModelWatch& operator=(const ModelWatch&) = delete;
+
+  // The first response: the model's name, its drift state, and whether the
+  // events from the position asked for are all kept. The watch's error if
+  // it ended first.
+  absl::StatusOr<v1::WatchModelResponse> Start();
+  // The next event; once the watch has ended, its status (never OK).
+  absl::StatusOr<v1::ModelEvent> Next();
+  // Ends the watch; a Next that waits returns CANCELLED.
+  void Cancel() { context_.TryCancel(); }
+
+ private:
+  friend class Client;
+  ModelWatch() = default;
+  absl::Status End();
+
+  bool started_ = false;
+  std::optional<absl::Status> status_;  // once the call has ended
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReader<v1::WatchModelResponse>> stream_;
+};
+
 struct FitOptions {
   int max_passes = 100;  // stop after this many passes over the data
   int batch_size = 256;  // examples per request
@@ -328,6 +356,13 @@ class Client {
   // Puts back the weights model `name`'s drift reaction replaced at its
   // last switch (see the RollBackModel RPC's comment).
   absl::StatusOr<v1::Model> RollBackModel(const std::string& name);
+
+  // Watches model `name` (see the WatchModel RPC's comment): from
+  // `from_position` if given, else from now. No deadline: it lasts until
+  // Cancel, or until the server ends it.
+  std::unique_ptr<ModelWatch> WatchModel(
+      const std::string& name,
+      std::optional<uint64_t> from_position = std::nullopt);
 
   // The last sequence number `model` applied from `source`; 0 if none.
   absl::StatusOr<uint64_t> GetSourceSequence(const std::string& model,

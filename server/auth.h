@@ -20,7 +20,7 @@
 // Permissions, each including those before it:
 //   predict  Predict, Evaluate, GetModel, ListModels (the models it may
 //            see), GetWeights, GetRecentExamples, GetSourceSequence,
-//            ExportModel
+//            ExportModel, WatchModel
 //   train    Train
 //   admin    CreateModel, DeleteModel, ImportModel, SetWeights, RestoreModel,
 //            RollBackModel

@@ -99,27 +99,7 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
   if (w.loss.has_value()) s->set_window_loss(*w.loss);
   s->set_decayed_accuracy(w.decayed_accuracy);
   s->set_decayed_loss(w.decayed_loss);
-  if (stats.drift.has_value()) {
-    const DriftStats& d = stats.drift->stats;
-    v1::DriftState* out = s->mutable_drift();
-    out->set_state(ToProto(stats.drift->state));
-    out->set_signal(ToProto(d.signal));
-    out->set_warnings(d.warnings);
-    out->set_drifts(d.drifts);
-    out->set_last_warning_at(d.last_warning_at);
-    out->set_last_drift_at(d.last_drift_at);
-    out->set_estimate(d.estimate);
-    out->set_width(d.width);
-    if (d.last_warning_micros > 0) {
-      ToTimestamp(d.last_warning_micros, out->mutable_last_warning_time());
-    }
-    if (d.last_drift_micros > 0) {
-      ToTimestamp(d.last_drift_micros, out->mutable_last_drift_time());
-    }
-    if (stats.drift->reaction.has_value()) {
-      ToProto(*stats.drift->reaction, out->mutable_reaction());
-    }
-  }
+  if (stats.drift.has_value()) ToProto(*stats.drift, s->mutable_drift());
 }
 
 void ToProto(const PairedComparison& comparison, v1::PairedTest* out) {

@@ -151,4 +151,51 @@ v1::DriftState::Signal ToProto(DriftSignal signal) {
   return v1::DriftState::SIGNAL_STABLE;
 }
 
+void ToProto(const ModelDrift& drift, v1::DriftState* out) {
+  const DriftStats& d = drift.stats;
+  out->set_state(ToProto(drift.state));
+  out->set_signal(ToProto(d.signal));
+  out->set_warnings(d.warnings);
+  out->set_drifts(d.drifts);
+  out->set_last_warning_at(d.last_warning_at);
+  out->set_last_drift_at(d.last_drift_at);
+  out->set_estimate(d.estimate);
+  out->set_width(d.width);
+  if (d.last_warning_micros > 0) {
+    ToTimestamp(d.last_warning_micros, out->mutable_last_warning_time());
+  }
+  if (d.last_drift_micros > 0) {
+    ToTimestamp(d.last_drift_micros, out->mutable_last_drift_time());
+  }
+  if (drift.reaction.has_value()) {
+    ToProto(*drift.reaction, out->mutable_reaction());
+  }
+}
+
+void ToProto(const ModelEvent& event, v1::ModelEvent* out) {
+  switch (event.kind) {
+    case ModelEventKind::kWarning:
+      out->set_kind(v1::ModelEvent::KIND_WARNING);
+      break;
+    case ModelEventKind::kDrift:
+      out->set_kind(v1::ModelEvent::KIND_DRIFT);
+      break;
+    case ModelEventKind::kChallengerStarted:
+      out->set_kind(v1::ModelEvent::KIND_CHALLENGER_STARTED);
+      break;
+    case ModelEventKind::kSwitched:
+      out->set_kind(v1::ModelEvent::KIND_SWITCHED);
+      out->set_p_value(event.p_value);
+      break;
+    case ModelEventKind::kChallengerDropped:
+      out->set_kind(v1::ModelEvent::KIND_CHALLENGER_DROPPED);
+      break;
+    case ModelEventKind::kRolledBack:
+      out->set_kind(v1::ModelEvent::KIND_ROLLED_BACK);
+      break;
+  }
+  out->set_position(event.position);
+  if (event.micros > 0) ToTimestamp(event.micros, out->mutable_time());
+}
+
 }  // namespace halfspace

@@ -1,6 +1,7 @@
 // A drift detector's settings and findings, and its reaction's, to and
 // from halfspace.v1's DriftDetection and DriftState (see
-// core/monitors/drift_detector.h and core/model/drift_reaction.h).
+// core/monitors/drift_detector.h and core/model/drift_reaction.h); and a
+// model's events to ModelEvent (core/monitors/event_feed.h).
 
 #ifndef HALFSPACE_SERVER_DRIFT_PROTO_H_
 #define HALFSPACE_SERVER_DRIFT_PROTO_H_
@@ -8,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "core/model/model_state.h"
 #include "core/monitors/drift_detector.h"
+#include "core/monitors/event_feed.h"
 #include "halfspace/v1/halfspace.pb.h"
 
 namespace halfspace {
@@ -26,6 +28,12 @@ v1::DriftState::Signal ToProto(DriftSignal signal);
 // What a drift reaction did at an example, and its state.
 v1::DriftState::Reaction::Event ToProto(ReactionEvent event);
 void ToProto(const ReactionStats& reaction, v1::DriftState::Reaction* out);
+
+// What a drift detector found, and its reaction's state.
+void ToProto(const ModelDrift& drift, v1::DriftState* out);
+
+// One of a model's events (core/monitors/event_feed.h).
+void ToProto(const ModelEvent& event, v1::ModelEvent* out);
 
 // Microseconds since the Unix epoch as a Timestamp.
 void ToTimestamp(int64_t micros, google::protobuf::Timestamp* out);

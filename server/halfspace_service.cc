@@ -22,6 +22,7 @@
 #include "server/replication.h"
 #include "server/status.h"
 #include "server/train_stream.h"
+#include "server/watch_model.h"
 #include "spdlog/spdlog.h"
 
 namespace halfspace {
@@ -188,6 +189,11 @@ HalfspaceService::PredictStream(Context* c) {
 grpc::ServerReadReactor<grpc::ByteBuffer>* HalfspaceService::Evaluate(
     Context* c, Bytes* out) {
   return StartEvaluateStream(parts_, c, out);
+}
+
+grpc::ServerWriteReactor<grpc::ByteBuffer>* HalfspaceService::WatchModel(
+    Context* c, const Bytes* in) {
+  return StartWatchModel(parts_, c, in);
 }
 
 HalfspaceService::Unary HalfspaceService::GetWeights(Context* c,

@@ -47,7 +47,8 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                                     v1::HalfspaceService::WithRawCallbackMethod_DeleteAlias<
                                                     v1::HalfspaceService::WithRawCallbackMethod_ListAliases<
                                                     v1::HalfspaceService::WithRawCallbackMethod_RollBackModel<
-                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>>>>>>>;
+                                                    v1::HalfspaceService::WithRawCallbackMethod_WatchModel<
+                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>>>>>>>>;
 // clang-format on
 
 class HalfspaceService final : public HalfspaceServiceBase {
@@ -82,6 +83,8 @@ class HalfspaceService final : public HalfspaceServiceBase {
   Unary ImportModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary RestoreModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary RollBackModel(Context* c, const Bytes* in, Bytes* out) override;
+  grpc::ServerWriteReactor<Bytes>* WatchModel(Context* c,
+                                              const Bytes* in) override;
   Unary GetStats(Context* c, const Bytes* in, Bytes* out) override;
   Unary CompareModels(Context* c, const Bytes* in, Bytes* out) override;
   Unary SetAlias(Context* c, const Bytes* in, Bytes* out) override;

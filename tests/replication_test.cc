@@ -1584,6 +1584,61 @@ TEST(ReplicationTest, ADriftReactionSwitchesAndRollsBackAlikeOnEveryReplica) {
         grpc::StatusCode::FAILED_PRECONDITION);
   }
   same_as_twin("after the roll-back");
+
+  // Every replica tells its watchers of the events the twin had, at the
+  // same positions, from the first switch on, the roll-back last.
+  const auto events_from = [](Stub& stub, const std::string& model,
+                              uint64_t from, size_t count) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    v1::WatchModelRequest watch;
+    watch.set_model(model);
+    watch.set_from_position(from);
+    std::unique_ptr<grpc::ClientReader<v1::WatchModelResponse>> reader =
+        stub.WatchModel(&context, watch);
+    v1::WatchModelResponse response;
+    std::vector<std::string> seen;
+    EXPECT_TRUE(reader->Read(&response));
+    EXPECT_TRUE(response.complete());
+    while (seen.size() < count && reader->Read(&response)) {
+      const v1::ModelEvent& e = response.event();
+      seen.push_back(
+          absl::StrCat(v1::ModelEvent::Kind_Name(e.kind()), "@", e.position()));
+    }
+    context.TryCancel();
+    reader->Finish();
+    return seen;
+  };
+  const size_t first_switch =
+      std::find(events[1].begin(), events[1].end(),
+                v1::DriftState::Reaction::EVENT_SWITCHED) -
+      events[1].begin() + 1;
+  grpc::ClientContext context;
+  v1::WatchModelRequest watch;
+  watch.set_model("react_local");
+  watch.set_from_position(first_switch);
+  std::unique_ptr<grpc::ClientReader<v1::WatchModelResponse>> reader =
+      replicas.stub(0).WatchModel(&context, watch);
+  // The twin's events: read until its roll-back.
+  std::vector<std::string> expected;
+  v1::WatchModelResponse response;
+  ASSERT_TRUE(reader->Read(&response));
+  while (reader->Read(&response)) {
+    const v1::ModelEvent& e = response.event();
+    expected.push_back(
+        absl::StrCat(v1::ModelEvent::Kind_Name(e.kind()), "@", e.position()));
+    if (e.kind() == v1::ModelEvent::KIND_ROLLED_BACK) break;
+  }
+  context.TryCancel();
+  reader->Finish();
+  ASSERT_GE(expected.size(), 2u);
+  EXPECT_EQ(expected.front(), absl::StrCat("KIND_SWITCHED@", first_switch));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(
+        events_from(replicas.stub(i), kind.name, first_switch, expected.size()),
+        expected)
+        << "replica " << i;
+  }
 }
 
 // What the command-line tool prints for `args` against `target`, its

@@ -375,6 +375,10 @@ class ClientTest(unittest.TestCase):
             "py-react", 2, "logistic_regression", learning_rate=0.01,
             drift={"adwin": {}, "challenge": {"alpha": 0.01}})
         self.assertEqual(model.drift.challenge.alpha, 0.01)
+        watch = self.client.watch_model("py-react")
+        first = next(watch)
+        self.assertEqual(first.model, "py-react")
+        self.assertEqual(first.drift.drifts, 0)
         xs = [[math.sin(i * 1.3), math.cos(i * 0.7)] for i in range(12000)]
         ys = [(1 if x - 0.5 * z > 0 else -1) * (1 if i < 8000 else -1)
               for i, (x, z) in enumerate(xs)]
@@ -384,9 +388,25 @@ class ClientTest(unittest.TestCase):
         self.assertGreater(reaction.last_switch_at, 8000)
         self.assertLess(reaction.last_switch_p_value, 0.01)
         self.assertTrue(reaction.can_roll_back)
+        # The watch tells of the switch where the model's state says it was.
+        events = halfspace.v1.halfspace_pb2.ModelEvent
+        event = next(watch).event
+        while not (event.kind == events.KIND_SWITCHED and
+                   event.position == reaction.last_switch_at):
+            self.assertLess(event.position, reaction.last_switch_at)
+            event = next(watch).event
+        self.assertEqual(event.p_value, reaction.last_switch_p_value)
+        watch.close()
         switched = self.client.get_weights("py-react").weights
         model = self.client.roll_back_model("py-react")
         self.assertFalse(model.stats.drift.reaction.can_roll_back)
+        resumed = self.client.watch_model("py-react",
+                                          from_position=12000)
+        self.assertTrue(next(resumed).complete)
+        event = next(resumed).event
+        self.assertEqual(event.kind, events.KIND_ROLLED_BACK)
+        self.assertEqual(event.position, 12000)
+        resumed.close()
         self.assertNotEqual(self.client.get_weights("py-react").weights,
                             switched)
         with self.assertRaises(halfspace.FailedPrecondition):

@@ -447,6 +447,28 @@ class Client:
         return self._call(self._stub.RollBackModel,
                           pb.RollBackModelRequest(model=name)).model
 
+    def watch_model(self, name: str, *, from_position: Optional[int] = None
+                    ) -> Iterator[pb.WatchModelResponse]:
+        """The model's events as they come: yields first a
+        v1.WatchModelResponse with its name and drift state (and, with
+        `from_position`, whether every event kept from there is), then one
+        with each event (its `event` field: a warning, a drift, a
+        challenger started, switched or dropped, a roll-back), first those
+        the server keeps from `from_position` on. It lasts until the caller
+        stops iterating (close() the generator) or the server ends it, which
+        raises the error: NotFound once the model is deleted, Unavailable
+        when the server shuts down."""
+        request = pb.WatchModelRequest(model=name)
+        if from_position is not None:
+            request.from_position = from_position
+        responses = self._stub.WatchModel(request, metadata=self._for(name))
+        try:
+            yield from responses
+        except grpc.RpcError as error:
+            raise errors.from_rpc_error(error) from None
+        finally:
+            responses.cancel()
+
     # --- Learning -----------------------------------------------------------
 
     def train(self, name: Union[str, Sequence[str]], X: Any, y: Any = None,

@@ -106,6 +106,11 @@ class HalfspaceServiceStub(object):
                 request_serializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelRequest.SerializeToString,
                 response_deserializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelResponse.FromString,
                 )
+        self.WatchModel = channel.unary_stream(
+                '/halfspace.v1.HalfspaceService/WatchModel',
+                request_serializer=halfspace_dot_v1_dot_halfspace__pb2.WatchModelRequest.SerializeToString,
+                response_deserializer=halfspace_dot_v1_dot_halfspace__pb2.WatchModelResponse.FromString,
+                )
         self.GetStats = channel.unary_unary(
                 '/halfspace.v1.HalfspaceService/GetStats',
                 request_serializer=halfspace_dot_v1_dot_halfspace__pb2.GetStatsRequest.SerializeToString,
@@ -319,6 +324,22 @@ class HalfspaceServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchModel(self, request, context):
+        """Streams a model's events as this server finds them: its drift
+        detector's warnings and drifts, its reaction's challengers, switches
+        and drops, and roll-backs. The first response holds the model's drift
+        state; each later one, one event. With from_position set, the events
+        kept from there (the last 256, since the model was loaded) come first.
+        The stream ends with NOT_FOUND when the model is deleted, ABORTED when
+        it is restored or imported (watch it again), UNAVAILABLE when the
+        server shuts down, and RESOURCE_EXHAUSTED when the caller falls 256
+        events behind. Predict permission; a watch counts as a stream in the
+        stream limits, and has no deadline of its own.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStats(self, request, context):
         """Returns what the server has done: the numbers its Prometheus metrics
         report, for callers that speak only gRPC.
@@ -456,6 +477,11 @@ def add_HalfspaceServiceServicer_to_server(servicer, server):
                     servicer.RollBackModel,
                     request_deserializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelRequest.FromString,
                     response_serializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelResponse.SerializeToString,
+            ),
+            'WatchModel': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchModel,
+                    request_deserializer=halfspace_dot_v1_dot_halfspace__pb2.WatchModelRequest.FromString,
+                    response_serializer=halfspace_dot_v1_dot_halfspace__pb2.WatchModelResponse.SerializeToString,
             ),
             'GetStats': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStats,
@@ -797,6 +823,23 @@ class HalfspaceService(object):
         return grpc.experimental.unary_unary(request, target, '/halfspace.v1.HalfspaceService/RollBackModel',
             halfspace_dot_v1_dot_halfspace__pb2.RollBackModelRequest.SerializeToString,
             halfspace_dot_v1_dot_halfspace__pb2.RollBackModelResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def WatchModel(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(request, target, '/halfspace.v1.HalfspaceService/WatchModel',
+            halfspace_dot_v1_dot_halfspace__pb2.WatchModelRequest.SerializeToString,
+            halfspace_dot_v1_dot_halfspace__pb2.WatchModelResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
