@@ -445,6 +445,17 @@ class ClientTest(unittest.TestCase):
                 self.assertEqual(p.query.weight, 1 / probability)
                 labels.append((p.example_id, y))
         self.assertTrue(0 < len(labels) < 200)
+        # The same queries over a prediction stream.
+        streamed = [p for r in self.client.predict_stream(
+                        "py-sampling", [xs[100:200], xs[200:]],
+                        remember=True, query=True)
+                    for p in r.predictions]
+        self.assertEqual(len(streamed), 200)
+        for p in streamed:
+            probability = 0.5 / (0.5 + abs(p.score))
+            self.assertEqual(p.query.probability, probability)
+            self.assertEqual(p.query.ask,
+                             draw(12, p.example_id) < probability)
         results = self.client.feedback("py-sampling", labels)
         self.assertTrue(all(not r.HasField("error") for r in results))
         self.client.create_model("py-no-sampling", 2)

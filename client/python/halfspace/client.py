@@ -656,17 +656,20 @@ class Client:
             probabilities, None)
 
     def predict_stream(self, name: str, batches: Iterable[Any], *,
-                       remember: bool = False, top_k: Optional[int] = None
+                       remember: bool = False, top_k: Optional[int] = None,
+                       query: bool = False
                        ) -> Iterator[pb.PredictStreamResponse]:
         """Predictions on one stream: each item of `batches` is many
         examples' features (as predict's X), sent as one message; yields
         one v1.PredictStreamResponse per batch (its `error` set if the
-        server refused the batch; the stream goes on)."""
+        server refused the batch; the stream goes on). `remember`, `top_k`
+        and `query` as predict's (a query here needs `remember`: the
+        server makes each instance's id)."""
         def requests():
             for batch in batches:
                 request = pb.PredictStreamRequest(
                     model=name, instances=messages.feature_vectors(batch),
-                    remember=remember)
+                    remember=remember, query=query)
                 if top_k is not None:
                     request.top_k = top_k
                 yield request
