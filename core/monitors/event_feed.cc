@@ -4,37 +4,45 @@
 
 namespace halfspace {
 
+EventFeed::Used& EventFeed::used() {
+  if (used_ == nullptr) used_ = std::make_unique<Used>();
+  return *used_;
+}
+
 void EventFeed::Add(const ModelEvent* events, size_t count) {
   MutexLock lock(mu_);
-  if (closed_.has_value()) return;
+  Used& u = used();
+  if (u.closed.has_value()) return;
   for (size_t i = 0; i < count; ++i) {
-    if (kept_.size() == kKept) {
-      known_after_ = std::max(known_after_, kept_.front().position);
-      kept_.pop_front();
+    if (u.kept.size() == kKept) {  // events are rare: a shift is cheap
+      known_after_ = std::max(known_after_, u.kept.front().position);
+      u.kept.erase(u.kept.begin());
     }
-    kept_.push_back(events[i]);
-    for (Watcher* watcher : watchers_) watcher->Deliver(events[i]);
+    u.kept.push_back(events[i]);
+    for (Watcher* watcher : u.watchers) watcher->Deliver(events[i]);
   }
 }
 
 void EventFeed::Close(const absl::Status& why) {
   MutexLock lock(mu_);
-  if (closed_.has_value()) return;
-  closed_ = why;
-  for (Watcher* watcher : watchers_) watcher->Closed(why);
-  watchers_.clear();
-  kept_.clear();
+  Used& u = used();
+  if (u.closed.has_value()) return;
+  u.closed = why;
+  for (Watcher* watcher : u.watchers) watcher->Closed(why);
+  u.watchers = {};
+  u.kept = {};
 }
 
 bool EventFeed::Watch(Watcher* watcher, std::optional<uint64_t> from) {
   MutexLock lock(mu_);
-  if (closed_.has_value()) {
-    watcher->Closed(*closed_);
+  Used& u = used();
+  if (u.closed.has_value()) {
+    watcher->Closed(*u.closed);
     return true;
   }
-  watchers_.push_back(watcher);
+  u.watchers.push_back(watcher);
   if (!from.has_value()) return true;
-  for (const ModelEvent& event : kept_) {
+  for (const ModelEvent& event : u.kept) {
     if (event.position >= *from) watcher->Deliver(event);
   }
   // Position 0 has no events: a history known after 0 is whole.
@@ -43,13 +51,16 @@ bool EventFeed::Watch(Watcher* watcher, std::optional<uint64_t> from) {
 
 void EventFeed::Unwatch(Watcher* watcher) {
   MutexLock lock(mu_);
-  watchers_.erase(std::remove(watchers_.begin(), watchers_.end(), watcher),
-                  watchers_.end());
+  if (used_ == nullptr) return;
+  std::vector<Watcher*>& watchers = used_->watchers;
+  watchers.erase(std::remove(watchers.begin(), watchers.end(), watcher),
+                 watchers.end());
 }
 
 std::vector<ModelEvent> EventFeed::Kept() const {
   MutexLock lock(mu_);
-  return std::vector<ModelEvent>(kept_.begin(), kept_.end());
+  if (used_ == nullptr) return {};
+  return used_->kept;
 }
 
 }  // namespace halfspace
