@@ -259,8 +259,8 @@ TEST(ModelEventsTest, ADdmWarningComesAloneBeforeItsDrift) {
   spec.drift.challenge = false;
   absl::StatusOr<std::unique_ptr<Model>> model = Model::Create("m", spec);
   ASSERT_TRUE(model.ok()) << model.status();
-  const std::vector<ModelEvent> expected = Learn(
-      **model, Reversed(Stationary(6000, 4, 0.05, 11), 3000), 0, 6000);
+  const std::vector<ModelEvent> expected =
+      Learn(**model, Reversed(Stationary(6000, 4, 0.05, 11), 3000), 0, 6000);
   ASSERT_GE(expected.size(), 2u);
   EXPECT_EQ(expected[0].kind, ModelEventKind::kWarning);
   EXPECT_EQ(expected[1].kind, ModelEventKind::kDrift);

@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 
 import grpc
 
