@@ -148,21 +148,19 @@ class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
     waking_ = true;
     // A new alarm each time: the last one's callback may still be running.
     alarm_ = std::make_unique<grpc::Alarm>();
-    alarm_->Set(std::chrono::system_clock::now(), [this](bool) {
-      {
-        MutexLock lock(mu_);
-        waking_ = false;
-      }
-      Pump();
-    });
+    alarm_->Set(std::chrono::system_clock::now(),
+                [this](bool) { Pump(/*woken=*/true); });
   }
 
   // Starts the next write, or finishes the stream once it has ended and
-  // nothing is pending. With no lock held.
-  void Pump() {
+  // nothing is pending. With no lock held. The alarm's callback ends its
+  // wake in the same critical section that decides: were it to end it
+  // before, another reaction could finish the stream, and free it, first.
+  void Pump(bool woken = false) {
     enum class Next { kNothing, kWrite, kFinish } next = Next::kNothing;
     {
       MutexLock lock(mu_);
+      if (woken) waking_ = false;
       if (finished_ || writing_ || waking_) return;
       // An event queued before the end still goes out, unless the client
       // left.
