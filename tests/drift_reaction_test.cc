@@ -1,8 +1,9 @@
 // A model's drift reaction (core/model/drift_reaction.h): a warning starts
 // a challenger beside the model, a drift lets McNemar's test decide whether
 // it takes the model's place; the old weights come back with a roll-back;
-// and a model restored from a snapshot mid-stream decides exactly as one
-// that never stopped.
+// a model restored from a snapshot mid-stream decides exactly as one
+// that never stopped; and a detector and reaction set on a model later
+// (Model::SetDrift) start afresh there, within the model's limits.
 
 #include "core/model/drift_reaction.h"
 
@@ -10,7 +11,9 @@
 #include <memory>
 #include <vector>
 
+#include "core/model/limits.h"
 #include "core/model/model.h"
+#include "core/monitors/event_feed.h"
 #include "core/storage/snapshot_codec.h"
 #include "gtest/gtest.h"
 #include "tests/drift_streams.h"
@@ -388,6 +391,154 @@ TEST(DriftReactionTest, ASnapshotWhoseReactionDoesNotFitIsRefused) {
   ModelSnapshot without = good;
   without.spec.drift.challenge = false;
   EXPECT_FALSE(Model::Restore(without).ok());
+}
+
+// The spec of ReactingSpec without a detector.
+ModelSpec PlainSpec() {
+  ModelSpec spec = ReactingSpec(false);
+  spec.drift = DriftOptions();
+  return spec;
+}
+
+// A detector and reaction set after 500 examples decide as a model
+// restored there with them from the plain model's snapshot: both start
+// afresh, the weights and counters go on.
+TEST(SetDriftTest, SettingsGivenLaterStartAfreshWhereTheyAreGiven) {
+  const std::vector<LabeledPoint> points = Reversal();
+  std::unique_ptr<Model> model = MakeModel(PlainSpec());
+  LearnRange(*model, points, 0, 500);
+  ModelSnapshot before = model->Snapshot();
+  const int64_t plain_bytes = model->memory_bytes();
+  const DriftOptions reacting = ReactingSpec(true).drift;
+  ASSERT_TRUE(model->SetDrift(reacting).ok());
+  EXPECT_EQ(model->spec().drift.method, DriftOptions::Method::kAdwin);
+  EXPECT_TRUE(model->spec().drift.challenge);
+  EXPECT_EQ(model->memory_bytes(), plain_bytes +
+                                       DriftDetector::Bytes(reacting) +
+                                       2 * ClassBytes(model->spec()));
+  const ModelSnapshot set = model->Snapshot();
+  EXPECT_EQ(set.weights.w, before.weights.w);
+  EXPECT_EQ(set.counters.examples_seen, 500u);
+  const std::vector<Step> steps = LearnRange(*model, points, 500, 8000);
+
+  before.spec.drift = reacting;
+  absl::StatusOr<std::unique_ptr<Model>> restored = Model::Restore(before);
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  const std::vector<Step> expected = LearnRange(**restored, points, 500, 8000);
+  ASSERT_EQ(steps.size(), expected.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    ASSERT_EQ(steps[i].position, expected[i].position) << i;
+    ASSERT_EQ(steps[i].reaction, expected[i].reaction) << i;
+  }
+  const std::vector<uint64_t> switches =
+      PositionsOf(steps, ReactionEvent::kSwitched);
+  ASSERT_FALSE(switches.empty());
+  EXPECT_GT(switches[0], 3000u);
+  const ModelSnapshot a = model->Snapshot();
+  const ModelSnapshot b = (*restored)->Snapshot();
+  EXPECT_EQ(a.weights.w, b.weights.w);
+  EXPECT_EQ(a.drift, b.drift);
+  EXPECT_EQ(a.reaction, b.reaction);
+
+  // The settings are the model's: its snapshot holds them.
+  absl::StatusOr<ModelSnapshot> decoded = DecodeSnapshot(EncodeSnapshot(a));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_TRUE(decoded->spec.drift.challenge);
+  EXPECT_TRUE(Model::Restore(*std::move(decoded)).ok());
+}
+
+// New settings, even the same ones, drop a running challenger (an event
+// tells it) and the weights kept for a roll-back, and count afresh.
+TEST(SetDriftTest, NewSettingsDropTheChallengerAndTheRollBack) {
+  const std::vector<LabeledPoint> points = Reversal();
+  const DriftOptions reacting = ReactingSpec(true).drift;
+  std::unique_ptr<Model> model = MakeModel(ReactingSpec(true));
+  const std::vector<Step> steps = LearnRange(*model, points, 0, 4000);
+  const std::vector<uint64_t> started =
+      PositionsOf(steps, ReactionEvent::kStarted);
+  ASSERT_FALSE(started.empty());
+  std::unique_ptr<Model> running = MakeModel(ReactingSpec(true));
+  LearnRange(*running, points, 0, started[0] + 3);
+  ASSERT_TRUE(running->Stats().drift->reaction->challenging);
+  ASSERT_TRUE(running->SetDrift(reacting).ok());
+  const ModelDrift fresh = *running->Stats().drift;
+  EXPECT_FALSE(fresh.reaction->challenging);
+  EXPECT_EQ(fresh.stats.warnings, 0u);
+  EXPECT_EQ(fresh.stats.drifts, 0u);
+  const std::vector<ModelEvent> events = running->events().Kept();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().kind, ModelEventKind::kChallengerDropped);
+  EXPECT_EQ(events.back().position, started[0] + 3);
+
+  ASSERT_TRUE(model->CanRollBack().ok());
+  ASSERT_TRUE(model->SetDrift(reacting).ok());
+  EXPECT_EQ(model->CanRollBack().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(model->Stats().drift->reaction->switches, 0u);
+
+  // None: no detector, and nothing to report.
+  ASSERT_TRUE(model->SetDrift(DriftOptions()).ok());
+  EXPECT_FALSE(model->drift().has_value());
+  EXPECT_EQ(model->spec().drift.method, DriftOptions::Method::kNone);
+  EXPECT_TRUE(model->Snapshot().drift.empty());
+  EXPECT_TRUE(model->Snapshot().reaction.empty());
+}
+
+// The memory the settings take is reserved before and given back when
+// they go; settings past the limits, or that the spec cannot take, or
+// that cannot be written ahead, change nothing.
+TEST(SetDriftTest, SettingsAreBoundByTheLimitsAndChangeNothingOnError) {
+  const DriftOptions reacting = ReactingSpec(true).drift;
+  const int64_t plain = ModelBytes(PlainSpec(), 0);
+  Limits limits;
+  limits.max_model_bytes = plain + DriftDetector::Bytes(reacting);
+  auto budget = std::make_shared<ResourceBudget>(limits);
+  budget->set_enforcing(true);
+  absl::StatusOr<std::unique_ptr<Model>> created =
+      Model::Create("m", PlainSpec(), {}, budget);
+  ASSERT_TRUE(created.ok()) << created.status();
+  Model& model = **created;
+  EXPECT_EQ(budget->reserved(), plain);
+
+  absl::Status s = model.SetDrift(reacting);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_EQ(LimitOf(s), "max_model_bytes");
+  EXPECT_EQ(model.CanSetDrift(reacting).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(model.spec().drift.method, DriftOptions::Method::kNone);
+  EXPECT_EQ(budget->reserved(), plain);
+
+  DriftOptions detector = reacting;
+  detector.challenge = false;  // fits: the detector alone
+  ASSERT_TRUE(model.CanSetDrift(detector).ok());
+  ASSERT_TRUE(model.SetDrift(detector).ok());
+  EXPECT_EQ(budget->reserved(), plain + DriftDetector::Bytes(detector));
+  EXPECT_EQ(model.memory_bytes(), budget->reserved());
+
+  DriftOptions bad = detector;
+  bad.adwin_delta = 2;
+  EXPECT_EQ(model.SetDrift(bad).code(), absl::StatusCode::kInvalidArgument);
+  const absl::Status unwritten = model.SetDrift(
+      DriftOptions(), [] { return absl::UnavailableError("the log is full"); });
+  EXPECT_EQ(unwritten.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(model.spec().drift.method, DriftOptions::Method::kAdwin);
+  EXPECT_EQ(budget->reserved(), plain + DriftDetector::Bytes(detector));
+
+  ASSERT_TRUE(model.SetDrift(DriftOptions()).ok());
+  EXPECT_EQ(budget->reserved(), plain);
+
+  ModelSpec multiclass = PlainSpec();
+  multiclass.algorithm = DefaultParams(Algorithm::kMulticlassPerceptron);
+  std::unique_ptr<Model> classes = MakeModel(multiclass);
+  s = classes->SetDrift(reacting);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_TRUE(classes->SetDrift(detector).ok());
+}
+
+TEST(SetDriftTest, ADeletedModelTakesNoSettings) {
+  std::unique_ptr<Model> model = MakeModel(PlainSpec());
+  ASSERT_TRUE(model->MarkDeleted().ok());
+  EXPECT_EQ(model->SetDrift(ReactingSpec(true).drift).code(),
+            absl::StatusCode::kNotFound);
 }
 
 }  // namespace

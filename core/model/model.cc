@@ -66,6 +66,7 @@ Model::Model(std::string name, uint64_t incarnation, const ModelSpec& spec,
     : name_(std::move(name)),
       incarnation_(incarnation),
       shared_(SharedSpec(spec)),
+      spec_(shared_.get()),
       budget_(std::move(budget)),
       learner_(MakeLearner(spec)),
       standardizer_(spec.standardize
@@ -343,6 +344,74 @@ absl::Status Model::RollBack(const WriteAhead& write_ahead) {
   return s;
 }
 
+absl::StatusOr<int64_t> Model::DriftGrowth(const ModelSpec& next) const {
+  if (absl::Status s = ValidateModelSpec(next); !s.ok()) return s;
+  const int64_t classes = static_cast<int64_t>(learner_->classes().size());
+  const int64_t growth =
+      ModelBytes(next, classes) - ModelBytes(spec(), classes);
+  if (growth > 0 && budget_->enforcing()) {
+    const Limits limits = LimitsFor(next, budget_->limits());
+    if (reserved_ + growth > limits.max_model_bytes) {
+      return LimitExceeded(
+          absl::StrCat("model ", Quoted(name_), " would take ",
+                       reserved_ + growth, " bytes with these drift settings"),
+          limits.max_model_bytes, "max_model_bytes");
+    }
+  }
+  return growth;
+}
+
+absl::Status Model::CanSetDrift(const DriftOptions& drift) const {
+  ModelSpec next = spec();
+  next.drift = drift;
+  ReaderMutexLock lock(mu_);
+  absl::StatusOr<int64_t> growth = DriftGrowth(next);
+  if (!growth.ok()) return growth.status();
+  if (*growth <= 0) return absl::OkStatus();
+  // Whether the server's memory holds it now (a reservation given back).
+  if (absl::Status s = budget_->Reserve(*growth, name_); !s.ok()) return s;
+  budget_->Release(*growth);
+  return absl::OkStatus();
+}
+
+absl::Status Model::SetDrift(const DriftOptions& drift,
+                             const WriteAhead& write_ahead) {
+  ModelSpec next = spec();
+  next.drift = drift;
+  WriterMutexLock lock(mu_);
+  if (deleted_.load(std::memory_order_acquire)) {
+    return absl::NotFoundError(
+        absl::StrCat("model ", Quoted(name_), " was deleted"));
+  }
+  absl::StatusOr<int64_t> growth = DriftGrowth(next);
+  if (!growth.ok()) return growth.status();
+  if (*growth > 0) {
+    if (absl::Status s = budget_->Reserve(*growth, name_); !s.ok()) return s;
+    reserved_ += *growth;
+  }
+  if (absl::Status s = WriteDown(write_ahead); !s.ok()) {
+    if (*growth > 0) Unreserve(*growth);
+    return s;
+  }
+  if (*growth < 0) Unreserve(-*growth);
+  if (reaction_ != nullptr && reaction_->stats().challenging) {
+    ModelEvent dropped;
+    dropped.kind = ModelEventKind::kChallengerDropped;
+    dropped.position = counters_.examples_seen;
+    events_.Add(&dropped, 1);
+  }
+  std::shared_ptr<const SpecAndSpace> shared = SharedSpec(next);
+  drift_ = drift.method != DriftOptions::Method::kNone
+               ? std::make_unique<DriftDetector>(drift)
+               : nullptr;
+  reaction_ =
+      drift.challenge ? std::make_unique<DriftReaction>(shared->spec) : nullptr;
+  spec_.store(shared.get(), std::memory_order_release);
+  MutableOccasional().respecified.push_back(std::move(shared));
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  return absl::OkStatus();
+}
+
 absl::Status Model::MarkDeleted(const WriteAhead& write_ahead) {
   WriterMutexLock lock(mu_);
   if (absl::Status s = WriteDown(write_ahead); !s.ok()) return s;
@@ -507,8 +576,8 @@ ModelSnapshot Model::Weights(int64_t offset, std::optional<int64_t> count,
 ModelSnapshot Model::Snapshot(uint64_t* generation) const {
   ModelSnapshot snapshot;
   snapshot.name = name_;
-  snapshot.spec = spec();
   ReaderMutexLock lock(mu_);
+  snapshot.spec = spec();  // under the lock: SetDrift changes it
   if (generation != nullptr) *generation = this->generation();
   learner_->CopyWeights(snapshot, 0, FeatureWidth(spec()));
   snapshot.state = learner_->ExportState();

@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/container/btree_map.h"
 #include "absl/status/status.h"
@@ -110,7 +111,11 @@ class Model {
   // time of its creation, kept in its snapshots (0 in files from before
   // it).
   uint64_t incarnation() const { return incarnation_; }
-  const ModelSpec& spec() const { return shared_->spec; }
+  // The spec: the one it was made with, but for the drift settings of the
+  // last SetDrift. A reference stays good while the model lives.
+  const ModelSpec& spec() const {
+    return spec_.load(std::memory_order_acquire)->spec;
+  }
   bool multiclass() const { return IsMulticlass(spec()); }
 
   // A multiclass model's classes, in index order.
@@ -221,6 +226,18 @@ class Model {
   // What RollBack would answer now, changing nothing.
   absl::Status CanRollBack() const;
 
+  // Sets the drift detector and its reaction to `drift` (method kNone:
+  // none), written ahead first. Both start afresh: a challenger that runs
+  // is dropped (an event tells it) and weights kept for a roll-back are
+  // given up; the weights and counters are kept. The memory the settings
+  // take (a reaction's two weight vectors) is reserved before. On any
+  // error nothing changed: INVALID_ARGUMENT for settings the spec cannot
+  // take (see ValidateModelSpec), RESOURCE_EXHAUSTED past a limit.
+  absl::Status SetDrift(const DriftOptions& drift,
+                        const WriteAhead& write_ahead = nullptr);
+  // What SetDrift would answer now, changing nothing.
+  absl::Status CanSetDrift(const DriftOptions& drift) const;
+
   // Writes down a change made to the model as a whole (its creation) and
   // notes its LSN.
   absl::Status RecordCreation(const WriteAhead& write_ahead);
@@ -322,6 +339,11 @@ class Model {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // See CanRollBack.
   absl::Status RollBackError() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The bytes a model of spec `next` (this one's, other drift settings)
+  // takes beyond what this one reserves, if its limits let it; see
+  // SetDrift.
+  absl::StatusOr<int64_t> DriftGrowth(const ModelSpec& next) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // See pending_stats and drift.
   PendingStats PendingStatsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   std::optional<ModelDrift> DriftLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -386,6 +408,9 @@ class Model {
     std::unique_ptr<PairedMistakes> paired;
     // The last examples learned, if the model keeps them.
     std::unique_ptr<RecentExamples> recent;
+    // The specs SetDrift made, the one spec_ points to last: kept while
+    // the model lives, for the references spec() gave before a change.
+    std::vector<std::shared_ptr<const SpecAndSpace>> respecified;
   };
   Occasional& MutableOccasional() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The bytes the remembered examples hold in budget_.
@@ -396,8 +421,11 @@ class Model {
   const std::string name_;
   uint64_t incarnation_;  // set before the model is shared
   // The spec and its feature space, shared with the models of an equal
-  // spec (see shared_spec.h).
+  // spec (see shared_spec.h): the one it was made with. Its space is the
+  // model's for good (SetDrift changes no feature option).
   const std::shared_ptr<const SpecAndSpace> shared_;
+  // The spec in force: shared_, or the last of Occasional::respecified.
+  std::atomic<const SpecAndSpace*> spec_;
   const std::shared_ptr<ResourceBudget> budget_;
 
   mutable SharedMutex mu_;
@@ -411,9 +439,11 @@ class Model {
   int64_t reserved_ ABSL_GUARDED_BY(mu_);  // the bytes it holds in budget_
   ProgressWindow window_ ABSL_GUARDED_BY(mu_);
   // If the spec sets a drift detector.
-  const std::unique_ptr<DriftDetector> drift_ ABSL_PT_GUARDED_BY(mu_);
+  std::unique_ptr<DriftDetector> drift_ ABSL_GUARDED_BY(mu_)
+      ABSL_PT_GUARDED_BY(mu_);
   // If the spec sets a reaction to its detector.
-  const std::unique_ptr<DriftReaction> reaction_ ABSL_PT_GUARDED_BY(mu_);
+  std::unique_ptr<DriftReaction> reaction_ ABSL_GUARDED_BY(mu_)
+      ABSL_PT_GUARDED_BY(mu_);
   // What few models use, made when the first part is (see Occasional).
   std::unique_ptr<Occasional> occasional_ ABSL_GUARDED_BY(mu_);
 

@@ -324,6 +324,9 @@ absl::Status ModelRegistry::ApplyRecord(uint64_t lsn, absl::string_view name,
           model.RollBack(AppendTo(&journal, model.name(), "", nullptr));
       return absl::IsFailedPrecondition(s) ? absl::OkStatus() : s;
     }
+    case storage::v1::LogRecord::kSetDrift:
+      return model.SetDrift(DriftOf(record.set_drift()),
+                            AppendTo(&journal, model.name(), "", nullptr));
     case storage::v1::LogRecord::kDelete: {
       absl::Status s = model.MarkDeleted(AppendTo(&journal, name, "", nullptr));
       if (!s.ok()) return s;
@@ -776,6 +779,17 @@ absl::Status ModelRegistry::RollBack(absl::string_view name, uint64_t* lsn) {
   }
   const std::string record = journal_ != nullptr ? RollBackRecord() : "";
   return (*model)->RollBack(AppendTo(journal_, name, record, lsn));
+}
+
+absl::Status ModelRegistry::SetDrift(absl::string_view name,
+                                     const DriftOptions& drift, uint64_t* lsn) {
+  absl::StatusOr<std::shared_ptr<Model>> model = Get(name);
+  if (!model.ok()) return model.status();
+  if (IsReplicated((*model)->spec())) {
+    return CheckLocal(*Find(name), name);
+  }
+  const std::string record = journal_ != nullptr ? SetDriftRecord(drift) : "";
+  return (*model)->SetDrift(drift, AppendTo(journal_, name, record, lsn));
 }
 
 absl::Status ModelRegistry::RestorePrevious(absl::string_view name,

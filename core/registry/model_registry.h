@@ -223,6 +223,11 @@ class ModelRegistry {
   // Model::RollBack. Sets `lsn` to the record's.
   absl::Status RollBack(absl::string_view name, uint64_t* lsn = nullptr);
 
+  // Sets the model's drift detector and reaction (Model::SetDrift), logged
+  // like SetWeights. Sets `lsn` to the record's.
+  absl::Status SetDrift(absl::string_view name, const DriftOptions& drift,
+                        uint64_t* lsn = nullptr);
+
   // Rolls an unavailable model back to its previous snapshot, sets the
   // damaged one aside, and logs (or stores) the state; the changes after
   // that snapshot are lost. FAILED_PRECONDITION for a model that is

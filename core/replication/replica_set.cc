@@ -772,6 +772,14 @@ absl::Status ReplicaSet::RollBack(const Model& model, absl::Time deadline) {
       .status();
 }
 
+absl::Status ReplicaSet::SetDrift(const Model& model, const DriftOptions& drift,
+                                  absl::Time deadline) {
+  if (absl::Status s = model.CanSetDrift(drift); !s.ok()) return s;
+  return PublishAndWait(model.name(), model.spec().replication,
+                        SetDriftRecord(drift), deadline)
+      .status();
+}
+
 absl::Status ReplicaSet::Delete(absl::string_view name, absl::Time deadline) {
   absl::StatusOr<std::shared_ptr<Model>> model = registry_->Get(name);
   std::optional<Replication> replication;

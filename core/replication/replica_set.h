@@ -188,6 +188,12 @@ class ReplicaSet {
   // errors as Learn's.
   absl::Status RollBack(const Model& model, absl::Time deadline);
 
+  // Publishes new drift settings for `model` (Model::SetDrift), checked
+  // first on this server's replica, and returns once this server applied
+  // them.
+  absl::Status SetDrift(const Model& model, const DriftOptions& drift,
+                        absl::Time deadline);
+
   // Publishes the deletion of `model` and releases its name once this
   // server's replica applied it. FAILED_PRECONDITION while an alias points
   // to it.

@@ -1,5 +1,6 @@
 #include "core/storage/log_record.h"
 
+#include "core/storage/parameter_keys.h"
 #include "core/storage/snapshot_codec.h"
 
 namespace halfspace {
@@ -103,6 +104,20 @@ std::string RollBackRecord() {
   storage::v1::LogRecord record;
   record.mutable_roll_back();
   return record.SerializeAsString();
+}
+
+std::string SetDriftRecord(const DriftOptions& drift) {
+  storage::v1::LogRecord record;
+  auto& parameters = *record.mutable_set_drift()->mutable_parameters();
+  for (const auto& [key, value] : KeyedDriftParameters(drift)) {
+    parameters[key] = value;
+  }
+  return record.SerializeAsString();
+}
+
+DriftOptions DriftOf(const storage::v1::SetDrift& change) {
+  return DriftFromParameters(
+      KeyedValues(change.parameters().begin(), change.parameters().end()));
 }
 
 std::string RestoreRecord(const ModelSnapshot& snapshot) {

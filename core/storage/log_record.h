@@ -38,6 +38,10 @@ std::string DeleteRecord();
 
 std::string RollBackRecord();
 
+// New drift settings (see Model::SetDrift), and back.
+std::string SetDriftRecord(const DriftOptions& drift);
+DriftOptions DriftOf(const storage::v1::SetDrift& change);
+
 // A model's whole state, replacing what it was.
 std::string RestoreRecord(const ModelSnapshot& snapshot);
 

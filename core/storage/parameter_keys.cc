@@ -174,4 +174,18 @@ bool SetParameters(uint32_t algorithm, const KeyedValues& values,
   return true;
 }
 
+KeyedValues KeyedDriftParameters(const DriftOptions& drift) {
+  KeyedValues out;
+  AddDriftParameters(drift, [&out](Key key, double value) {
+    out.emplace_back(static_cast<uint32_t>(key), value);
+  });
+  return out;
+}
+
+DriftOptions DriftFromParameters(const KeyedValues& values) {
+  DriftOptions drift;
+  LoadDriftParameters(values, drift);
+  return drift;
+}
+
 }  // namespace halfspace

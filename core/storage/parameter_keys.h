@@ -28,6 +28,11 @@ KeyedValues KeyedParameters(const ModelSpec& spec);
 bool SetParameters(uint32_t algorithm, const KeyedValues& values,
                    ModelSpec& spec);
 
+// The drift settings alone, keyed as KeyedParameters keys them (none for
+// no detector), and back.
+KeyedValues KeyedDriftParameters(const DriftOptions& drift);
+DriftOptions DriftFromParameters(const KeyedValues& values);
+
 }  // namespace halfspace
 
 #endif  // HALFSPACE_CORE_STORAGE_PARAMETER_KEYS_H_
