@@ -32,6 +32,8 @@
 //                           snapshot
 //   rollback NAME           puts back the weights the model's drift
 //                           reaction replaced
+//   drift NAME --drift=SPEC sets the model's drift detector and reaction
+//                           (SPEC as create's), or removes them (none)
 //   watch NAME              the model's drift state, then its events as
 //                           they come (--from_position, --count)
 
@@ -143,9 +145,10 @@ ABSL_FLAG(uint32_t, progress_window, 0,
           "create: the recent window progressive validation keeps, in "
           "examples (default 1000)");
 ABSL_FLAG(std::string, drift, "",
-          "create: a drift detector on the model's progressive mistakes: "
-          "adwin, page_hinkley or ddm, or one with settings in protobuf text "
-          "format, e.g. 'adwin { delta: 0.002 }'");
+          "create, drift: a drift detector on the model's progressive "
+          "mistakes: adwin, page_hinkley or ddm, or one with settings in "
+          "protobuf text format, e.g. 'adwin { delta: 0.002 }'; drift: none "
+          "removes it");
 ABSL_FLAG(bool, window_losses, false,
           "create: the window keeps each example's loss too, for the exact "
           "mean loss over it (8 bytes an example)");
@@ -1113,10 +1116,10 @@ std::string ServerAddress() {
 
 // The commands, for help and for "did you mean".
 constexpr absl::string_view kCommands[] = {
-    "aliases",  "compare", "create",  "delete",  "evaluate", "export",
-    "feedback", "fit",     "get",     "health",  "help",     "import",
-    "list",     "predict", "promote", "publish", "recent",   "restore",
-    "rollback", "train",   "unalias", "watch",   "weights"};
+    "aliases", "compare",  "create",  "delete",  "evaluate", "export",
+    "drift",   "feedback", "fit",     "get",     "health",   "help",
+    "import",  "list",     "predict", "promote", "publish",  "recent",
+    "restore", "rollback", "train",   "unalias", "watch",    "weights"};
 
 // The Levenshtein distance between a and b.
 size_t EditDistance(absl::string_view a, absl::string_view b) {
@@ -1236,6 +1239,27 @@ absl::Status Recent(Client& client, const std::string& name) {
   return absl::OkStatus();
 }
 
+// Sets the model's drift detector and reaction to --drift (none: removes
+// them), and prints the model.
+absl::Status SetDrift(Client& client, const std::string& name) {
+  const std::string text = absl::GetFlag(FLAGS_drift);
+  if (text.empty()) {
+    return absl::InvalidArgumentError(
+        "drift NAME needs --drift: adwin, page_hinkley, ddm or one with "
+        "settings, e.g. 'adwin { delta: 0.002 } challenge {}'; or none to "
+        "remove the detector");
+  }
+  std::optional<v1::DriftDetection> drift;
+  if (text != "none") {
+    absl::StatusOr<v1::DriftDetection> parsed = ParseDriftDetection(text);
+    if (!parsed.ok()) return parsed.status();
+    drift = *std::move(parsed);
+  }
+  absl::StatusOr<v1::Model> model = client.SetDriftDetection(name, drift);
+  if (model.ok()) PrintModel(*model);
+  return model.status();
+}
+
 // "drift at 3057", "switched at 3100 (p=0.0078)".
 void PrintEvent(const v1::ModelEvent& e) {
   static constexpr const char* kKinds[] = {"?",          "warning",
@@ -1310,6 +1334,7 @@ absl::Status RunOnModel(Client& client, const std::vector<char*>& args) {
     if (deleted.ok() && absl::GetFlag(FLAGS_json)) std::cout << "{}\n";
     return deleted;
   }
+  if (command == "drift") return SetDrift(client, name);
   if (command == "weights") return Weights(client, name);
   if (command == "recent") return Recent(client, name);
   if (command == "watch") return Watch(client, name);
@@ -1475,6 +1500,8 @@ int main(int argc, char** argv) {
       "  restore NAME      (an unavailable model back to its previous "
       "snapshot)\n"
       "  rollback NAME     (the weights the drift reaction replaced, back)\n"
+      "  drift NAME --drift=SPEC  (sets the drift detector and reaction, as\n"
+      "                    create's --drift; none removes them)\n"
       "  watch NAME        (the drift state, then each event as it comes:\n"
       "                    --from_position=P for the kept ones from P on,\n"
       "                    --count=N to stop after N)");

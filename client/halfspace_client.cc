@@ -749,6 +749,17 @@ absl::StatusOr<v1::Model> Client::RollBackModel(const std::string& name) {
   return std::move(*response->mutable_model());
 }
 
+absl::StatusOr<v1::Model> Client::SetDriftDetection(
+    const std::string& name, const std::optional<v1::DriftDetection>& drift) {
+  v1::SetDriftDetectionRequest request;
+  request.set_model(name);
+  if (drift.has_value()) *request.mutable_drift() = *drift;
+  absl::StatusOr<v1::SetDriftDetectionResponse> response =
+      Call(stub_.get(), &Stub::SetDriftDetection, request);
+  if (!response.ok()) return response.status();
+  return std::move(*response->mutable_model());
+}
+
 absl::StatusOr<uint64_t> Client::GetSourceSequence(const std::string& model,
                                                    const std::string& source) {
   v1::GetSourceSequenceRequest request;

@@ -357,6 +357,11 @@ class Client {
   // last switch (see the RollBackModel RPC's comment).
   absl::StatusOr<v1::Model> RollBackModel(const std::string& name);
 
+  // Sets a model's drift detector and reaction; none removes them (see the
+  // SetDriftDetection RPC's comment).
+  absl::StatusOr<v1::Model> SetDriftDetection(
+      const std::string& name, const std::optional<v1::DriftDetection>& drift);
+
   // Watches model `name` (see the WatchModel RPC's comment): from
   // `from_position` if given, else from now. No deadline: it lasts until
   // Cancel, or until the server ends it.

@@ -23,7 +23,7 @@
 //            ExportModel, WatchModel
 //   train    Train
 //   admin    CreateModel, DeleteModel, ImportModel, SetWeights, RestoreModel,
-//            RollBackModel
+//            RollBackModel, SetDriftDetection
 // Patterns are shell globs on model names (`*`, `?`, `[...]`), as fnmatch.
 //
 // A call carries its token in the `authorization` metadata as

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/quoted.h"
 #include "server/convert.h"
+#include "server/drift_proto.h"
 #include "server/evaluate_stream.h"
 #include "server/feedback.h"
 #include "server/feedback_stream.h"
@@ -256,6 +257,13 @@ HalfspaceService::Unary HalfspaceService::RollBackModel(Context* c,
                                                         Bytes* out) {
   return Serve(c, in, out, "RollBackModel", Permission::kAdmin,
                &HalfspaceService::DoRollBackModel);
+}
+
+HalfspaceService::Unary HalfspaceService::SetDriftDetection(Context* c,
+                                                            const Bytes* in,
+                                                            Bytes* out) {
+  return Serve(c, in, out, "SetDriftDetection", Permission::kAdmin,
+               &HalfspaceService::DoSetDriftDetection);
 }
 
 HalfspaceService::Unary HalfspaceService::CompareModels(Context* c,
@@ -693,6 +701,38 @@ absl::Status HalfspaceService::DoRollBackModel(
       "rid={} model '{}' rolled back to the weights its challenger "
       "replaced",
       call.request_id, request.model());
+  model = parts_.registry->Get(request.model());
+  if (!model.ok()) return model.status();
+  ToProto(**model, response.mutable_model());
+  return absl::OkStatus();
+}
+
+absl::Status HalfspaceService::DoSetDriftDetection(
+    const v1::SetDriftDetectionRequest& request,
+    v1::SetDriftDetectionResponse& response, Call& call) {
+  DriftOptions drift;
+  if (request.has_drift()) {
+    absl::StatusOr<DriftOptions> given = FromProto(request.drift());
+    if (!given.ok()) return given.status();
+    drift = *given;
+  }
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      parts_.registry->Get(request.model());
+  if (!model.ok()) return model.status();
+  absl::Status status;
+  if (IsReplicated((*model)->spec())) {
+    status = parts_.replicas == nullptr
+                 ? NotFollowed(**model)
+                 : parts_.replicas->SetDrift(**model, drift,
+                                             ReplicaDeadline(call.deadline));
+  } else {
+    status = parts_.registry->SetDrift(request.model(), drift, &call.lsn);
+  }
+  if (!status.ok()) return status;
+  v1::DriftDetection settings;
+  if (drift.method != DriftOptions::Method::kNone) ToProto(drift, &settings);
+  spdlog::info("rid={} model '{}' drift detection set to {{{}}}",
+               call.request_id, request.model(), settings.ShortDebugString());
   model = parts_.registry->Get(request.model());
   if (!model.ok()) return model.status();
   ToProto(**model, response.mutable_model());

@@ -47,8 +47,9 @@ using HalfspaceServiceBase = v1::HalfspaceService::WithRawCallbackMethod_CreateM
                                                     v1::HalfspaceService::WithRawCallbackMethod_DeleteAlias<
                                                     v1::HalfspaceService::WithRawCallbackMethod_ListAliases<
                                                     v1::HalfspaceService::WithRawCallbackMethod_RollBackModel<
+                                                    v1::HalfspaceService::WithRawCallbackMethod_SetDriftDetection<
                                                     v1::HalfspaceService::WithRawCallbackMethod_WatchModel<
-                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>>>>>>>>;
+                                                        v1::HalfspaceService::Service>>>>>>>>>>>>>>>>>>>>>>>>>;
 // clang-format on
 
 class HalfspaceService final : public HalfspaceServiceBase {
@@ -83,6 +84,7 @@ class HalfspaceService final : public HalfspaceServiceBase {
   Unary ImportModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary RestoreModel(Context* c, const Bytes* in, Bytes* out) override;
   Unary RollBackModel(Context* c, const Bytes* in, Bytes* out) override;
+  Unary SetDriftDetection(Context* c, const Bytes* in, Bytes* out) override;
   grpc::ServerWriteReactor<Bytes>* WatchModel(Context* c,
                                               const Bytes* in) override;
   Unary GetStats(Context* c, const Bytes* in, Bytes* out) override;
@@ -162,6 +164,9 @@ class HalfspaceService final : public HalfspaceServiceBase {
                               v1::RestoreModelResponse& response, Call& call);
   absl::Status DoRollBackModel(const v1::RollBackModelRequest& request,
                                v1::RollBackModelResponse& response, Call& call);
+  absl::Status DoSetDriftDetection(const v1::SetDriftDetectionRequest& request,
+                                   v1::SetDriftDetectionResponse& response,
+                                   Call& call);
   absl::Status DoGetStats(const v1::GetStatsRequest& request,
                           v1::GetStatsResponse& response, Call& call);
   absl::Status DoCompareModels(const v1::CompareModelsRequest& request,

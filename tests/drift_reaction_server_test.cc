@@ -5,6 +5,8 @@
 // puts the replaced weights back, once; the metrics and the log tell of
 // it; and a crash copy or a restart taken anywhere in the stream makes the
 // same decisions at the same examples and ends with bit-identical weights.
+// SetDriftDetection gives a model a detector and reaction later (or takes
+// them away), durably, while its training streams go on.
 
 #include <memory>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/model/model_spec.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -39,6 +42,7 @@ v1::CreateModelRequest ReactingModel(const std::string& name,
   request.set_model(name);
   *request.mutable_algorithm() = TextAlgorithm("averaged_perceptron");
   request.set_dimension(4);
+  if (drift_text.empty()) return request;  // no detector
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
       drift_text, request.mutable_drift()));
   return request;
@@ -223,6 +227,135 @@ TEST(DriftReactionServerTest, MetricsAndTheLogTellOfTheSwitch) {
     EXPECT_THAT(out.str(), HasSubstr("model 'm': a challenger starts"));
   }
   spdlog::set_default_logger(saved);
+}
+
+v1::DriftDetection DriftText(const std::string& text) {
+  v1::DriftDetection drift;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &drift));
+  return drift;
+}
+
+// Each example's reaction event (+100 for a mistake) of the responses to
+// points [from, to) sent on `stream` in requests of 100.
+std::vector<int> StreamEvents(TrainingStream& stream,
+                              const std::vector<LabeledPoint>& points,
+                              size_t from, size_t to) {
+  std::vector<int> events;
+  for (size_t i = from; i < to; i += 100) {
+    v1::TrainRequest request;
+    for (size_t j = i; j < std::min(to, i + 100); ++j) {
+      AddExample(request, points[j].x, points[j].y);
+    }
+    EXPECT_TRUE(stream.Send(request).ok());
+    absl::StatusOr<v1::TrainResponse> response = stream.Receive();
+    EXPECT_TRUE(response.ok()) << response.status();
+    if (!response.ok()) break;
+    for (const v1::ExampleResult& r : response->results()) {
+      events.push_back(r.reaction() + (r.margin() <= 0 ? 100 : 0));
+    }
+  }
+  return events;
+}
+
+// A detector and reaction set after 500 examples, while a training
+// stream stays open: the same stream's next examples meet them, the
+// reversal at 3000 is detected and the challenger takes over; a crash
+// copy taken right after the change, and a restart, decide alike.
+TEST(DriftReactionServerTest, ADetectorSetLaterReactsOnTheOpenStream) {
+  TestServer server;
+  Client client = server.NewClient();
+  ASSERT_TRUE(client.CreateModel(ReactingModel("m", "")).ok());
+  const std::vector<LabeledPoint> points = Reversal();
+  std::unique_ptr<TrainingStream> stream = client.Train("m");
+  const std::vector<int> before = StreamEvents(*stream, points, 0, 500);
+  EXPECT_EQ(client.GetModel("m")->stats().has_drift(), false);
+
+  absl::StatusOr<v1::Model> set = client.SetDriftDetection(
+      "m", DriftText("adwin { delta: 0.002 } challenge { alpha: 0.05 }"));
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->drift().adwin().delta(), 0.002);
+  EXPECT_TRUE(set->drift().has_challenge());
+  EXPECT_EQ(set->stats().examples_seen(), 500u);
+  EXPECT_EQ(set->stats().drift().drifts(), 0u);
+  EXPECT_FALSE(set->stats().drift().reaction().challenging());
+  CrashCopy just_set(server.data_dir());
+
+  const std::vector<int> after =
+      StreamEvents(*stream, points, 500, points.size());
+  EXPECT_TRUE(stream->Finish().ok());
+  const std::vector<size_t> switches =
+      PositionsOf(after, v1::DriftState::Reaction::EVENT_SWITCHED, 500);
+  ASSERT_FALSE(switches.empty());
+  EXPECT_GT(switches[0], 3000u);
+  EXPECT_LT(switches[0], 3700u);
+  absl::StatusOr<v1::Model> expected = client.GetModel("m");
+  ASSERT_TRUE(expected.ok());
+  const std::vector<double> weights = WeightsAt(server.target(), "m");
+
+  Client recovered = just_set.Start();
+  EXPECT_TRUE(recovered.GetModel("m")->drift().has_challenge());
+  EXPECT_EQ(Events(recovered, "m", points, 500, points.size()), after);
+  server.Restart();
+  client = server.NewClient();
+  for (auto [c, target] :
+       {std::pair<Client*, std::string>{&recovered, just_set.target()},
+        {&client, server.target()}}) {
+    absl::StatusOr<v1::Model> m = c->GetModel("m");
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->drift().SerializeAsString(),
+              expected->drift().SerializeAsString());
+    EXPECT_EQ(Untimed(m->stats().drift().reaction()),
+              Untimed(expected->stats().drift().reaction()));
+    EXPECT_TRUE(BitIdentical(WeightsAt(target, "m"), weights));
+  }
+
+  // Taken away: no detector, no roll-back, and so after a crash.
+  absl::StatusOr<v1::Model> removed = client.SetDriftDetection("m", {});
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_FALSE(removed->has_drift());
+  EXPECT_FALSE(removed->stats().has_drift());
+  EXPECT_EQ(client.RollBackModel("m").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  CrashCopy crash(server.data_dir());
+  Client crashed = crash.Start();
+  EXPECT_FALSE(crashed.GetModel("m")->has_drift());
+  EXPECT_TRUE(BitIdentical(WeightsAt(crash.target(), "m"), weights));
+}
+
+TEST(DriftReactionServerTest, SetDriftDetectionRefusesWhatCreateModelWould) {
+  // Room for a model of dimension 100000, not for its reaction's two more
+  // weight vectors.
+  ModelSpec spec;
+  spec.algorithm = DefaultParams(Algorithm::kAveragedPerceptron);
+  spec.dimension = 100000;
+  const int64_t limit = 2 * ClassBytes(spec);
+  TestServer server(
+      [limit](ServerOptions& o) { o.limits.max_model_bytes = limit; });
+  Client client = server.NewClient();
+  v1::CreateModelRequest big = ReactingModel("big", "");
+  big.set_dimension(100000);
+  ASSERT_TRUE(client.CreateModel(big).ok());
+  absl::StatusOr<v1::Model> r =
+      client.SetDriftDetection("big", DriftText("adwin {} challenge {}"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(r.status().message(), HasSubstr("max_model_bytes"));
+  EXPECT_FALSE(client.GetModel("big")->has_drift());
+  r = client.SetDriftDetection("big", DriftText("ddm {}"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->drift().has_ddm());
+
+  v1::CreateModelRequest multiclass = ReactingModel("classes", "");
+  *multiclass.mutable_algorithm() = TextAlgorithm("multiclass_perceptron");
+  ASSERT_TRUE(client.CreateModel(multiclass).ok());
+  r = client.SetDriftDetection("classes", DriftText("adwin {} challenge {}"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("binary models"));
+  r = client.SetDriftDetection("big",
+                               DriftText("adwin { delta: 1.5 } challenge {}"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      client.SetDriftDetection("nobody", DriftText("adwin {}")).status().code(),
+      absl::StatusCode::kNotFound);
 }
 
 }  // namespace

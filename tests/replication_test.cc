@@ -1639,6 +1639,57 @@ TEST(ReplicationTest, ADriftReactionSwitchesAndRollsBackAlikeOnEveryReplica) {
         expected)
         << "replica " << i;
   }
+
+  // New drift settings through one replica reach both, and detect alike.
+  for (int twin = 0; twin < 2; ++twin) {
+    grpc::ClientContext set_context;
+    set_context.set_deadline(
+        absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    v1::SetDriftDetectionRequest set;
+    set.set_model(twin == 0 ? kind.name : "react_local");
+    set.mutable_drift()->mutable_ddm()->set_warm_start(50);
+    v1::SetDriftDetectionResponse set_response;
+    const grpc::Status s =
+        replicas.stub(twin == 0 ? 1 : 0)
+            .SetDriftDetection(&set_context, set, &set_response);
+    ASSERT_TRUE(s.ok()) << s.error_message() << replicas.Log(1);
+    EXPECT_EQ(set_response.model().drift().ddm().warm_start(), 50u);
+    EXPECT_FALSE(set_response.model().drift().has_challenge());
+    // One concept, then the other: the second makes the mistakes rise.
+    v1::TrainRequest batch;
+    batch.set_model(set.model());
+    for (size_t i : {size_t{0}, size_t{3000}}) {
+      for (size_t j = i; j < i + 500; ++j) {
+        AddExample(batch, points[j].x, points[j].y);
+      }
+    }
+    absl::StatusOr<v1::TrainResponse> trained =
+        TrainOnce(replicas.stub(0), batch);
+    ASSERT_TRUE(trained.ok()) << trained.status();
+  }
+  absl::StatusOr<v1::Model> twin = GetModel(replicas.stub(0), "react_local");
+  absl::StatusOr<v1::Model> writer = GetModel(replicas.stub(0), kind.name);
+  ASSERT_TRUE(twin.ok() && writer.ok());
+  EXPECT_GT(twin->stats().drift().warnings() + twin->stats().drift().drifts(),
+            0u);
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(absl::StrCat("new settings, replica ", i));
+    ASSERT_TRUE(
+        CaughtUp(replicas.stub(i), kind.name, writer->replica().position()));
+    absl::StatusOr<v1::Model> m = GetModel(replicas.stub(i), kind.name);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->drift().SerializeAsString(),
+              twin->drift().SerializeAsString());
+    v1::DriftState state = m->stats().drift();
+    v1::DriftState expected_state = twin->stats().drift();
+    for (v1::DriftState* d : {&state, &expected_state}) {
+      d->clear_last_warning_time();
+      d->clear_last_drift_time();
+    }
+    EXPECT_EQ(state.SerializeAsString(), expected_state.SerializeAsString());
+    EXPECT_EQ(WeightBits(replicas.stub(i), kind.name),
+              WeightBits(replicas.stub(0), "react_local"));
+  }
 }
 
 // What the command-line tool prints for `args` against `target`, its

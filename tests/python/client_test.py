@@ -369,6 +369,29 @@ class ClientTest(unittest.TestCase):
             self.client.create_model("py-drift-bad", 2,
                                      drift={"adwin": {"delta": 2}})
 
+    def test_set_drift_detection(self):
+        self.client.create_model("py-drift-later", 2)
+        xs = [[math.sin(i * 1.3), math.cos(i * 0.7)] for i in range(4000)]
+        ys = [(1 if x - 0.5 * z > 0 else -1) * (1 if i < 2000 else -1)
+              for i, (x, z) in enumerate(xs)]
+        self.client.train("py-drift-later", xs[:1000], ys[:1000])
+        model = self.client.set_drift_detection(
+            "py-drift-later", {"ddm": {"warm_start": 50}})
+        self.assertEqual(model.drift.ddm.warm_start, 50)
+        self.assertEqual(model.stats.examples_seen, 1000)
+        self.client.train("py-drift-later", xs[1000:], ys[1000:])
+        state = self.client.get_model("py-drift-later").stats.drift
+        self.assertGreater(state.drifts, 0)
+        self.assertGreater(state.last_drift_at, 2000)
+        model = self.client.set_drift_detection("py-drift-later", None)
+        self.assertFalse(model.HasField("drift"))
+        self.assertFalse(model.stats.HasField("drift"))
+        with self.assertRaises(halfspace.InvalidArgument):
+            self.client.set_drift_detection("py-drift-later",
+                                            {"adwin": {"delta": 2}})
+        with self.assertRaises(halfspace.NotFound):
+            self.client.set_drift_detection("py-nobody", "adwin")
+
     def test_drift_reaction(self):
         # A slow learner that a fresh challenger beats after a reversal.
         model = self.client.create_model(

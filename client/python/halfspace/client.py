@@ -447,6 +447,20 @@ class Client:
         return self._call(self._stub.RollBackModel,
                           pb.RollBackModelRequest(model=name)).model
 
+    def set_drift_detection(self, name: str,
+                            drift: Union[None, str, Dict[str, Any]]
+                            ) -> pb.Model:
+        """Sets the model's drift detector and reaction, as create_model's
+        `drift` ("adwin", or {"adwin": {"delta": 0.002}, "challenge": {}});
+        None removes them. Both start afresh; the weights and counters are
+        kept. Returns the model after the change."""
+        request = pb.SetDriftDetectionRequest(model=name)
+        if drift is not None:
+            if isinstance(drift, str):
+                drift = {drift: {}}
+            json_format.ParseDict(drift, request.drift)
+        return self._call(self._stub.SetDriftDetection, request).model
+
     def watch_model(self, name: str, *, from_position: Optional[int] = None
                     ) -> Iterator[pb.WatchModelResponse]:
         """The model's events as they come: yields first a

@@ -106,6 +106,11 @@ class HalfspaceServiceStub(object):
                 request_serializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelRequest.SerializeToString,
                 response_deserializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelResponse.FromString,
                 )
+        self.SetDriftDetection = channel.unary_unary(
+                '/halfspace.v1.HalfspaceService/SetDriftDetection',
+                request_serializer=halfspace_dot_v1_dot_halfspace__pb2.SetDriftDetectionRequest.SerializeToString,
+                response_deserializer=halfspace_dot_v1_dot_halfspace__pb2.SetDriftDetectionResponse.FromString,
+                )
         self.WatchModel = channel.unary_stream(
                 '/halfspace.v1.HalfspaceService/WatchModel',
                 request_serializer=halfspace_dot_v1_dot_halfspace__pb2.WatchModelRequest.SerializeToString,
@@ -324,6 +329,19 @@ class HalfspaceServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetDriftDetection(self, request, context):
+        """Sets, changes or removes a model's drift detector and its reaction,
+        durably and on every replica. The detector and the reaction start
+        afresh (their counts too): a challenger that runs is dropped (its
+        watchers see it) and weights kept for a roll-back are given up; the
+        model's weights and counters are kept. INVALID_ARGUMENT for settings
+        CreateModel would refuse (a reaction on a multiclass model),
+        RESOURCE_EXHAUSTED when the reaction's weights do not fit the limits.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchModel(self, request, context):
         """Streams a model's events as this server finds them: its drift
         detector's warnings and drifts, its reaction's challengers, switches
@@ -477,6 +495,11 @@ def add_HalfspaceServiceServicer_to_server(servicer, server):
                     servicer.RollBackModel,
                     request_deserializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelRequest.FromString,
                     response_serializer=halfspace_dot_v1_dot_halfspace__pb2.RollBackModelResponse.SerializeToString,
+            ),
+            'SetDriftDetection': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetDriftDetection,
+                    request_deserializer=halfspace_dot_v1_dot_halfspace__pb2.SetDriftDetectionRequest.FromString,
+                    response_serializer=halfspace_dot_v1_dot_halfspace__pb2.SetDriftDetectionResponse.SerializeToString,
             ),
             'WatchModel': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchModel,
@@ -823,6 +846,23 @@ class HalfspaceService(object):
         return grpc.experimental.unary_unary(request, target, '/halfspace.v1.HalfspaceService/RollBackModel',
             halfspace_dot_v1_dot_halfspace__pb2.RollBackModelRequest.SerializeToString,
             halfspace_dot_v1_dot_halfspace__pb2.RollBackModelResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SetDriftDetection(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/halfspace.v1.HalfspaceService/SetDriftDetection',
+            halfspace_dot_v1_dot_halfspace__pb2.SetDriftDetectionRequest.SerializeToString,
+            halfspace_dot_v1_dot_halfspace__pb2.SetDriftDetectionResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
