@@ -525,6 +525,13 @@ TEST(SetDriftTest, SettingsAreBoundByTheLimitsAndChangeNothingOnError) {
 
   ASSERT_TRUE(model.SetDrift(DriftOptions()).ok());
   EXPECT_EQ(budget->reserved(), plain);
+  // What it reserved for settings it could not write ahead comes back.
+  EXPECT_EQ(
+      model.SetDrift(detector, [] { return absl::UnavailableError("full"); })
+          .code(),
+      absl::StatusCode::kUnavailable);
+  EXPECT_EQ(budget->reserved(), plain);
+  EXPECT_EQ(model.spec().drift.method, DriftOptions::Method::kNone);
 
   ModelSpec multiclass = PlainSpec();
   multiclass.algorithm = DefaultParams(Algorithm::kMulticlassPerceptron);
