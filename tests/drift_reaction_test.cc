@@ -7,8 +7,10 @@
 
 #include "core/model/drift_reaction.h"
 
+#include <atomic>
 #include <cmath>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "core/model/limits.h"
@@ -546,6 +548,38 @@ TEST(SetDriftTest, ADeletedModelTakesNoSettings) {
   ASSERT_TRUE(model->MarkDeleted().ok());
   EXPECT_EQ(model->SetDrift(ReactingSpec(true).drift).code(),
             absl::StatusCode::kNotFound);
+}
+
+// Settings changed while the model learns and is read: each snapshot is
+// of one setting (it restores), and the last is in force.
+TEST(SetDriftTest, SettingsChangeWhileTheModelLearnsAndIsRead) {
+  const std::vector<LabeledPoint> points = Reversal();
+  std::unique_ptr<Model> model = MakeModel(PlainSpec());
+  std::atomic<bool> done{false};
+  std::thread learner([&] {
+    for (size_t i = 0; !done.load(); i = (i + 7) % 7000) {
+      LearnRange(*model, points, i, i + 7);
+    }
+  });
+  std::thread reader([&] {
+    while (!done.load()) {
+      absl::StatusOr<std::unique_ptr<Model>> copy =
+          Model::Restore(model->Snapshot());
+      EXPECT_TRUE(copy.ok()) << copy.status();
+      (void)model->spec().drift.challenge;
+      (void)model->Stats();
+    }
+  });
+  const DriftOptions reacting = ReactingSpec(true).drift;
+  for (int i = 0; i < 20000 || model->counters().examples_seen < 50000; ++i) {
+    ASSERT_TRUE(model->SetDrift(i % 2 == 0 ? reacting : DriftOptions()).ok());
+  }
+  ASSERT_TRUE(model->SetDrift(DriftOptions()).ok());
+  done.store(true);
+  learner.join();
+  reader.join();
+  EXPECT_EQ(model->spec().drift.method, DriftOptions::Method::kNone);
+  EXPECT_FALSE(model->drift().has_value());
 }
 
 }  // namespace
