@@ -1,5 +1,7 @@
 #include "server/feedback.h"
 
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,14 +91,44 @@ absl::StatusOr<uint64_t> RememberEntries(
 
 }  // namespace
 
-double AnswerQuery(const SelectiveSampling& sampling,
-                   const std::string& example_id, v1::Prediction& prediction) {
-  const LabelQuery q = QueryLabel(sampling, prediction.score(), example_id);
+double QueryMargin(bool multiclass, const v1::Prediction& prediction) {
+  if (!multiclass) return prediction.score();
+  // The two highest, whatever order the scores come in.
+  double first = -std::numeric_limits<double>::infinity();
+  double second = first;
+  for (const v1::ClassScore& c : prediction.class_scores()) {
+    if (c.score() > first) {
+      second = first;
+      first = c.score();
+    } else if (c.score() > second) {
+      second = c.score();
+    }
+  }
+  return prediction.class_scores_size() < 2 ? 0.0 : first - second;
+}
+
+double AnswerQuery(const ModelSpec& spec, const std::string& example_id,
+                   v1::Prediction& prediction) {
+  const LabelQuery q = QueryLabel(
+      spec.sampling, QueryMargin(IsMulticlass(spec), prediction), example_id);
   v1::LabelQuery* out = prediction.mutable_query();
   out->set_ask(q.ask);
   out->set_probability(q.probability);
   out->set_weight(q.weight);
   return q.weight;
+}
+
+void TrimClassScores(
+    std::optional<int64_t> top_k,
+    google::protobuf::RepeatedPtrField<v1::Prediction>& predictions) {
+  if (!top_k.has_value()) return;
+  for (v1::Prediction& p : predictions) {
+    const int kept = static_cast<int>(*top_k);
+    if (p.class_scores_size() > kept) {
+      p.mutable_class_scores()->DeleteSubrange(kept,
+                                               p.class_scores_size() - kept);
+    }
+  }
 }
 
 absl::Status RememberInstances(
@@ -118,7 +150,7 @@ absl::Status RememberInstances(
     for (int i = 0; i < instances.size(); ++i) {
       std::string id = given ? ids[i] : MakeExampleId();
       const double weight =
-          query ? AnswerQuery(model.spec().sampling, id, predictions[i]) : 1.0;
+          query ? AnswerQuery(model.spec(), id, predictions[i]) : 1.0;
       entries.push_back(
           {std::move(id), instances[i].SerializeAsString(), deadline, weight});
     }

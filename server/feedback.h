@@ -14,6 +14,7 @@
 #define HALFSPACE_SERVER_FEEDBACK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -51,11 +52,23 @@ absl::Status RememberInstances(
     google::protobuf::RepeatedPtrField<v1::Prediction>& predictions,
     uint64_t& lsn);
 
-// Answers each prediction's label query (PredictRequest.query) from its
-// score and the example id `ids` gives it. Returns the importance weight
-// of prediction i's label.
-double AnswerQuery(const SelectiveSampling& sampling,
-                   const std::string& example_id, v1::Prediction& prediction);
+// What a label query reads (see selective_sampling.h): a binary model's
+// score f(x); a multiclass model's gap between its two highest class
+// scores, 0 with fewer than two (`prediction` holds every class's score, or
+// at least the two highest).
+double QueryMargin(bool multiclass, const v1::Prediction& prediction);
+
+// Answers a prediction's label query (PredictRequest.query) for a model of
+// `spec`, from its QueryMargin and `example_id`. Returns the importance
+// weight of the prediction's label.
+double AnswerQuery(const ModelSpec& spec, const std::string& example_id,
+                   v1::Prediction& prediction);
+
+// Keeps the `top_k` highest class scores of each prediction a query made
+// read more of (see PredictAndRemember); none when top_k is unset.
+void TrimClassScores(
+    std::optional<int64_t> top_k,
+    google::protobuf::RepeatedPtrField<v1::Prediction>& predictions);
 
 // Predicts for a PredictRequest or PredictStreamRequest (see PredictInto)
 // on the model `name` names or points to, into `response`'s predictions and
@@ -87,24 +100,34 @@ absl::Status PredictAndRemember(const ServiceParts& parts,
         " does not sample labels: create it with selective_sampling to "
         "query"));
   }
-  absl::Status status = PredictInto(
-      **model, parts.registry->budget().limits(), request.instances(),
-      PredictOptionsFor(request, parts.max_message_bytes), scratch, stop,
-      *response.mutable_predictions());
+  PredictOptions options = PredictOptionsFor(request, parts.max_message_bytes);
+  // A multiclass query reads the two highest class scores, whatever the
+  // request asked to see.
+  std::optional<int64_t> top_k;
+  if (request.query() && (*model)->multiclass() && options.top_k >= 0 &&
+      options.top_k < 2) {
+    top_k = options.top_k;
+    options.top_k = 2;
+  }
+  absl::Status status = PredictInto(**model, parts.registry->budget().limits(),
+                                    request.instances(), options, scratch, stop,
+                                    *response.mutable_predictions());
   if (!status.ok()) return status;
   response.set_model((*model)->name());
   if (!request.remember()) {
     if (request.query()) {
       for (int i = 0; i < request.instances_size(); ++i) {
-        AnswerQuery(sampling, request.example_ids(i),
+        AnswerQuery((*model)->spec(), request.example_ids(i),
                     *response.mutable_predictions(i));
       }
     }
-    return status;
+  } else {
+    status = RememberInstances(**model, parts, request.instances(),
+                               request.example_ids(), request.query(),
+                               *response.mutable_predictions(), lsn);
   }
-  return RememberInstances(**model, parts, request.instances(),
-                           request.example_ids(), request.query(),
-                           *response.mutable_predictions(), lsn);
+  TrimClassScores(top_k, *response.mutable_predictions());
+  return status;
 }
 
 // Learns the request's feedback on `model` and answers one result per

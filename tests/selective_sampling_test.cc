@@ -6,9 +6,11 @@
 
 #include "core/monitors/selective_sampling.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -166,10 +168,94 @@ TEST_F(SelectiveSamplingServerTest, TheSettingIsKeptAndBadOnesRefused) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
     EXPECT_THAT(s.error_message(), HasSubstr("selective_sampling.b")) << bad;
   }
-  const grpc::Status multiclass =
-      Create(*stub_, "mc", "multiclass_perceptron", "b: 1");
-  EXPECT_EQ(multiclass.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(multiclass.error_message(), HasSubstr("binary models"));
+  EXPECT_TRUE(Create(*stub_, "mc", "multiclass_perceptron", "b: 1").ok());
+}
+
+// A multiclass model asks with probability b/(b + g), g the gap between
+// its two highest class scores (0 with fewer than two classes); it reads
+// them whatever top_k asked to see, and shows only what was asked.
+TEST_F(SelectiveSamplingServerTest, AMulticlassQueryReadsTheTopTwoScoresGap) {
+  ASSERT_TRUE(
+      Create(*stub_, "mc", "multiclass_perceptron", "b: 0.5 seed: 4").ok());
+  const auto predict = [&](const std::vector<std::string>& ids,
+                           std::optional<uint32_t> top_k, bool remember) {
+    grpc::ClientContext context;
+    v1::PredictRequest request;
+    request.set_model("mc");
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const std::vector<double> x = {std::sin(i * 1.3), std::cos(i * 0.7),
+                                     (i % 5) * 0.25 - 0.5};
+      request.add_instances()->mutable_dense()->Add(x.begin(), x.end());
+      request.add_example_ids(ids[i]);
+    }
+    request.set_query(true);
+    request.set_remember(remember);
+    if (top_k.has_value()) request.set_top_k(*top_k);
+    v1::PredictResponse response;
+    const grpc::Status s = stub_->Predict(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return response;
+  };
+  std::vector<std::string> ids;
+  for (int i = 0; i < 100; ++i) ids.push_back(absl::StrCat("m", i));
+  v1::TrainRequest train;
+  train.set_model("mc");
+  v1::Example* first = train.add_examples();
+  for (int j = 0; j < 3; ++j) first->mutable_features()->add_dense(1.0);
+  first->set_class_label("a");
+  Train(*stub_, train);
+  // One class: nothing to tell apart, every label asked for.
+  const v1::PredictResponse one = predict(ids, 1, false);
+  for (const v1::Prediction& p : one.predictions()) {
+    EXPECT_TRUE(p.query().ask());
+    EXPECT_EQ(p.query().probability(), 1.0);
+    EXPECT_EQ(p.class_scores_size(), 1);
+  }
+  train.clear_examples();
+  for (int i = 0; i < 60; ++i) {
+    const std::vector<double> x = {std::sin(i * 0.9), std::cos(i * 1.1),
+                                   (i % 3) * 0.5 - 0.5};
+    v1::Example* e = train.add_examples();
+    e->mutable_features()->mutable_dense()->Add(x.begin(), x.end());
+    e->set_class_label(x[0] > 0.3 ? "a" : x[1] > 0 ? "b" : "c");
+  }
+  Train(*stub_, train);
+
+  const v1::PredictResponse all = predict(ids, std::nullopt, false);
+  int asked = 0;
+  for (std::optional<uint32_t> top_k :
+       {std::optional<uint32_t>(), std::optional<uint32_t>(0),
+        std::optional<uint32_t>(1), std::optional<uint32_t>(2)}) {
+    SCOPED_TRACE(top_k.value_or(99));
+    const v1::PredictResponse r = predict(ids, top_k, false);
+    ASSERT_EQ(r.predictions_size(), 100);
+    for (int i = 0; i < 100; ++i) {
+      const v1::Prediction& p = r.predictions(i);
+      std::vector<double> scores;
+      for (const v1::ClassScore& c : all.predictions(i).class_scores()) {
+        scores.push_back(c.score());
+      }
+      ASSERT_EQ(scores.size(), 3u);
+      std::sort(scores.rbegin(), scores.rend());
+      const double probability = 0.5 / (0.5 + (scores[0] - scores[1]));
+      EXPECT_EQ(p.query().probability(), probability) << i;
+      EXPECT_EQ(p.query().ask(), SamplingDraw(4, ids[i]) < probability);
+      EXPECT_EQ(p.class_scores_size(), top_k.has_value() ? *top_k : 3);
+      EXPECT_EQ(p.predicted_class(), all.predictions(i).predicted_class());
+      asked += p.query().ask();
+    }
+  }
+  EXPECT_GT(asked, 0);
+  EXPECT_LT(asked, 400);
+  // Remembered with the query's weight, and trimmed alike.
+  const v1::PredictResponse remembered = predict(ids, 0, true);
+  for (int i = 0; i < 100; ++i) {
+    const v1::Prediction& p = remembered.predictions(i);
+    EXPECT_EQ(p.class_scores_size(), 0);
+    EXPECT_FALSE(p.example_id().empty());
+    EXPECT_EQ(p.query().probability(),
+              all.predictions(i).query().probability());
+  }
 }
 
 TEST_F(SelectiveSamplingServerTest, PredictAnswersEachQueryFromItsIdAndSeed) {

@@ -214,11 +214,6 @@ absl::Status ValidateModelSpec(const ModelSpec& spec) {
   if (absl::Status s = CheckSelectiveSampling(spec.sampling); !s.ok()) {
     return s;
   }
-  if (Enabled(spec.sampling) && IsMulticlass(spec)) {
-    return absl::InvalidArgumentError(
-        "selective_sampling is for binary models: its probability "
-        "b/(b+|f(x)|) reads one score");
-  }
   if (spec.drift.challenge && IsMulticlass(spec)) {
     return absl::InvalidArgumentError(
         "drift.challenge is for binary models: a multiclass model's "
