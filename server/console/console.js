@@ -71,6 +71,7 @@ function showGate(reason) {
   }
   $("server-facts").replaceChildren();
   $("detail-facts").replaceChildren();
+  watchEvents(null);
   state.models.clear();
   state.usage.clear();
   state.history.clear();
@@ -353,6 +354,7 @@ async function drawDetail() {
   const name = state.selected;
   const model = name === null ? undefined : state.models.get(name);
   $("detail").hidden = model === undefined;
+  watchEvents(model === undefined ? null : name);
   if (model === undefined) return;
   $("detail-name").textContent = name;
   $("detail-unavailable").hidden = !model.unavailableReason;
@@ -380,6 +382,110 @@ async function drawDetail() {
     ["Drift", driftText(s.drift)],
   ]);
   await drawBoundary(name, model);
+}
+
+// --- a model's events ----------------------------------------------------
+
+// The chosen model's events as WatchModel streams them (JSON a line): the
+// ones the server keeps first, then each as it comes, shown newest first.
+// A watch that ends (a restart, a replaced model) is taken up again from
+// the last position seen; events seen twice are shown once.
+const KEPT_EVENTS = 256;
+const RETRY_MS = 2000;
+const EVENT_KINDS = {
+  KIND_WARNING: "warning",
+  KIND_DRIFT: "drift",
+  KIND_CHALLENGER_STARTED: "challenger started",
+  KIND_SWITCHED: "switched",
+  KIND_CHALLENGER_DROPPED: "challenger dropped",
+  KIND_ROLLED_BACK: "rolled back",
+};
+const watching = { name: null, controller: null, seen: new Set(), last: 0 };
+
+function watchEvents(name) {
+  if (watching.name === name) return;
+  if (watching.controller) watching.controller.abort();
+  Object.assign(watching,
+                { name, controller: null, seen: new Set(), last: 0 });
+  const list = $("events");
+  list.replaceChildren();
+  list.dataset.events = "0";
+  delete list.dataset.watching;
+  $("events-note").textContent = "";
+  if (name !== null) readEvents(name);
+}
+
+async function readEvents(name) {
+  const controller = new AbortController();
+  watching.controller = controller;
+  const headers = { "Accept": "application/x-ndjson" };
+  if (state.token) headers["Authorization"] = "Bearer " + state.token;
+  let ended = "the watch ended";
+  try {
+    const response = await fetch(
+        "/v1/models/" + encodeURIComponent(name) + ":watch?from_position=" +
+        watching.last, { headers, cache: "no-store",
+                         signal: controller.signal });
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      for (let end; (end = buffer.indexOf("\n")) >= 0;) {
+        const line = buffer.slice(0, end).trim();
+        buffer = buffer.slice(end + 1);
+        if (!line) continue;
+        const message = JSON.parse(line);
+        if (message.result) showWatched(message.result);
+        if (message.error) ended = message.error.message || ended;
+        if (message.message) ended = message.message;  // refused at once
+      }
+    }
+  } catch (e) {
+    if (controller.signal.aborted) return;
+    ended = e.message;
+  }
+  if (watching.controller !== controller) return;
+  $("events-note").textContent = `(${ended}; watching again.)`;
+  setTimeout(() => {
+    if (watching.controller === controller) readEvents(name);
+  }, RETRY_MS);
+}
+
+// One response of the watch: the first (the drift state), or an event.
+function showWatched(result) {
+  const list = $("events");
+  if (result.event === undefined) {
+    list.dataset.watching = result.model || "";
+    $("events-note").textContent = !result.drift
+        ? "(It has no drift detector.)"
+        : result.complete === false ? "(Earlier events are not kept.)" : "";
+    return;
+  }
+  const e = result.event;
+  const position = int(e.position);
+  const key = `${e.kind}@${position}`;
+  if (watching.seen.has(key)) return;
+  watching.seen.add(key);
+  watching.last = Math.max(watching.last, position);
+  const item = document.createElement("li");
+  item.dataset.kind = e.kind;
+  item.dataset.position = String(position);
+  let text = `${EVENT_KINDS[e.kind] || e.kind} at ${position}`;
+  if (e.pValue !== undefined) {
+    text += ` (p = ${Number(e.pValue).toPrecision(4)})`;
+  }
+  if (e.time) text += `, ${new Date(e.time).toLocaleTimeString()}`;
+  item.textContent = text;
+  list.prepend(item);
+  while (list.children.length > KEPT_EVENTS) list.lastChild.remove();
+  list.dataset.events = String(list.children.length);
+  if (watching.seen.size > 4 * KEPT_EVENTS) {  // those still shown
+    watching.seen = new Set([...list.children].map(
+        (li) => `${li.dataset.kind}@${li.dataset.position}`));
+  }
 }
 
 // A line chart of `series` ([field, class]) over the examples seen.

@@ -2,7 +2,8 @@
 // by puppeteer-core, against a real server. It checks what a user sees:
 // the token gate, the models a test made, a chart that gains points while
 // a Train stream runs, the p-value CompareModels answers, the aliases, the
-// server's limits and a 2-D model's decision boundary.
+// server's limits, a 2-D model's decision boundary, and a model's drift
+// events as they come.
 //
 //   node tests/console/console_test.js
 //
@@ -272,6 +273,78 @@ test("a model's chart gains points while a Train stream runs", async () => {
     await page.screenshot({ path: process.env.HALFSPACE_CONSOLE_SCREENSHOT,
                             fullPage: true });
   }
+  await page.close();
+});
+
+// A concept reversed after 2000 examples, as the README's reversal.csv, for
+// the NDJSON route: one training request a line.
+function reversal(model) {
+  const lines = [];
+  for (let i = 0; i < 4000; i++) {
+    const x = Math.sin(i * 1.3), z = Math.cos(i * 0.7);
+    const y = (x - 0.5 * z > 0 ? 1 : -1) * (i < 2000 ? 1 : -1);
+    lines.push(JSON.stringify({ model, examples: [
+      { features: { dense: [x, z] }, label: y }] }));
+  }
+  return lines.join("\n");
+}
+
+test("a model's drift events come to the page as they happen", async () => {
+  await api("POST", "/v1/models",
+            { model: "eventful", dimension: 2,
+              algorithm: { perceptron: {} }, drift: { ddm: {} } });
+  const page = await openConsole("#model=eventful");
+  await page.waitForFunction(() =>
+      document.querySelector("#events").dataset.watching === "eventful");
+  assert.equal(await page.$eval("#events", (e) => e.dataset.events), "0");
+
+  const response = await fetch(server.url + "/v1/models:train", {
+    method: "POST",
+    headers: { "Authorization": "Bearer " + ADMIN,
+               "Content-Type": "application/x-ndjson" },
+    body: reversal("eventful"),
+  });
+  assert.equal(response.status, 200, await response.text());
+  const drift = (await api("GET", "/v1/models/eventful")).model.stats.drift;
+  const count = Number(drift.warnings) + Number(drift.drifts);
+  assert.ok(Number(drift.drifts) >= 1, JSON.stringify(drift));
+  // Each event the model counted, newest first, where it says they were.
+  const shown = async (p) => {
+    await p.waitForFunction((n) =>
+        Number(document.querySelector("#events").dataset.events) === n,
+        {}, count);
+    return p.$$eval("#events li", (items) => items.map(
+        (li) => [li.dataset.kind, Number(li.dataset.position),
+                 li.textContent]));
+  };
+  const live = await shown(page);
+  const kinds = live.map(([kind]) => kind);
+  assert.equal(kinds.filter((k) => k === "KIND_DRIFT").length,
+               Number(drift.drifts));
+  assert.equal(kinds.filter((k) => k === "KIND_WARNING").length,
+               Number(drift.warnings));
+  const positions = live.map(([, position]) => position);
+  assert.deepStrictEqual(positions,
+                         [...positions].sort((a, b) => b - a));
+  assert.equal(live.find(([k]) => k === "KIND_DRIFT")[1],
+               Number(drift.lastDriftAt));
+  assert.equal(live.find(([k]) => k === "KIND_WARNING")[1],
+               Number(drift.lastWarningAt));
+  assert.match(live.find(([k]) => k === "KIND_DRIFT")[2],
+               new RegExp(`^drift at ${drift.lastDriftAt}, `));
+  // A page opened later shows the same, from the events the server kept.
+  const later = await openConsole("#model=eventful");
+  assert.deepStrictEqual(await shown(later), live);
+  await later.close();
+  // Another model chosen: its own events (none), the first one's gone.
+  await createModel("quiet", 2);
+  await page.waitForSelector('#models tr[data-model="quiet"]');
+  await page.click('#models tr[data-model="quiet"]');
+  await page.waitForFunction(() =>
+      document.querySelector("#events").dataset.watching === "quiet");
+  assert.equal(await page.$eval("#events", (e) => e.dataset.events), "0");
+  assert.match(await page.$eval("#events-note", (e) => e.textContent),
+               /no drift detector/);
   await page.close();
 });
 
