@@ -569,27 +569,42 @@ absl::Status HalfspaceService::DoGetRecentExamples(
 absl::Status HalfspaceService::DoSetWeights(
     const v1::SetWeightsRequest& request, v1::SetWeightsResponse& response,
     Call& call) {
-  absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Get(request.model());
-  if (!model.ok()) return model.status();
   std::vector<double> w(request.weights().begin(), request.weights().end());
+  return ChangeModel(
+      request.model(), call,
+      [&](ReplicaSet& replicas, const Model& model, absl::Time deadline) {
+        return replicas.SetWeights(model, request.class_label(), w,
+                                   request.bias(), deadline);
+      },
+      [&](uint64_t* lsn) {
+        return parts_.registry->SetWeights(request.model(),
+                                           request.class_label(), std::move(w),
+                                           request.bias(), lsn);
+      },
+      response.mutable_model());
+}
+
+absl::Status HalfspaceService::ChangeModel(
+    const std::string& name, Call& call,
+    const std::function<absl::Status(ReplicaSet& replicas, const Model& model,
+                                     absl::Time deadline)>& replicated,
+    const std::function<absl::Status(uint64_t* lsn)>& local, v1::Model* out) {
+  absl::StatusOr<std::shared_ptr<Model>> model = parts_.registry->Get(name);
+  if (!model.ok()) return model.status();
   absl::Status status;
   if (IsReplicated((*model)->spec())) {
-    // Every replica takes them from the stream.
+    // Every replica takes the change from the stream.
     status = parts_.replicas == nullptr
                  ? NotFollowed(**model)
-                 : parts_.replicas->SetWeights(**model, request.class_label(),
-                                               w, request.bias(),
-                                               ReplicaDeadline(call.deadline));
+                 : replicated(*parts_.replicas, **model,
+                              ReplicaDeadline(call.deadline));
   } else {
-    status =
-        parts_.registry->SetWeights(request.model(), request.class_label(),
-                                    std::move(w), request.bias(), &call.lsn);
+    status = local(&call.lsn);
   }
   if (!status.ok()) return status;
-  model = parts_.registry->Get(request.model());
+  model = parts_.registry->Get(name);
   if (!model.ok()) return model.status();
-  ToProto(**model, response.mutable_model());
+  ToProto(**model, out);
   return absl::OkStatus();
 }
 
@@ -684,27 +699,22 @@ absl::Status HalfspaceService::DoRestoreModel(
 absl::Status HalfspaceService::DoRollBackModel(
     const v1::RollBackModelRequest& request,
     v1::RollBackModelResponse& response, Call& call) {
-  absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Get(request.model());
-  if (!model.ok()) return model.status();
-  absl::Status status;
-  if (IsReplicated((*model)->spec())) {
-    status = parts_.replicas == nullptr
-                 ? NotFollowed(**model)
-                 : parts_.replicas->RollBack(**model,
-                                             ReplicaDeadline(call.deadline));
-  } else {
-    status = parts_.registry->RollBack(request.model(), &call.lsn);
+  const absl::Status status = ChangeModel(
+      request.model(), call,
+      [](ReplicaSet& replicas, const Model& model, absl::Time deadline) {
+        return replicas.RollBack(model, deadline);
+      },
+      [&](uint64_t* lsn) {
+        return parts_.registry->RollBack(request.model(), lsn);
+      },
+      response.mutable_model());
+  if (status.ok()) {
+    spdlog::warn(
+        "rid={} model '{}' rolled back to the weights its challenger "
+        "replaced",
+        call.request_id, request.model());
   }
-  if (!status.ok()) return status;
-  spdlog::warn(
-      "rid={} model '{}' rolled back to the weights its challenger "
-      "replaced",
-      call.request_id, request.model());
-  model = parts_.registry->Get(request.model());
-  if (!model.ok()) return model.status();
-  ToProto(**model, response.mutable_model());
-  return absl::OkStatus();
+  return status;
 }
 
 absl::Status HalfspaceService::DoSetDriftDetection(
@@ -716,27 +726,22 @@ absl::Status HalfspaceService::DoSetDriftDetection(
     if (!given.ok()) return given.status();
     drift = *given;
   }
-  absl::StatusOr<std::shared_ptr<Model>> model =
-      parts_.registry->Get(request.model());
-  if (!model.ok()) return model.status();
-  absl::Status status;
-  if (IsReplicated((*model)->spec())) {
-    status = parts_.replicas == nullptr
-                 ? NotFollowed(**model)
-                 : parts_.replicas->SetDrift(**model, drift,
-                                             ReplicaDeadline(call.deadline));
-  } else {
-    status = parts_.registry->SetDrift(request.model(), drift, &call.lsn);
+  const absl::Status status = ChangeModel(
+      request.model(), call,
+      [&](ReplicaSet& replicas, const Model& model, absl::Time deadline) {
+        return replicas.SetDrift(model, drift, deadline);
+      },
+      [&](uint64_t* lsn) {
+        return parts_.registry->SetDrift(request.model(), drift, lsn);
+      },
+      response.mutable_model());
+  if (status.ok()) {
+    v1::DriftDetection settings;
+    if (drift.method != DriftOptions::Method::kNone) ToProto(drift, &settings);
+    spdlog::info("rid={} model '{}' drift detection set to {{{}}}",
+                 call.request_id, request.model(), settings.ShortDebugString());
   }
-  if (!status.ok()) return status;
-  v1::DriftDetection settings;
-  if (drift.method != DriftOptions::Method::kNone) ToProto(drift, &settings);
-  spdlog::info("rid={} model '{}' drift detection set to {{{}}}",
-               call.request_id, request.model(), settings.ShortDebugString());
-  model = parts_.registry->Get(request.model());
-  if (!model.ok()) return model.status();
-  ToProto(**model, response.mutable_model());
-  return absl::OkStatus();
+  return status;
 }
 
 absl::Status HalfspaceService::DoGetStats(const v1::GetStatsRequest&,

@@ -11,6 +11,8 @@
 #ifndef HALFSPACE_SERVER_HALFSPACE_SERVICE_H_
 #define HALFSPACE_SERVER_HALFSPACE_SERVICE_H_
 
+#include <functional>
+
 #include "core/registry/exported_files.h"
 #include "core/registry/model_registry.h"
 #include "core/training/journal.h"
@@ -109,6 +111,16 @@ class HalfspaceService final : public HalfspaceServiceBase {
   // Whether this server follows replicas and `name` is no alias of its
   // own: then an alias of the name is in the catalog, if anywhere.
   bool IsSharedAlias(const std::string& name) const;
+
+  // Changes model `name` (a name, not an alias) as a whole: through its
+  // stream when it is replicated (`replicated`, with the call's deadline
+  // for a replica), else here, logged (`local`, which sets the LSN it is
+  // given); then writes the model after the change into `out`.
+  absl::Status ChangeModel(
+      const std::string& name, Call& call,
+      const std::function<absl::Status(ReplicaSet& replicas, const Model& model,
+                                       absl::Time deadline)>& replicated,
+      const std::function<absl::Status(uint64_t* lsn)>& local, v1::Model* out);
 
   // Waits, up to `deadline`, until this server's replica of the model
   // `name` names has applied its stream up to `position` (see
