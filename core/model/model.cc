@@ -407,7 +407,14 @@ absl::Status Model::SetDrift(const DriftOptions& drift,
   reaction_ =
       drift.challenge ? std::make_unique<DriftReaction>(shared->spec) : nullptr;
   spec_.store(shared.get(), std::memory_order_release);
-  MutableOccasional().respecified.push_back(std::move(shared));
+  // Equal specs are one shared copy: each is kept once, however often the
+  // settings change.
+  std::vector<std::shared_ptr<const SpecAndSpace>>& kept =
+      MutableOccasional().respecified;
+  if (shared != shared_ &&
+      std::find(kept.begin(), kept.end(), shared) == kept.end()) {
+    kept.push_back(std::move(shared));
+  }
   generation_.fetch_add(1, std::memory_order_acq_rel);
   return absl::OkStatus();
 }

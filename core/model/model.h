@@ -408,8 +408,8 @@ class Model {
     std::unique_ptr<PairedMistakes> paired;
     // The last examples learned, if the model keeps them.
     std::unique_ptr<RecentExamples> recent;
-    // The specs SetDrift made, the one spec_ points to last: kept while
-    // the model lives, for the references spec() gave before a change.
+    // The specs SetDrift made (each once): kept while the model lives, for
+    // the references spec() gave before a change.
     std::vector<std::shared_ptr<const SpecAndSpace>> respecified;
   };
   Occasional& MutableOccasional() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -424,7 +424,7 @@ class Model {
   // spec (see shared_spec.h): the one it was made with. Its space is the
   // model's for good (SetDrift changes no feature option).
   const std::shared_ptr<const SpecAndSpace> shared_;
-  // The spec in force: shared_, or the last of Occasional::respecified.
+  // The spec in force: shared_, or one of Occasional::respecified.
   std::atomic<const SpecAndSpace*> spec_;
   const std::shared_ptr<ResourceBudget> budget_;
 
