@@ -19,18 +19,10 @@
 #include "core/storage/snapshot_codec.h"
 #include "gtest/gtest.h"
 #include "tests/drift_streams.h"
+#include "tests/reacting_spec.h"
 
 namespace halfspace {
 namespace {
-
-ModelSpec ReactingSpec(bool challenge) {
-  ModelSpec spec;
-  spec.algorithm = DefaultParams(Algorithm::kAveragedPerceptron);
-  spec.dimension = 4;
-  spec.drift.method = DriftOptions::Method::kAdwin;
-  spec.drift.challenge = challenge;
-  return spec;
-}
 
 std::unique_ptr<Model> MakeModel(const ModelSpec& spec) {
   absl::StatusOr<std::unique_ptr<Model>> model = Model::Create("m", spec);

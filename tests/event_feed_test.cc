@@ -16,6 +16,7 @@
 #include "core/storage/snapshot_codec.h"
 #include "gtest/gtest.h"
 #include "tests/drift_streams.h"
+#include "tests/reacting_spec.h"
 
 namespace halfspace {
 namespace {
@@ -125,15 +126,6 @@ TEST(EventFeedTest, ClosesOnceForEveryWatcher) {
   EXPECT_TRUE(later.events.empty());
   feed.Unwatch(&watcher);
   feed.Unwatch(&later);
-}
-
-ModelSpec ReactingSpec() {
-  ModelSpec spec;
-  spec.algorithm = DefaultParams(Algorithm::kAveragedPerceptron);
-  spec.dimension = 4;
-  spec.drift.method = DriftOptions::Method::kAdwin;
-  spec.drift.challenge = true;
-  return spec;
 }
 
 // Learns points [from, to) one at a time, and returns the events the
