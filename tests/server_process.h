@@ -12,10 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,17 +28,43 @@
 
 namespace halfspace {
 
-// A port that was free a moment ago.
-inline int FreePort() {
+// Whether loopback port `port` can be bound now; with 0, binds whatever
+// port the kernel gives and sets `port` to it.
+inline bool BindsLoopback(int& port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool bound =
+      bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   socklen_t len = sizeof(addr);
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
-  return ntohs(addr.sin_port);
+  port = ntohs(addr.sin_port);
+  return bound;
+}
+
+// A port that was free a moment ago, drawn below the kernel's ephemeral
+// range: a port from that range is what the kernel hands the next socket
+// bound to port 0 (another test's server on 127.0.0.1:0, a connection), so
+// a server started on it a moment later could find it taken, and its
+// callers reach the other server.
+inline int FreePort() {
+  int ephemeral = 32768;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> ephemeral;
+  constexpr int kLowest = 10000;
+  if (ephemeral > kLowest + 1000) {
+    std::mt19937 random(std::random_device{}());
+    std::uniform_int_distribution<int> draw(kLowest, ephemeral - 1);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      int port = draw(random);
+      if (BindsLoopback(port)) return port;
+    }
+  }
+  int port = 0;
+  BindsLoopback(port);
+  return port;
 }
 
 // Starts `argv` (argv[0] looked up in PATH unless it holds a slash) as a
