@@ -24,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 
 namespace halfspace {
@@ -171,16 +172,33 @@ class ServerProcess {
     return absl::StrCat("pid ", pid_, " state ", state, " in ", waits);
   }
 
-  // Whether the server takes connections within 30 s. The probe's channel
-  // keeps a subchannel of its own: sharing gRPC's global pool, it once
-  // stayed unconnected for 20 s while a client's channel to the same
-  // address, busy reconnecting through restarts, was served.
+  // Whether the server serves within 30 s: it takes connections, and its
+  // health service says SERVING (it listens while its models load, and
+  // turns calls away until then). The probe's channel keeps a subchannel
+  // of its own: sharing gRPC's global pool, it once stayed unconnected for
+  // 20 s while a client's channel to the same address, busy reconnecting
+  // through restarts, was served.
   bool WaitUntilReady() const {
     grpc::ChannelArguments args = FastReconnectingArguments();
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    return grpc::CreateCustomChannel(target(),
-                                     grpc::InsecureChannelCredentials(), args)
-        ->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+        target(), grpc::InsecureChannelCredentials(), args);
+    if (!channel->WaitForConnected(absl::ToChronoTime(deadline))) return false;
+    std::unique_ptr<grpc::health::v1::Health::Stub> health =
+        grpc::health::v1::Health::NewStub(channel);
+    while (absl::Now() < deadline) {
+      grpc::ClientContext context;
+      context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+      grpc::health::v1::HealthCheckRequest request;
+      grpc::health::v1::HealthCheckResponse response;
+      if (health->Check(&context, request, &response).ok() &&
+          response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
+        return true;
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return false;
   }
 
   // Sends `signal` and returns the exit status (-1 if it did not exit).
