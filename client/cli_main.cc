@@ -337,6 +337,9 @@ void PrintModel(const v1::Model& m) {
             << "  average_loss=" << s.average_loss()
             << "  |w|=" << s.weight_norm() << "  b=" << s.bias()
             << "  R=" << s.max_example_norm() << "\n";
+  if (m.algorithm().has_ftrl_proximal()) {  // chosen for its sparsity
+    std::cout << "  nonzero_weights=" << s.nonzero_weights() << "\n";
+  }
   if (m.classes_size() > 0 || m.one_vs_rest()) {
     std::cout << "  classes: " << absl::StrJoin(m.classes(), ",")
               << (m.one_vs_rest() ? "  (one-vs-rest)" : "") << "\n";

@@ -84,6 +84,7 @@ void ToProto(const ModelStats& stats, v1::ModelStats* s) {
   s->set_weight_norm(stats.weight_norm);
   s->set_max_example_norm(std::sqrt(c.max_squared_norm));
   s->set_bias(stats.bias);
+  s->set_nonzero_weights(stats.nonzero_weights);
   s->set_progressive_accuracy(c.examples_seen == 0
                                   ? 0.0
                                   : 1.0 - static_cast<double>(c.mistakes) /

@@ -57,7 +57,8 @@ TEST(SnapshotContinuationTest, EveryAlgorithmResumesExactly) {
   for (Algorithm a :
        {Algorithm::kPerceptron, Algorithm::kLogisticRegression,
         Algorithm::kAveragedPerceptron, Algorithm::kPassiveAggressive,
-        Algorithm::kPocketPerceptron, Algorithm::kVotedPerceptron}) {
+        Algorithm::kPocketPerceptron, Algorithm::kVotedPerceptron,
+        Algorithm::kFtrlProximal}) {
     spec.algorithm = DefaultParams(a);
     SCOPED_TRACE(static_cast<int>(a));
     ExpectExactContinuation(spec);
@@ -87,7 +88,8 @@ TEST(SnapshotContinuationTest, MulticlassModelsResumeExactly) {
         std::pair{Algorithm::kAveragedPerceptron, true},
         std::pair{Algorithm::kSgd, true},
         std::pair{Algorithm::kConfidenceWeighted, true},
-        std::pair{Algorithm::kVotedPerceptron, true}}) {
+        std::pair{Algorithm::kVotedPerceptron, true},
+        std::pair{Algorithm::kFtrlProximal, true}}) {
     SCOPED_TRACE(static_cast<int>(algorithm));
     const auto xs = RandomPoints(300, 4, 23);
     const char* names[] = {"x", "y", "z"};

@@ -62,6 +62,10 @@ const std::map<std::string, Range>& Ranges() {
       {"confidence_weighted.phi", Range::kPositive},
       {"confidence_weighted.r", Range::kPositive},
       {"confidence_weighted.aggressiveness", Range::kPositive},
+      {"ftrl_proximal.alpha", Range::kPositive},
+      {"ftrl_proximal.beta", Range::kNonNegative},
+      {"ftrl_proximal.l1", Range::kNonNegative},
+      {"ftrl_proximal.l2", Range::kNonNegative},
   };
   return *ranges;
 }
@@ -162,7 +166,9 @@ TEST_F(ApiTest, EveryParameterRoundTripsThroughGetModel) {
       "softmax_regression { learning_rate: 0.5 l2: 0.25 }",
       "confidence_weighted { variant: VARIANT_SCW_II phi: 1.5 r: 0.5 "
       "aggressiveness: 0.25 }",
-      "voted_perceptron { max_vectors: 7 }"};
+      "voted_perceptron { max_vectors: 7 }",
+      "ftrl_proximal { alpha: 0.5 beta: 0.25 l1: 0.125 l2: 2 "
+      "regularize_bias: true }"};
   ASSERT_EQ(static_cast<int>(algorithms.size()),
             v1::Algorithm::descriptor()->field_count());
   for (size_t i = 0; i < algorithms.size(); ++i) {

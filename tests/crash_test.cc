@@ -41,6 +41,7 @@ const std::vector<Stream>& Streams() {
       {"perceptron", "perceptron", false},
       {"sgd", "sgd { loss: LOSS_LOG average_from: 10 }", false},
       {"softmax", "softmax_regression { learning_rate: 0.1 }", true},
+      {"ftrl", "ftrl_proximal { alpha: 0.5 l1: 0.05 l2: 1 }", false},
   };
   return *streams;
 }

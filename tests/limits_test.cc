@@ -44,6 +44,7 @@ TEST(ModelBytesTest, CountsWhatEveryAlgorithmKeeps) {
       DenseSpec(SoftmaxRegressionParams{}, d),
       DenseSpec(ConfidenceWeightedParams{}, d),
       DenseSpec(VotedPerceptronParams{2}, d),
+      DenseSpec(FtrlProximalParams{}, d),
   };
   for (Penalty penalty : {Penalty::kL2, Penalty::kL1, Penalty::kElasticNet}) {
     for (uint64_t average_from : {0, 1}) {

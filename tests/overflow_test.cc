@@ -76,6 +76,8 @@ std::vector<ModelSpec> AllSpecs(int64_t d) {
       DenseSpec(MulticlassPerceptronParams{}, d),
       DenseSpec(SoftmaxRegressionParams{}, d),
       DenseSpec(SoftmaxRegressionParams{1, 0.1}, d),
+      DenseSpec(FtrlProximalParams{}, d),
+      DenseSpec(FtrlProximalParams{1e6, 0, 1, 1, true}, d),  // α, β, λ1, λ2
   };
   for (PaVariant v : {PaVariant::kPa, PaVariant::kPaI, PaVariant::kPaII}) {
     PassiveAggressiveParams pa;

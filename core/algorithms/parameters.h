@@ -82,6 +82,12 @@ enum class ParameterKey : uint32_t {
   // The drift reaction's (core/model/drift_reaction.h).
   kChallenge = 42,
   kChallengeAlpha = 43,
+  // FTRL-Proximal's (ftrl_proximal.h).
+  kFtrlAlpha = 44,
+  kFtrlBeta = 45,
+  kFtrlL1 = 46,
+  kFtrlL2 = 47,
+  kRegularizeBias = 48,
 };
 
 // One parameter: its name in the API, its key in model files, and `of`,

@@ -1,6 +1,8 @@
 #include "core/model/binary_learner.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace halfspace {
 
@@ -69,13 +71,17 @@ absl::Status BinaryLearner::SetWeights(absl::string_view label,
                                        LinearWeights weights) {
   if (absl::Status s = CheckSetWeights(label); !s.ok()) return s;
   classifier_->set_weights(std::move(weights));
-  norm_.MarkStale();
+  summary_.MarkStale();
   return absl::OkStatus();
 }
 
-double BinaryLearner::WeightNorm() const {
-  return norm_.Get(
-      [this](double& norm) { norm = classifier_->weights().Norm(); });
+const BinaryLearner::WeightSummary& BinaryLearner::Summary() const {
+  return summary_.Get([this](WeightSummary& summary) {
+    const std::vector<double>& w = classifier_->weights().w;
+    summary.norm = std::sqrt(SquaredNorm(w));
+    summary.nonzeros =
+        std::count_if(w.begin(), w.end(), [](double wj) { return wj != 0.0; });
+  });
 }
 
 }  // namespace halfspace

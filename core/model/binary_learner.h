@@ -26,7 +26,7 @@ class BinaryLearner final : public Learner {
   void Learn(Features x, int y, double s, ExampleOutcome& outcome) override;
   void EndBatch() override {
     classifier_->EndBatch();
-    norm_.MarkStale();
+    summary_.MarkStale();
   }
   void set_undo_log(UndoLog* log) override { classifier_->set_undo_log(log); }
   absl::Status Predict(absl::Span<const Features> xs,
@@ -46,7 +46,8 @@ class BinaryLearner final : public Learner {
   absl::Status CheckSetWeights(absl::string_view label) const override;
   absl::Status SetWeights(absl::string_view label,
                           LinearWeights weights) override;
-  double WeightNorm() const override;
+  double WeightNorm() const override { return Summary().norm; }
+  int64_t NonzeroWeights() const override { return Summary().nonzeros; }
   double Bias() const override { return classifier_->weights().b; }
   void CopyWeights(ModelSnapshot& out, int64_t offset,
                    int64_t count) const override {
@@ -56,15 +57,22 @@ class BinaryLearner final : public Learner {
     return classifier_->ExportState();
   }
   absl::Status ImportState(absl::Span<const double> state) override {
-    norm_.MarkStale();
+    summary_.MarkStale();
     return classifier_->ImportState(state);
   }
 
  private:
+  // ‖w‖ of the weights predicted with, for signed distances, and how many
+  // of them are not 0: O(d), so computed once per change, not per
+  // prediction or per read of the model's stats.
+  struct WeightSummary {
+    double norm = 0.0;
+    int64_t nonzeros = 0;
+  };
+  const WeightSummary& Summary() const;
+
   const std::unique_ptr<OnlineClassifier> classifier_;
-  // ‖w‖ of the weights predicted with, for signed distances: O(d), so
-  // computed once per change, not per prediction.
-  Lazy<double> norm_{0.0, /*stale=*/true};
+  Lazy<WeightSummary> summary_{WeightSummary(), /*stale=*/true};
 };
 
 }  // namespace halfspace

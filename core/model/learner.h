@@ -99,6 +99,8 @@ class Learner {
 
   // ‖w‖ (multiclass: √Σ_k ‖w_k‖²) and b (multiclass: 0).
   virtual double WeightNorm() const = 0;
+  // How many w_j are not 0 (multiclass: over every class), b excluded.
+  virtual int64_t NonzeroWeights() const = 0;
   virtual double Bias() const = 0;
 
   // Copies the weights predictions use into the snapshot's weights (binary)

@@ -565,6 +565,7 @@ ModelStats Model::Stats() const {
   stats.drift = DriftLocked();
   stats.weight_norm = learner_->WeightNorm();
   stats.bias = learner_->Bias();
+  stats.nonzero_weights = learner_->NonzeroWeights();
   return stats;
 }
 

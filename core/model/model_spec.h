@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "core/algorithms/averaged_perceptron.h"
 #include "core/algorithms/confidence_weighted.h"
+#include "core/algorithms/ftrl_proximal.h"
 #include "core/algorithms/logistic_regression.h"
 #include "core/algorithms/multiclass_classifier.h"
 #include "core/algorithms/multiclass_perceptron.h"
@@ -51,6 +52,7 @@ enum class Algorithm {
   kSoftmaxRegression = 8,
   kConfidenceWeighted = 9,
   kVotedPerceptron = 10,
+  kFtrlProximal = 11,
 };
 
 // One algorithm and its parameters: a parameter of another algorithm cannot
@@ -62,7 +64,7 @@ using AlgorithmParams =
                  AveragedPerceptronParams, PassiveAggressiveParams, SgdParams,
                  PocketPerceptronParams, MulticlassPerceptronParams,
                  SoftmaxRegressionParams, ConfidenceWeightedParams,
-                 VotedPerceptronParams>;
+                 VotedPerceptronParams, FtrlProximalParams>;
 
 // A visitor from lambdas, one per alternative:
 // std::visit(Overloaded{[](const PerceptronParams& p) {...}, ...}, params).

@@ -97,8 +97,9 @@ struct ModelStats {
   PendingStats pending;
   ProgressWindow::Summary window;   // progressive validation lately
   std::optional<ModelDrift> drift;  // if the model has a drift detector
-  double weight_norm = 0.0;  // ‖w‖; for multiclass, √Σ_k ‖w_k‖²
-  double bias = 0.0;         // b; 0 for multiclass
+  double weight_norm = 0.0;     // ‖w‖; for multiclass, √Σ_k ‖w_k‖²
+  double bias = 0.0;            // b; 0 for multiclass
+  int64_t nonzero_weights = 0;  // w_j ≠ 0, over every class
 };
 
 // A consistent read of a model's whole state, for persistence.

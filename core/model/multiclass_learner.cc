@@ -1,6 +1,8 @@
 #include "core/model/multiclass_learner.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/quoted.h"
@@ -122,6 +124,16 @@ double MulticlassLearner::WeightNorm() const {
     sum += SquaredNorm(classifier_->weights(k).w);
   }
   return std::sqrt(sum);
+}
+
+int64_t MulticlassLearner::NonzeroWeights() const {
+  int64_t nonzeros = 0;
+  for (int k = 0; k < classifier_->num_classes(); ++k) {
+    const std::vector<double>& w = classifier_->weights(k).w;
+    nonzeros +=
+        std::count_if(w.begin(), w.end(), [](double wj) { return wj != 0.0; });
+  }
+  return nonzeros;
 }
 
 void MulticlassLearner::CopyWeights(ModelSnapshot& out, int64_t offset,

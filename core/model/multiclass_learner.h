@@ -47,6 +47,7 @@ class MulticlassLearner final : public Learner {
   absl::Status SetWeights(absl::string_view label,
                           LinearWeights weights) override;
   double WeightNorm() const override;
+  int64_t NonzeroWeights() const override;
   double Bias() const override { return 0.0; }
   void CopyWeights(ModelSnapshot& out, int64_t offset,
                    int64_t count) const override;

@@ -329,6 +329,24 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             self.client.create_model("py-sgd2", 2, "sgd", rate=1)
 
+    def test_ftrl_proximal_keeps_few_weights_and_counts_them(self):
+        import numpy as np
+        self.client.create_model(
+            "py-ftrl", 20, halfspace.ftrl_proximal(alpha=0.5, l1=25))
+        rng = np.random.default_rng(5)
+        X = rng.normal(size=(1000, 20))
+        self.client.train("py-ftrl", X, np.where(X[:, 0] > X[:, 1], 1, -1))
+        weights = np.array(self.client.get_weights("py-ftrl").weights)
+        stats = self.client.get_model("py-ftrl").stats
+        self.assertEqual(stats.nonzero_weights, np.count_nonzero(weights))
+        self.assertGreater(weights[0], 0)
+        self.assertLess(weights[1], 0)
+        self.assertLess(stats.nonzero_weights, 10)
+        with self.assertRaises(halfspace.InvalidArgument) as caught:
+            self.client.create_model("py-ftrl2", 2,
+                                     halfspace.ftrl_proximal(l1=-1))
+        self.assertIn("ftrl_proximal.l1", str(caught.exception))
+
     def test_weights_files_stats_and_sequences(self):
         self.client.create_model("py-weights", 3)
         self.client.set_weights("py-weights", [0.5, -1.0, 2.0], bias=0.25)

@@ -86,6 +86,11 @@ class SklearnTest(unittest.TestCase):
             algorithm="sgd", params={"loss": "log", "alpha": 1e-3}))
         self.assertIn("check_decision_proba_consistency", ran)
 
+    def test_scikit_learns_checks_pass_for_ftrl_proximal(self):
+        ran = self.run_checks(HalfspaceClassifier(
+            algorithm="ftrl_proximal", params={"alpha": 0.5, "l1": 0.01}))
+        self.assertIn("check_decision_proba_consistency", ran)
+
     def test_scikit_learns_checks_pass_for_a_multiclass_one(self):
         self.run_checks(HalfspaceClassifier(algorithm="softmax_regression"))
 

@@ -16,7 +16,8 @@ halfspace.v1.halfspace_pb2.
 
 from halfspace._version import __version__
 from halfspace.algorithms import (algorithm, averaged_perceptron,
-                                  confidence_weighted, logistic_regression,
+                                  confidence_weighted, ftrl_proximal,
+                                  logistic_regression,
                                   multiclass_perceptron, passive_aggressive,
                                   perceptron, pocket_perceptron, sgd,
                                   softmax_regression, voted_perceptron)
@@ -35,7 +36,7 @@ __all__ = [
     "TrainTotals", "Weights",
     "example", "features",
     "algorithm", "averaged_perceptron", "confidence_weighted",
-    "logistic_regression", "multiclass_perceptron", "passive_aggressive",
+    "ftrl_proximal", "logistic_regression", "multiclass_perceptron", "passive_aggressive",
     "perceptron", "pocket_perceptron", "sgd", "softmax_regression",
     "voted_perceptron",
     "Error", "Aborted", "AlreadyExists", "Cancelled", "DataLoss",

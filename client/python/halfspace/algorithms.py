@@ -159,3 +159,13 @@ def confidence_weighted(*, variant: Optional[str] = None,
     "scw_ii" or "nherd", with its phi, r or aggressiveness."""
     return algorithm("confidence_weighted", variant=variant, phi=phi, r=r,
                      aggressiveness=aggressiveness)
+
+
+def ftrl_proximal(*, alpha: Optional[float] = None,
+                  beta: Optional[float] = None, l1: Optional[float] = None,
+                  l2: Optional[float] = None,
+                  regularize_bias: Optional[bool] = None) -> pb.Algorithm:
+    """FTRL-Proximal (McMahan et al. 2013): logistic regression with
+    per-coordinate learning rates (alpha, beta), L1 and L2."""
+    return algorithm("ftrl_proximal", alpha=alpha, beta=beta, l1=l1, l2=l2,
+                     regularize_bias=regularize_bias)
