@@ -143,6 +143,42 @@ struct BareSgd {
   double b = 0.0, wscale = 1.0, t = 1.0;
 };
 
+// FTRL-Proximal (McMahan et al. 2013): α = 0.1, β = 1, λ1 = 0.1, λ2 = 0,
+// the bias unregularized; w kept formed from z and n.
+struct BareFtrl {
+  void Learn(const double* x, const uint32_t* index, int n, int y) {
+    if (z.size() != w.size()) {
+      z.assign(w.size(), 0.0);
+      squares.assign(w.size(), 0.0);
+    }
+    double f = 0.0;
+    for (int k = 0; k < n; ++k) f += w[index ? index[k] : k] * x[k];
+    f += b;
+    const double t = (y + 1) / 2;
+    const double g = 1.0 / (1.0 + std::exp(-f)) - t;
+    for (int k = 0; k < n; ++k) {
+      const uint32_t j = index ? index[k] : k;
+      Step(g * x[k], l1, w[j], z[j], squares[j]);
+    }
+    Step(g, 0.0, b, zb, squares_b);
+  }
+  void Step(double g, double l, double& wj, double& zj, double& nj) const {
+    const double root = std::sqrt(nj + g * g);
+    const double sigma = (root - std::sqrt(nj)) / alpha;
+    zj += g - sigma * wj;
+    nj += g * g;
+    wj = std::fabs(zj) <= l
+             ? 0.0
+             : ((zj < 0.0 ? -l : l) - zj) / ((beta + root) / alpha);
+  }
+  std::vector<double> Weights() const { return w; }
+  std::vector<double> w, z, squares;
+  double b = 0.0, zb = 0.0, squares_b = 0.0;
+  double alpha = 0.1, beta = 1.0, l1 = 0.1;
+};
+
+AlgorithmParams Ftrl() { return FtrlProximalParams{0.1, 1.0, 0.1, 0.0}; }
+
 // One batch of the bare loop, from example `i` on (advanced).
 template <typename Bare>
 void BareBatch(Bare& bare, const Data& data, size_t& i) {
@@ -365,12 +401,14 @@ int main(int argc, char** argv) {
     Register("perceptron", BarePerceptron(), PerceptronParams(), d, d, false);
     Register("logistic", BareLogistic(), Logistic(), d, d, false);
     Register("sgd", BareSgd(1e-4), Sgd(), d, d, false);
+    Register("ftrl", BareFtrl(), Ftrl(), d, d, false);
   }
   for (int nonzeros : {20, 100}) {
     Register("perceptron", BarePerceptron(), PerceptronParams(), 100000,
              nonzeros, true);
     Register("logistic", BareLogistic(), Logistic(), 100000, nonzeros, true);
     Register("sgd", BareSgd(1e-4), Sgd(), 100000, nonzeros, true);
+    Register("ftrl", BareFtrl(), Ftrl(), 100000, nonzeros, true);
   }
   benchmark::RegisterBenchmark(
       "hashed/sgd_log/30_named",
