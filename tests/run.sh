@@ -41,7 +41,7 @@ tsan() {
     passive_aggressive_test confidence_weighted_test sgd_test multiclass_test \
     evaluation_test algorithm_state_test standardizer_test undo_log_test \
     feature_space_test write_ahead_log_test limits_test lazy_test \
-    drift_reaction_test event_feed_test
+    drift_reaction_test event_feed_test ftrl_proximal_test
   echo "=== tsan tests ==="
   ctest --test-dir build-tsan --output-on-failure -j2 --timeout 300 -L unit
   prune build-tsan
